@@ -1,0 +1,172 @@
+import { parseArgs } from "node:util";
+import { ALL_SCOPES, parseScopeList } from "@tandem/core";
+import { createApiKey, revokeApiKey } from "../auth/api-keys";
+import { ConfigError, loadConfig, type ServerConfig } from "../config";
+import { openDatabase } from "../db/database";
+import { ApiError } from "../http/errors";
+import { createLogger } from "../logger";
+import { startServer } from "../server";
+import { createUser, requireUserByUsername } from "../users/users-service";
+
+const USAGE = `Usage: tandem-server <command> [options]
+
+Commands:
+  serve                                  start the server
+  users add <username> [--name N] [--email E]
+                                         create a user and its first API key (every scope)
+  keys create <username> [--scopes os.notes:read,…] [--label L]
+                                         create an API key (default: every scope)
+  keys revoke <keyId>                    revoke an API key at once
+
+Storage options (every command):
+  --data-dir DIR          embedded SQLite database directory (default ./data)
+  --database-url URL      use PostgreSQL instead (postgres://…)
+
+Serve options:
+  --port N                (default 8787)   --host H   (default 127.0.0.1)
+  --log-level L           fatal|error|warn|info|debug|trace|silent
+
+Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDEM_DATA_DIR,
+TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_RATE_LIMIT_PER_MINUTE,
+TANDEM_RATE_LIMIT_BURST, TANDEM_SHUTDOWN_GRACE_MS.`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  "data-dir": { type: "string" },
+  "database-url": { type: "string" },
+  port: { type: "string" },
+  host: { type: "string" },
+  "log-level": { type: "string" },
+  "rate-limit-per-minute": { type: "string" },
+  "rate-limit-burst": { type: "string" },
+  name: { type: "string" },
+  email: { type: "string" },
+  scopes: { type: "string" },
+  label: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+function configFrom(values: Values): ServerConfig {
+  return loadConfig({
+    dataDir: values["data-dir"],
+    databaseUrl: values["database-url"],
+    port: values.port,
+    host: values.host,
+    logLevel: values["log-level"],
+    rateLimitPerMinute: values["rate-limit-per-minute"],
+    rateLimitBurst: values["rate-limit-burst"],
+  });
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function operand(positionals: string[], index: number, what: string): string {
+  const value = positionals[index];
+  if (!value) throw new UsageError(`missing ${what}`);
+  return value;
+}
+
+async function withDatabase<T>(values: Values, work: (db: Awaited<ReturnType<typeof openDatabase>>["db"]) => Promise<T>): Promise<T> {
+  const database = await openDatabase(configFrom(values));
+  try {
+    return await work(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+async function serve(values: Values): Promise<number> {
+  const config = configFrom(values);
+  const logger = createLogger(config.logLevel);
+  const server = await startServer(config, logger);
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      logger.info({ signal }, "signal received");
+      server.close().then(
+        () => resolve(0),
+        (error) => {
+          logger.error({ err: error }, "shutdown failed");
+          resolve(1);
+        },
+      );
+    };
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [command, sub] = positionals;
+  if (values.help || !command || command === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return command || values.help ? 0 : 2;
+  }
+  switch (`${command} ${command === "serve" ? "" : (sub ?? "")}`.trim()) {
+    case "serve":
+      return serve(values);
+    case "users add": {
+      const username = operand(positionals, 2, "<username>");
+      const result = await withDatabase(values, async (db) => {
+        const user = await createUser(db, { username, name: values.name, email: values.email });
+        const key = await createApiKey(db, { userId: user.id, scopes: ALL_SCOPES, label: "initial key" });
+        return { userId: user.id, username: user.username, apiKey: key.apiKey, keyId: key.keyId, scopes: key.scopes };
+      });
+      print(result);
+      return 0;
+    }
+    case "keys create": {
+      const username = operand(positionals, 2, "<username>");
+      let scopes = [...ALL_SCOPES];
+      try {
+        if (values.scopes !== undefined) scopes = parseScopeList(values.scopes);
+      } catch (error) {
+        throw new UsageError(`--scopes: ${(error as Error).message}`);
+      }
+      const result = await withDatabase(values, async (db) => {
+        const user = await requireUserByUsername(db, username);
+        return createApiKey(db, { userId: user.id, scopes, label: values.label ?? null });
+      });
+      print({
+        keyId: result.keyId,
+        apiKey: result.apiKey,
+        userId: result.userId,
+        username,
+        label: result.label,
+        scopes: result.scopes,
+        createdAt: result.createdAt,
+      });
+      return 0;
+    }
+    case "keys revoke": {
+      const keyId = operand(positionals, 2, "<keyId>");
+      print(await withDatabase(values, (db) => revokeApiKey(db, keyId)));
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command "${positionals.join(" ")}"`);
+  }
+}
+
+/** Runs the CLI; answers the exit code (0 ok, 1 failed, 2 usage). Errors go to stderr as one line. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    return await run(argv);
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`tandem-server: ${(error as Error).message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    if (error instanceof ApiError || error instanceof ConfigError) {
+      process.stderr.write(`tandem-server: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`tandem-server: ${(error as Error).stack ?? String(error)}\n`);
+    return 1;
+  }
+}

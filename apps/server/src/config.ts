@@ -1,0 +1,55 @@
+import { z } from "zod";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+export const ServerConfigSchema = z.object({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: z.coerce.number().int().min(0).max(65_535).default(8787),
+  dataDir: z.string().min(1).default("./data"),
+  databaseUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// or postgresql:// URL" })
+    .optional(),
+  logLevel: z.enum(LOG_LEVELS).default("info"),
+  rateLimitPerMinute: z.coerce.number().int().positive().default(1200),
+  rateLimitBurst: z.coerce.number().int().positive().default(300),
+  /** How long shutdown waits for open requests before closing them, in ms. */
+  shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type ServerConfig = z.infer<typeof ServerConfigSchema>;
+export type ServerConfigInput = z.input<typeof ServerConfigSchema>;
+
+/** Each setting's environment variable; flags win over these, these over the defaults. */
+export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
+  host: ["TANDEM_HOST"],
+  port: ["TANDEM_PORT", "PORT"],
+  dataDir: ["TANDEM_DATA_DIR"],
+  databaseUrl: ["TANDEM_DATABASE_URL", "DATABASE_URL"],
+  logLevel: ["TANDEM_LOG_LEVEL"],
+  rateLimitPerMinute: ["TANDEM_RATE_LIMIT_PER_MINUTE"],
+  rateLimitBurst: ["TANDEM_RATE_LIMIT_BURST"],
+  shutdownGraceMs: ["TANDEM_SHUTDOWN_GRACE_MS"],
+};
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Merges flags over the environment over defaults, and validates the result. */
+export function loadConfig(
+  flags: Partial<Record<keyof ServerConfig, string | number | undefined>>,
+  env: NodeJS.ProcessEnv = process.env,
+): ServerConfig {
+  const merged: Record<string, unknown> = {};
+  for (const [key, names] of Object.entries(ENVIRONMENT) as [keyof ServerConfig, readonly string[]][]) {
+    const fromEnv = names.map((name) => env[name]).find((value) => value !== undefined && value !== "");
+    const value = flags[key] ?? fromEnv;
+    if (value !== undefined) merged[key] = value;
+  }
+  const result = ServerConfigSchema.safeParse(merged);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "));
+  }
+  return result.data;
+}

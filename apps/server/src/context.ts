@@ -1,0 +1,15 @@
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+import type { Authenticator } from "./auth/authenticator";
+import type { ServerConfig } from "./config";
+import type { Database } from "./db/database";
+import type { Schema } from "./db/schema";
+
+/** What every feature's routes and services share; built once at start. */
+export interface AppContext {
+  readonly config: ServerConfig;
+  readonly logger: Logger;
+  readonly database: Database;
+  readonly db: Kysely<Schema>;
+  readonly authenticator: Authenticator;
+}

@@ -1,0 +1,70 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
+import { type Dialect, migrateToLatest } from "./migrations";
+import type { Schema } from "./schema";
+import { Sqlite3Dialect } from "./sqlite3/sqlite3-dialect";
+
+export type { Dialect };
+
+export interface Database {
+  readonly db: Kysely<Schema>;
+  readonly dialect: Dialect;
+  /** Where the data lives, for logs: a file path or a URL without its password. */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** Directory of the embedded SQLite database (`tandem.sqlite`). */
+  readonly dataDir: string;
+  /** A `postgres://` URL; when set, PostgreSQL is used instead of SQLite. */
+  readonly databaseUrl?: string;
+}
+
+const INT8_OID = 20;
+
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "postgres";
+  }
+}
+
+/** Opens the configured database and migrates it to the latest schema. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  let db: Kysely<Schema>;
+  let dialect: Dialect;
+  let location: string;
+  if (options.databaseUrl) {
+    const types = {
+      getTypeParser: ((oid: number, format?: "text" | "binary") =>
+        // ids and counts are int8; they stay far below 2^53, so read them as numbers.
+        oid === INT8_OID
+          ? (value: string) => Number.parseInt(value, 10)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    };
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10, types });
+    // An idle client that loses its connection emits here; without a listener it would crash the process.
+    pool.on("error", () => {});
+    db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+    dialect = "postgres";
+    location = redact(options.databaseUrl);
+  } else {
+    mkdirSync(options.dataDir, { recursive: true });
+    location = path.resolve(options.dataDir, "tandem.sqlite");
+    db = new Kysely<Schema>({ dialect: new Sqlite3Dialect({ filename: location }) });
+    dialect = "sqlite";
+  }
+  try {
+    await migrateToLatest(db as Kysely<unknown>, dialect);
+  } catch (error) {
+    await db.destroy().catch(() => {});
+    throw error;
+  }
+  return { db, dialect, location, close: () => db.destroy() };
+}

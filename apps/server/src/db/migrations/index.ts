@@ -1,0 +1,37 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import * as accountsAndFolders from "./0001-accounts-and-folders";
+import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
+
+interface VersionedMigration {
+  up(db: Kysely<unknown>, context: MigrationContext): Promise<void>;
+}
+
+/** Every migration, in order. Names sort; never rename or edit one that has shipped. */
+const MIGRATIONS: Record<string, VersionedMigration> = {
+  "0001-accounts-and-folders": accountsAndFolders,
+};
+
+class StaticMigrationProvider implements MigrationProvider {
+  constructor(private readonly context: MigrationContext) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return Object.fromEntries(
+      Object.entries(MIGRATIONS).map(([name, migration]) => [name, { up: (db: Kysely<unknown>) => migration.up(db, this.context) }]),
+    );
+  }
+}
+
+/** Brings the schema up to date; safe to run from several processes at once (Kysely locks). */
+export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: new StaticMigrationProvider(migrationContext(dialect)),
+    migrationTableName: "schema_migrations",
+    migrationLockTableName: "schema_migrations_lock",
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+export type { Dialect } from "./migration-context";

@@ -1,0 +1,50 @@
+import type { Generated } from "kysely";
+
+/**
+ * Tables as Kysely sees them. Timestamps are ISO 8601 strings (they sort correctly as text and
+ * read the same from SQLite and PostgreSQL); flags are nullable timestamps, never booleans,
+ * because the two dialects disagree on how booleans come back.
+ */
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  name: string | null;
+  email: string | null;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  /** The public part of the key, shown by `keys create`, used by `keys revoke`. */
+  id: string;
+  user_id: number;
+  /** SHA-256 of the secret part, hex. */
+  secret_hash: string;
+  label: string | null;
+  /** JSON array of scope strings. */
+  scopes: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface FoldersTable {
+  id: Generated<number>;
+  /** Stable identity for the folder inside the workspace document (notes issue). */
+  uuid: string;
+  owner_id: number;
+  parent_id: number | null;
+  /** parent_id, or 0 for the root: lets one unique index cover root folders too. */
+  parent_key: number;
+  name: string;
+  /** Case- and normalisation-folded name; unique among siblings. */
+  name_key: string;
+  icon: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Schema {
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  folders: FoldersTable;
+}

@@ -1,0 +1,59 @@
+import type { CompiledQuery, DatabaseConnection, QueryResult } from "kysely";
+import type sqlite3 from "sqlite3";
+import type { StatementCache } from "./statement-cache";
+
+type Row = Record<string, unknown>;
+
+const WRITE_NODES = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode", "MergeQueryNode"]);
+
+/**
+ * Whether a query answers rows. Writes without RETURNING run with `Statement.run`, which reports
+ * the affected row count and the inserted rowid; everything else (selects, RETURNING, raw SQL)
+ * runs with `Statement.all`.
+ */
+function returnsRows(query: CompiledQuery["query"]): boolean {
+  if (!WRITE_NODES.has(query.kind)) return true;
+  return "returning" in query && query.returning !== undefined;
+}
+
+/** sqlite3 binds numbers, strings, buffers and null; Kysely may hand it booleans and bigints. */
+function bindable(value: unknown): unknown {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "bigint") return Number(value);
+  if (value instanceof Date) return value.toISOString();
+  return value;
+}
+
+export class Sqlite3Connection implements DatabaseConnection {
+  constructor(private readonly statements: StatementCache) {}
+
+  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    const statement = await this.statements.get(compiledQuery.sql);
+    const parameters = compiledQuery.parameters.map(bindable);
+    if (returnsRows(compiledQuery.query)) {
+      const rows = await new Promise<Row[]>((resolve, reject) => {
+        statement.all(parameters, (error: Error | null, result: Row[]) => (error ? reject(error) : resolve(result)));
+      });
+      return { rows: rows as R[] };
+    }
+    const outcome = await new Promise<{ changes: number; lastID: number }>((resolve, reject) => {
+      statement.run(parameters, function (this: sqlite3.RunResult, error: Error | null) {
+        if (error) reject(error);
+        else resolve({ changes: this.changes, lastID: this.lastID });
+      });
+    });
+    return {
+      rows: [],
+      numAffectedRows: BigInt(outcome.changes),
+      insertId: BigInt(outcome.lastID),
+    };
+  }
+
+  async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize = 100): AsyncIterableIterator<QueryResult<R>> {
+    // sqlite3's row-by-row API cannot pause between rows, so read the result and hand it out in chunks.
+    const { rows } = await this.executeQuery<R>(compiledQuery);
+    for (let start = 0; start < rows.length; start += chunkSize) {
+      yield { rows: rows.slice(start, start + chunkSize) };
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export { loadConfig, type ServerConfig } from "./config";
+export { type RunningServer, startServer } from "./server";

@@ -1,0 +1,121 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { API_BASE_PATH } from "@tandem/core";
+import express from "express";
+import { ApiKeyVerifier } from "./auth/api-keys";
+import { Authenticator } from "./auth/authenticator";
+import { RateLimiter } from "./auth/rate-limiter";
+import type { ServerConfig } from "./config";
+import type { AppContext } from "./context";
+import { openDatabase } from "./db/database";
+import { folderHandlers } from "./folders/folders-routes";
+import { errorHandler, notFoundHandler } from "./http/error-handler";
+import { buildApiRouter } from "./http/router";
+import { createLogger, type Logger } from "./logger";
+import { SYNC_PATH, SyncServer } from "./sync/sync-server";
+import { systemHandlers } from "./system/system-routes";
+import { workspaceHandlers } from "./workspace/workspace-routes";
+
+export interface RunningServer {
+  /** `http://host:port` */
+  readonly url: string;
+  /** `http://host:port/api/v1` */
+  readonly apiUrl: string;
+  /** `ws://host:port/sync` */
+  readonly syncUrl: string;
+  readonly port: number;
+  readonly context: AppContext;
+  /** Stops accepting, lets requests in flight finish, stores documents, closes storage. */
+  close(): Promise<void>;
+}
+
+function buildApp(context: AppContext, sync: SyncServer): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.get("/healthz", (_req, res) => {
+    res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
+  });
+  app.use(
+    API_BASE_PATH,
+    buildApiRouter(context.authenticator, {
+      ...workspaceHandlers(context),
+      ...folderHandlers(context),
+      ...systemHandlers(),
+    }),
+  );
+  app.use(notFoundHandler);
+  app.use(errorHandler(context.logger));
+  return app;
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/** Opens storage, builds the API and the sync hub, and listens on one port. */
+export async function startServer(config: ServerConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const database = await openDatabase(config);
+  const authenticator = new Authenticator(new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }));
+  authenticator.addVerifier(new ApiKeyVerifier(database.db));
+  const context: AppContext = { config, logger, database, db: database.db, authenticator };
+
+  const sync = new SyncServer(context);
+  const app = buildApp(context, sync);
+  const server = createServer(app);
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  server.on("upgrade", (request, socket, head) => {
+    if (new URL(request.url ?? "/", "http://localhost").pathname === SYNC_PATH) {
+      sync.handleUpgrade(request, socket, head);
+    } else {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    }
+  });
+  // A client that sends garbage gets a 400 and its socket closed; the server carries on.
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    else socket.destroy();
+  });
+
+  let address: AddressInfo;
+  try {
+    address = await listen(server, config.port, config.host);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info({ url, storage: database.dialect, location: database.location }, "tandem server listening");
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      logger.info("shutting down");
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await sync.close();
+      const grace = setTimeout(() => {
+        for (const socket of sockets) socket.destroy();
+      }, config.shutdownGraceMs);
+      grace.unref();
+      await stopped;
+      clearTimeout(grace);
+      await database.close();
+      logger.info("stopped");
+    })();
+    return closing;
+  };
+
+  return { url, apiUrl: `${url}${API_BASE_PATH}`, syncUrl: `ws://${host}:${address.port}${SYNC_PATH}`, port: address.port, context, close };
+}

@@ -1,0 +1,60 @@
+import { openApiPath, type RouteDefinition, routes } from "@tandem/core";
+import type { AppContext } from "../context";
+import { ensureGeneralFolder, listFolders } from "../folders/folders-service";
+import type { RouteHandlers } from "../http/router";
+import { getUser } from "../users/users-service";
+
+type WorkspaceRouteId = "init" | "identity" | "discovery" | "status" | "conversations";
+
+/** `GET /os`: the route table, grouped by category; generated so it can never drift. */
+function discovery() {
+  const byCategory: Record<string, { method: string; path: string; summary: string }[]> = {};
+  const all = Object.values(routes) as RouteDefinition[];
+  for (const route of all) {
+    const entries = byCategory[route.category] ?? [];
+    byCategory[route.category] = entries;
+    entries.push({ method: route.method, path: openApiPath(route.path), summary: route.summary });
+  }
+  return {
+    success: true as const,
+    description: "Tandem v1 API: workspace (notes, folders, todos, snapshots) and delegation (runtime endpoints, grants, approvals)",
+    totalEndpoints: all.length,
+    byCategory,
+  };
+}
+
+export function workspaceHandlers({ db }: AppContext): RouteHandlers<WorkspaceRouteId> {
+  const summary = async (userId: number) => ({
+    folders: await listFolders(db, userId),
+    // Notes and their sizes arrive with the notes issue.
+    totalFiles: 0,
+    totalSizeBytes: 0,
+  });
+  const listing = discovery();
+  return {
+    init: async ({ principal }) => {
+      const created = await ensureGeneralFolder(db, principal.userId);
+      return { success: true, initialized: true, created, workspace: await summary(principal.userId) };
+    },
+    identity: async ({ principal }) => {
+      const user = await getUser(db, principal.userId);
+      const { credential } = principal;
+      return {
+        success: true,
+        userId: user.id,
+        principalId: String(user.id),
+        username: user.username,
+        name: user.name,
+        email: user.email,
+        createdAt: user.createdAt,
+        credential: { type: "api_key" as const, id: credential.id, label: credential.label, scopes: [...credential.scopes].sort() },
+      };
+    },
+    discovery: () => listing,
+    status: async ({ principal }) => {
+      const { folders, totalFiles, totalSizeBytes } = await summary(principal.userId);
+      return { success: true, contextCount: totalFiles, totalSizeBytes, folders, lastSyncedAt: null };
+    },
+    conversations: () => ({ success: true, conversations: [], total: 0 }),
+  };
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    name: "server",
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // Tests start real servers and real databases; give slow machines room.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});

@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { folderNameProblem, splitFolderPath } from "../folder-names";
+import { Id, IdParam, success, Timestamp } from "./common";
+import { defineRoute } from "./route";
+
+export const FolderRole = z.enum(["owner", "editor", "viewer"]);
+
+export const Folder = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  parentId: z.number().int().nullable(),
+  icon: z.string().nullable(),
+  fileCount: z.number().int(),
+  createdAt: Timestamp,
+  shared: z.boolean().describe("true when the folder belongs to someone else and is shared with the caller"),
+  role: FolderRole.describe("the caller's role on the folder"),
+});
+export type Folder = z.infer<typeof Folder>;
+
+export const FolderName = z.string().superRefine((name, ctx) => {
+  const problem = folderNameProblem(name);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+export const FolderPath = z
+  .string()
+  .max(16_384)
+  .superRefine((path, ctx) => {
+    const split = splitFolderPath(path);
+    if ("problem" in split) ctx.addIssue({ code: "custom", message: split.problem });
+  });
+
+export const CreateFolderBody = z
+  .object({
+    name: FolderName.optional(),
+    path: FolderPath.optional().describe("nested path such as 'Projects/2026'; folders are created as needed"),
+    parentId: Id.nullable().optional().describe("parent folder; omitted or null for the root"),
+  })
+  .superRefine((body, ctx) => {
+    if (body.name !== undefined && body.path !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["name"], message: "give either name or path, not both" });
+    } else if (body.name === undefined && body.path === undefined) {
+      ctx.addIssue({ code: "custom", path: ["name"], message: "name or path is required" });
+    }
+  });
+
+export const folderRoutes = {
+  listFolders: defineRoute({
+    method: "GET",
+    path: "/os/folders",
+    category: "folders",
+    summary: "List folders: all of them, or the children of parentId ('root' for top level)",
+    auth: "user",
+    scope: "os.notes:read",
+    query: z.object({
+      parentId: z.union([z.enum(["root", "null"]), IdParam], { error: "must be a folder id, or 'root' for top-level folders" }).optional(),
+    }),
+    response: success({ folders: z.array(Folder) }),
+  }),
+  createFolder: defineRoute({
+    method: "POST",
+    path: "/os/folders",
+    category: "folders",
+    summary: "Create a folder by name or nested path; an existing one answers 200 with mode 'existing'",
+    auth: "user",
+    scope: "os.notes:write",
+    body: CreateFolderBody,
+    response: success({
+      mode: z.enum(["created", "existing"]),
+      path: z.string(),
+      folder: z.object({ id: z.number().int(), name: z.string(), parentId: z.number().int().nullable() }),
+      createdSegments: z.array(z.string()),
+      message: z.string(),
+    }),
+  }),
+} as const;

@@ -1,0 +1,83 @@
+import { z } from "zod";
+import { success, Timestamp } from "./common";
+import { Folder } from "./folders";
+import { defineRoute } from "./route";
+
+export const WorkspaceSummary = z.object({
+  folders: z.array(Folder),
+  totalFiles: z.number().int(),
+  totalSizeBytes: z.number().int(),
+});
+
+export const workspaceRoutes = {
+  init: defineRoute({
+    method: "POST",
+    path: "/init",
+    category: "workspace",
+    summary: "Initialise the caller's workspace; idempotent, ensures the General folder exists",
+    auth: "user",
+    scope: "os.notes:write",
+    body: z.object({}).optional(),
+    response: success({
+      initialized: z.boolean().describe("always true: the workspace is ready"),
+      created: z.boolean().describe("true when this call created the General folder"),
+      workspace: WorkspaceSummary,
+    }),
+  }),
+  identity: defineRoute({
+    method: "GET",
+    path: "/identity",
+    category: "workspace",
+    summary: "The user and credential behind the request",
+    auth: "any",
+    response: success({
+      userId: z.number().int(),
+      principalId: z.string().describe("the user id as a string, as runtime objects name people"),
+      username: z.string(),
+      name: z.string().nullable(),
+      email: z.string().nullable(),
+      createdAt: Timestamp,
+      credential: z.object({
+        type: z.enum(["api_key", "device_token"]),
+        id: z.string(),
+        label: z.string().nullable(),
+        scopes: z.array(z.string()),
+      }),
+    }),
+  }),
+  discovery: defineRoute({
+    method: "GET",
+    path: "/os",
+    category: "workspace",
+    summary: "Every operation of this server, grouped by category",
+    auth: "any",
+    response: success({
+      description: z.string(),
+      totalEndpoints: z.number().int(),
+      byCategory: z.record(z.string(), z.array(z.object({ method: z.string(), path: z.string(), summary: z.string() }))),
+    }),
+  }),
+  status: defineRoute({
+    method: "GET",
+    path: "/os/status",
+    category: "workspace",
+    summary: "Counts and sizes of the caller's workspace",
+    auth: "user",
+    scope: "os.notes:read",
+    response: success({
+      contextCount: z.number().int().describe("number of notes"),
+      totalSizeBytes: z.number().int(),
+      folders: z.array(Folder),
+      lastSyncedAt: Timestamp.nullable(),
+    }),
+  }),
+  conversations: defineRoute({
+    method: "GET",
+    path: "/conversations",
+    category: "agent",
+    summary: "The caller's chat conversations (empty until chat exists)",
+    auth: "user",
+    query: z.object({ limit: z.coerce.number().int().min(1).max(100).optional() }),
+    response: success({ conversations: z.array(z.unknown()), total: z.number().int() }),
+  }),
+} as const;

@@ -1,0 +1,6 @@
+export * from "./api";
+export * from "./client";
+export * from "./folder-names";
+export * from "./openapi";
+export * from "./scopes";
+export * from "./usernames";
