@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN_PATH, runCli, startTestServer, type TestServer } from "./harness";
+
+describe("tandem-server CLI against a running server", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.stop());
+
+  it("users add prints one JSON line with a working key", async () => {
+    const result = await t.cli(["users", "add", "alice", "--name", "Alice", "--email", "alice@example.com"]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const created = JSON.parse(lines[0] as string) as { userId: number; username: string; apiKey: string };
+    expect(created).toMatchObject({ userId: expect.any(Number), username: "alice", apiKey: expect.stringMatching(/^svc_sk_/) });
+    const response = await t.fetch("/api/v1/identity", { headers: { authorization: `Bearer ${created.apiKey}` } });
+    expect(await response.json()).toMatchObject({ username: "alice", name: "Alice", email: "alice@example.com" });
+  });
+
+  it("keys create makes a scoped, labelled key, and keys revoke stops it at once", async () => {
+    const created = JSON.parse((await t.cli(["keys", "create", "alice", "--scopes", "os.notes:read", "--label", "reader"])).stdout) as {
+      keyId: string;
+      apiKey: string;
+      scopes: string[];
+      label: string;
+    };
+    expect(created).toMatchObject({ scopes: ["os.notes:read"], label: "reader" });
+    const headers = { authorization: `Bearer ${created.apiKey}` };
+    expect((await t.fetch("/api/v1/os/folders", { headers })).status).toBe(200);
+    const revoked = await t.cli(["keys", "revoke", created.keyId]);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({ keyId: created.keyId, revokedAt: expect.any(String) });
+    expect((await t.fetch("/api/v1/os/folders", { headers })).status).toBe(401);
+  });
+
+  it.each([
+    [["users", "add", "alice"], 1, "already taken"],
+    [["users", "add", "Not Valid"], 1, "username"],
+    [["keys", "create", "nobody"], 1, "not found"],
+    [["keys", "create", "alice", "--scopes", "os.everything:read"], 2, "unknown scope"],
+    [["keys", "revoke", "doesnotexist"], 1, "not found"],
+    [["users"], 2, "unknown command"],
+    [["users", "add"], 2, "missing <username>"],
+    [["frobnicate"], 2, "unknown command"],
+    [["serve", "--no-such-flag"], 2, "Unknown option"],
+  ])("%j exits %i with a clear message", async (args, code, message) => {
+    const result = await t.cli(args);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe("");
+  });
+});
+
+function waitForListening(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let log = "";
+    child.stderr?.on("data", (chunk) => {
+      log += chunk;
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(log);
+      if (match) resolve(match[1] as string);
+    });
+    child.once("exit", (code) => reject(new Error(`server exited with ${code} before listening:\n${log}`)));
+  });
+}
+
+describe("tandem-server serve", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "tandem-serve-"));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it("serves until SIGTERM, then finishes in-flight work and exits 0", async () => {
+    const child = spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const url = await waitForListening(child);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    // The data survives a restart: the CLI still finds the database.
+    expect((await runCli(["users", "add", "afterstop", "--data-dir", dataDir])).code).toBe(0);
+  });
+
+  it("refuses invalid configuration naming the setting", async () => {
+    const result = await runCli(["serve", "--port", "not-a-port", "--data-dir", dataDir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("port");
+    const url = await runCli(["serve", "--database-url", "mysql://x", "--data-dir", dataDir]);
+    expect(url.code).toBe(1);
+    expect(url.stderr).toContain("databaseUrl");
+  });
+});
