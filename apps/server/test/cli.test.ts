@@ -37,6 +37,20 @@ describe("tandem-server CLI against a running server", () => {
     expect(revoked.code).toBe(0);
     expect(JSON.parse(revoked.stdout)).toMatchObject({ keyId: created.keyId, revokedAt: expect.any(String) });
     expect((await t.fetch("/api/v1/os/folders", { headers })).status).toBe(401);
+
+    const listed = (await t.cli(["keys", "list", "alice"])).stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { keyId: string; revokedAt: string | null; lastUsedAt: string | null });
+    expect(listed.length).toBeGreaterThanOrEqual(2);
+    const reader = listed.find((k) => k.keyId === created.keyId);
+    expect(reader).toMatchObject({
+      label: "reader",
+      scopes: ["os.notes:read"],
+      revokedAt: expect.any(String),
+      lastUsedAt: expect.any(String),
+    });
+    expect(JSON.stringify(listed)).not.toContain(created.apiKey.slice(-32));
   });
 
   it.each([

@@ -68,7 +68,7 @@ export async function startTestServer(overrides: Partial<ServerConfigInput> = {}
   const postgres = storage === "postgres" && POSTGRES_URL ? await createPostgresSchema(POSTGRES_URL) : undefined;
   const config = ServerConfigSchema.parse({ port: 0, dataDir, logLevel: "silent", databaseUrl: postgres?.url, ...overrides });
   const server = await startServer(config);
-  const anonymous = new TandemClient({ baseUrl: server.apiUrl });
+  const anonymous = new TandemClient({ baseUrl: server.apiUrl, validateResponses: true });
   const storageArgs = postgres ? ["--database-url", postgres.url] : ["--data-dir", dataDir];
   return {
     server,

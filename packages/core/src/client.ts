@@ -25,6 +25,11 @@ export interface TandemClientOptions {
   /** An API key or device token, sent as `Authorization: Bearer`. */
   token?: string;
   fetch?: typeof fetch;
+  /**
+   * Check every success body against the route's declared response schema and throw on a
+   * mismatch. Tests turn this on so the published contract cannot drift from the server.
+   */
+  validateResponses?: boolean;
 }
 
 /** Fills `:name` placeholders from `params`. */
@@ -90,6 +95,11 @@ export class TandemClient {
           ? (result.body as Record<string, unknown>)
           : { message: String(result.body) };
       throw new TandemApiError(result.status, body);
+    }
+    if (this.options.validateResponses) {
+      const route: RouteDefinition = routes[id];
+      const checked = route.response.safeParse(result.body);
+      if (!checked.success) throw new Error(`${id}: the response does not match its schema: ${checked.error.message}`);
     }
     return result.body as RouteResponse<Routes[K]>;
   }

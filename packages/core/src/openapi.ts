@@ -51,12 +51,14 @@ const ERROR_RESPONSES: Record<string, string> = {
 export function buildOpenApiDocument(serverUrl = API_BASE_PATH): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const [operationId, route] of Object.entries(routes) as [string, RouteDefinition][]) {
-    const responses: Record<string, JsonSchema> = {
-      [route.method === "POST" && /^create/.test(operationId) ? "201" : "200"]: {
-        description: "Success",
-        content: { "application/json": { schema: jsonSchema(route.response, "output") } },
-      },
-    };
+    const responses: Record<string, JsonSchema> = {};
+    const contentType = route.response instanceof z.ZodString ? "text/html" : "application/json";
+    for (const status of route.successStatuses ?? [200]) {
+      responses[String(status)] = {
+        description: status === 201 ? "Created" : "Success",
+        content: { [contentType]: { schema: jsonSchema(route.response, "output") } },
+      };
+    }
     for (const [status, description] of Object.entries(ERROR_RESPONSES)) {
       if (route.auth === "public" && (status === "401" || status === "403" || status === "429")) continue;
       responses[status] = { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };

@@ -53,6 +53,34 @@ export async function revokeApiKey(db: Kysely<Schema>, keyId: string): Promise<{
   return { keyId, revokedAt };
 }
 
+export interface ApiKeySummary {
+  keyId: string;
+  label: string | null;
+  scopes: Scope[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A user's keys, newest first; secrets are never readable, only their ids. */
+export async function listApiKeys(db: Kysely<Schema>, userId: number): Promise<ApiKeySummary[]> {
+  const rows = await db
+    .selectFrom("api_keys")
+    .selectAll()
+    .where("user_id", "=", userId)
+    .orderBy("created_at", "desc")
+    .orderBy("id")
+    .execute();
+  return rows.map((row) => ({
+    keyId: row.id,
+    label: row.label,
+    scopes: [...parseScopes(row.scopes)],
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  }));
+}
+
 function parseScopes(stored: string): Set<Scope> {
   try {
     const parsed: unknown = JSON.parse(stored);

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { ALL_SCOPES, parseScopeList } from "@tandem/core";
-import { createApiKey, revokeApiKey } from "../auth/api-keys";
+import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { ConfigError, loadConfig, type ServerConfig } from "../config";
 import { openDatabase } from "../db/database";
 import { ApiError } from "../http/errors";
@@ -16,6 +16,7 @@ Commands:
                                          create a user and its first API key (every scope)
   keys create <username> [--scopes os.notes:read,…] [--label L]
                                          create an API key (default: every scope)
+  keys list <username>                   list a user's keys (ids, labels, scopes, last use)
   keys revoke <keyId>                    revoke an API key at once
 
 Storage options (every command):
@@ -141,6 +142,12 @@ async function run(argv: string[]): Promise<number> {
         scopes: result.scopes,
         createdAt: result.createdAt,
       });
+      return 0;
+    }
+    case "keys list": {
+      const username = operand(positionals, 2, "<username>");
+      const keys = await withDatabase(values, async (db) => listApiKeys(db, (await requireUserByUsername(db, username)).id));
+      for (const key of keys) print(key);
       return 0;
     }
     case "keys revoke": {

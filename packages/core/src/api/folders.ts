@@ -65,6 +65,7 @@ export const folderRoutes = {
     auth: "user",
     scope: "os.notes:write",
     body: CreateFolderBody,
+    successStatuses: [201, 200],
     response: success({
       mode: z.enum(["created", "existing"]),
       path: z.string(),

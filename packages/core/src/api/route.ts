@@ -36,6 +36,8 @@ export interface RouteDefinition {
   readonly invalidStatus?: 400 | 422;
   /** The success response (the 200/201 body). */
   readonly response: z.ZodType;
+  /** Statuses a success may have; `[200]` unless the route creates things (`[201, 200]`). */
+  readonly successStatuses?: readonly number[];
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
