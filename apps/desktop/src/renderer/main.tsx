@@ -1,0 +1,16 @@
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { AppShell } from "./app-shell";
+import { createWebDesktopApi } from "./web-desktop-api";
+import "./styles.css";
+
+// Under Electron the preload has installed the API; in a browser, web mode serves it over HTTP.
+const api = window.tandem ?? createWebDesktopApi();
+
+const container = document.getElementById("root");
+if (!container) throw new Error("index.html lacks the #root element");
+createRoot(container).render(
+  <StrictMode>
+    <AppShell api={api} />
+  </StrictMode>,
+);

@@ -1,0 +1,18 @@
+import type { DesktopApi } from "../shared/desktop-api";
+import { createDesktopApiClient, HOST_API_PATH } from "../shared/desktop-api-transport";
+
+type HostApiResponse = { success: true; result: unknown } | { success: false; error: string; message: string };
+
+/** A browser has no preload: the web server (`src/web`) answers the same calls over HTTP instead. */
+export function createWebDesktopApi(): DesktopApi {
+  return createDesktopApiClient(async (method, args) => {
+    const response = await fetch(`${HOST_API_PATH}${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(args),
+    });
+    const body = (await response.json()) as HostApiResponse;
+    if (!body.success) throw new Error(`${method} failed: ${body.message}`);
+    return body.result;
+  });
+}

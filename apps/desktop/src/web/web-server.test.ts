@@ -1,0 +1,119 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHost } from "../host/host";
+import { type RunningWebServer, startWebServer } from "./web-server";
+
+const JSON_CONTENT = { "content-type": "application/json" };
+
+interface RawResponse {
+  status: number;
+  contentType: string | undefined;
+  body: string;
+}
+
+/** Plain `node:http`, because fetch would normalise the hostile paths these tests send. */
+function send(
+  server: RunningWebServer,
+  method: string,
+  rawPath: string,
+  body?: string,
+  extraHeaders: Record<string, string> = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const headers = { host: `127.0.0.1:${server.port}`, ...extraHeaders };
+    const outgoing = request({ host: "127.0.0.1", port: server.port, method, path: rawPath, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          contentType: response.headers["content-type"],
+          body: Buffer.concat(chunks).toString("utf8"),
+        }),
+      );
+    });
+    outgoing.on("error", reject);
+    outgoing.end(body);
+  });
+}
+
+describe("web server", () => {
+  let workDir: string;
+  let server: RunningWebServer;
+
+  beforeAll(async () => {
+    workDir = await mkdtemp(path.join(tmpdir(), "tandem-web-server-"));
+    const rendererDir = path.join(workDir, "renderer");
+    await mkdir(path.join(rendererDir, "assets"), { recursive: true });
+    await writeFile(path.join(rendererDir, "index.html"), "<!doctype html><title>Tandem</title>");
+    await writeFile(path.join(rendererDir, "assets", "app.js"), "export {};");
+    await writeFile(path.join(workDir, "secret.txt"), "outside the renderer");
+    server = await startWebServer(createHost({ mode: "web", version: "1.2.3" }), { rendererDir });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  describe("renderer files", () => {
+    it("serves index.html at / and assets by path, with their content types", async () => {
+      const index = await send(server, "GET", "/");
+      expect(index).toMatchObject({ status: 200, contentType: "text/html; charset=utf-8", body: "<!doctype html><title>Tandem</title>" });
+      expect(await send(server, "GET", "/assets/app.js")).toMatchObject({ status: 200, contentType: "text/javascript; charset=utf-8" });
+    });
+
+    it("never serves a file outside the renderer directory", async () => {
+      for (const hostile of ["/../secret.txt", "/..%2fsecret.txt", "/%2e%2e/secret.txt", "/assets/..%2f..%2fsecret.txt"]) {
+        const response = await send(server, "GET", hostile);
+        expect(response.status, hostile).toBe(404);
+        expect(response.body, hostile).not.toContain("outside the renderer");
+      }
+    });
+
+    it("answers 404 for missing files and malformed paths", async () => {
+      expect((await send(server, "GET", "/missing.js")).status).toBe(404);
+      expect((await send(server, "GET", "/%E0%A4%A")).status).toBe(404);
+    });
+  });
+
+  it("refuses requests addressed to another host name, as DNS rebinding would send them", async () => {
+    for (const rawPath of ["/", "/__host/getAppInfo"]) {
+      const response = await send(server, "POST", rawPath, "[]", { ...JSON_CONTENT, host: `attacker.example:${server.port}` });
+      expect(response.status, rawPath).toBe(403);
+      expect(JSON.parse(response.body)).toMatchObject({ success: false, error: "forbidden_host" });
+    }
+    expect((await send(server, "GET", "/", undefined, { host: `localhost:${server.port}` })).status).toBe(200);
+  });
+
+  describe("host API", () => {
+    it("answers a call with the host's result", async () => {
+      const response = await send(server, "POST", "/__host/getAppInfo", "[]", JSON_CONTENT);
+      expect(response.status).toBe(200);
+      expect(JSON.parse(response.body)).toEqual({ success: true, result: { name: "Tandem", version: "1.2.3", mode: "web" } });
+    });
+
+    it("rejects calls a browser would send from another site without a preflight", async () => {
+      const response = await send(server, "POST", "/__host/getAppInfo", "[]", { "content-type": "text/plain" });
+      expect(response.status).toBe(415);
+      expect(JSON.parse(response.body)).toMatchObject({ success: false, error: "unsupported_media_type" });
+    });
+
+    it("names what is wrong with a bad call", async () => {
+      const cases = [
+        { method: "POST", path: "/__host/deleteEverything", body: "[]", status: 404, error: "unknown_method" },
+        { method: "GET", path: "/__host/getAppInfo", body: undefined, status: 405, error: "method_not_allowed" },
+        { method: "POST", path: "/__host/getAppInfo", body: "{}", status: 400, error: "invalid_arguments" },
+        { method: "POST", path: "/__host/getAppInfo", body: "[", status: 400, error: "invalid_arguments" },
+      ];
+      for (const { method, path: callPath, body, status, error } of cases) {
+        const response = await send(server, method, callPath, body, JSON_CONTENT);
+        expect(response.status, `${method} ${callPath} ${body}`).toBe(status);
+        expect(JSON.parse(response.body)).toMatchObject({ success: false, error });
+      }
+    });
+  });
+});
