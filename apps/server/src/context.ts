@@ -4,6 +4,7 @@ import type { Authenticator } from "./auth/authenticator";
 import type { ServerConfig } from "./config";
 import type { Database } from "./db/database";
 import type { Schema } from "./db/schema";
+import type { SyncServer } from "./sync/sync-server";
 
 /** What every feature's routes and services share; built once at start. */
 export interface AppContext {
@@ -12,4 +13,6 @@ export interface AppContext {
   readonly database: Database;
   readonly db: Kysely<Schema>;
   readonly authenticator: Authenticator;
+  /** The sync hub; REST writes to notes, folders and todos go through it. */
+  readonly sync: SyncServer;
 }

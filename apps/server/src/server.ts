@@ -64,9 +64,9 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   const database = await openDatabase(config);
   const authenticator = new Authenticator(new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }));
   authenticator.addVerifier(new ApiKeyVerifier(database.db));
-  const context: AppContext = { config, logger, database, db: database.db, authenticator };
-
-  const sync = new SyncServer(context);
+  const base = { config, logger, database, db: database.db, authenticator };
+  const sync = new SyncServer(base);
+  const context: AppContext = { ...base, sync };
   const app = buildApp(context, sync);
   const server = createServer(app);
   const sockets = new Set<Socket>();

@@ -46,7 +46,8 @@ export interface TestUser {
 }
 
 export interface TestServer {
-  server: RunningServer;
+  /** The running server; replaced by {@link TestServer.restart}. */
+  readonly server: RunningServer;
   dataDir: string;
   databaseUrl: string | undefined;
   /** A client with no credential. */
@@ -57,6 +58,8 @@ export interface TestServer {
   fetch(pathAndQuery: string, init?: RequestInit): Promise<Response>;
   /** Runs the real `tandem-server` CLI against this server's storage. */
   cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /** Stops the server cleanly and starts it again on the same storage (a new port). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -67,22 +70,38 @@ export async function startTestServer(overrides: Partial<ServerConfigInput> = {}
   const dataDir = await mkdtemp(path.join(tmpdir(), "tandem-test-"));
   const postgres = storage === "postgres" && POSTGRES_URL ? await createPostgresSchema(POSTGRES_URL) : undefined;
   const config = ServerConfigSchema.parse({ port: 0, dataDir, logLevel: "silent", databaseUrl: postgres?.url, ...overrides });
-  const server = await startServer(config);
-  const anonymous = new TandemClient({ baseUrl: server.apiUrl, validateResponses: true });
+  let server = await startServer(config);
   const storageArgs = postgres ? ["--database-url", postgres.url] : ["--data-dir", dataDir];
+  const clientFor = (token?: string) => new TandemClient({ baseUrl: server.apiUrl, token, validateResponses: true });
   return {
-    server,
+    get server() {
+      return server;
+    },
     dataDir,
     databaseUrl: postgres?.url,
-    anonymous,
+    get anonymous() {
+      return clientFor();
+    },
     async addUser(username, scopes = ALL_SCOPES) {
       const { db } = server.context;
       const user = await createUser(db, { username });
       const key = await createApiKey(db, { userId: user.id, scopes });
-      return { userId: user.id, username: user.username, apiKey: key.apiKey, client: anonymous.withToken(key.apiKey) };
+      return {
+        userId: user.id,
+        username: user.username,
+        apiKey: key.apiKey,
+        // Resolved on each use, so a user's client follows the server across restarts.
+        get client() {
+          return clientFor(key.apiKey);
+        },
+      };
     },
     fetch: (pathAndQuery, init) => fetch(`${server.url}${pathAndQuery}`, init),
     cli: (args) => runCli([...args, ...storageArgs]),
+    async restart() {
+      await server.close();
+      server = await startServer(config);
+    },
     async stop() {
       await server.close();
       await postgres?.drop();

@@ -1,45 +1,105 @@
+import { randomUUID } from "node:crypto";
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from "@hocuspocus/provider";
+import { noteDocName, putNote, readNotes, workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import * as Y from "yjs";
-import { startTestServer, type TestServer } from "./harness";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
+
+interface OpenResult {
+  outcome: "synced" | "refused";
+  doc: Y.Doc;
+  close(): void;
+}
 
 /** Opens a document over real WebSockets and answers how the server responded. */
-async function tryOpen(url: string, token: string, documentName: string): Promise<{ outcome: "synced" | "refused"; reason?: string }> {
+async function open(url: string, token: string, documentName: string): Promise<OpenResult> {
   const socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WebSocket as never });
-  try {
-    return await new Promise((resolve) => {
-      const provider = new HocuspocusProvider({
-        websocketProvider: socket,
-        name: documentName,
-        document: new Y.Doc(),
-        token,
-        onSynced: () => resolve({ outcome: "synced" }),
-        onAuthenticationFailed: ({ reason }) => resolve({ outcome: "refused", reason }),
-      });
-      provider.attach();
+  const doc = new Y.Doc();
+  let provider: HocuspocusProvider | undefined;
+  const outcome = await new Promise<OpenResult["outcome"]>((resolve) => {
+    provider = new HocuspocusProvider({
+      websocketProvider: socket,
+      name: documentName,
+      document: doc,
+      token,
+      onSynced: () => resolve("synced"),
+      onAuthenticationFailed: () => resolve("refused"),
     });
-  } finally {
-    socket.destroy();
-  }
+    provider.attach();
+  });
+  return {
+    outcome,
+    doc,
+    close: () => {
+      provider?.destroy();
+      socket.destroy();
+    },
+  };
 }
 
 describe("sync hub at /sync", () => {
   let t: TestServer;
+  let alice: TestUser;
+  let bob: TestUser;
   beforeAll(async () => {
     t = await startTestServer();
+    alice = await t.addUser("alice");
+    bob = await t.addUser("bob");
   });
   afterAll(() => t.stop());
 
   it("refuses a connection whose token is not a credential", async () => {
-    const result = await tryOpen(t.server.syncUrl, "svc_sk_not-a-real-key", "workspace:1");
+    const result = await open(t.server.syncUrl, "svc_sk_not-a-real-key", workspaceDocName(alice.userId));
+    result.close();
     expect(result.outcome).toBe("refused");
   });
 
-  it("refuses every document until document kinds exist, even with a valid key (fail closed)", async () => {
-    const alice = await t.addUser("alice");
-    const result = await tryOpen(t.server.syncUrl, alice.apiKey, `workspace:${alice.userId}`);
+  it("opens a user's own workspace and refuses another user's", async () => {
+    const own = await open(t.server.syncUrl, alice.apiKey, workspaceDocName(alice.userId));
+    own.close();
+    expect(own.outcome).toBe("synced");
+    const other = await open(t.server.syncUrl, bob.apiKey, workspaceDocName(alice.userId));
+    other.close();
+    expect(other.outcome).toBe("refused");
+  });
+
+  it.each(["workspace:abc", "note:not-a-uuid", "todos:1:2", "anything", ""])("refuses the malformed document name %j", async (name) => {
+    const result = await open(t.server.syncUrl, alice.apiKey, name);
+    result.close();
     expect(result.outcome).toBe("refused");
+  });
+
+  it("opens a note listed in the user's workspace, and refuses it to others", async () => {
+    const uuid = randomUUID();
+    const workspace = await open(t.server.syncUrl, alice.apiKey, workspaceDocName(alice.userId));
+    workspace.doc.transact(() => putNote(workspace.doc, uuid, { title: "Offline note", createdAt: new Date().toISOString() }));
+    await expect.poll(async () => readNotes(await t.server.context.sync.getDoc(workspaceDocName(alice.userId))).has(uuid)).toBe(true);
+    workspace.close();
+
+    const note = await open(t.server.syncUrl, alice.apiKey, noteDocName(uuid));
+    note.close();
+    expect(note.outcome).toBe("synced");
+    const stranger = await open(t.server.syncUrl, bob.apiKey, noteDocName(uuid));
+    stranger.close();
+    expect(stranger.outcome).toBe("refused");
+    const unknown = await open(t.server.syncUrl, alice.apiKey, noteDocName(randomUUID()));
+    unknown.close();
+    expect(unknown.outcome).toBe("refused");
+  });
+
+  it("keeps documents across a restart", async () => {
+    const first = await open(t.server.syncUrl, alice.apiKey, workspaceDocName(alice.userId));
+    const uuid = randomUUID();
+    first.doc.transact(() => putNote(first.doc, uuid, { title: "Survives restarts" }));
+    // Wait until the server holds the edit, then restart while the client is still connected:
+    // shutdown must store it.
+    await expect.poll(async () => readNotes(await t.server.context.sync.getDoc(workspaceDocName(alice.userId))).has(uuid)).toBe(true);
+    await t.restart();
+    first.close();
+    const second = await open(t.server.syncUrl, alice.apiKey, workspaceDocName(alice.userId));
+    second.close();
+    expect([...readNotes(second.doc).values()].map((n) => n.title)).toContain("Survives restarts");
   });
 
   it("answers upgrades on other paths with 404 and keeps serving", async () => {

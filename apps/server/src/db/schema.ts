@@ -43,8 +43,16 @@ export interface FoldersTable {
   updated_at: string;
 }
 
+/** Yjs documents by name, each as one merged update (its full state). */
+export interface DocumentsTable {
+  name: string;
+  state: Uint8Array;
+  updated_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
   folders: FoldersTable;
+  documents: DocumentsTable;
 }

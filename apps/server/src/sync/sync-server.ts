@@ -2,7 +2,10 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { Hocuspocus } from "@hocuspocus/server";
 import { type RawData, WebSocketServer } from "ws";
+import * as Y from "yjs";
 import type { AppContext } from "../context";
+import { documentAccess } from "./document-access";
+import { DocumentStore } from "./document-store";
 
 export const SYNC_PATH = "/sync";
 
@@ -37,31 +40,71 @@ function toBytes(data: RawData): Uint8Array {
 }
 
 /**
+ * How long after the last edit over sync a document is written to storage, and the longest a
+ * stream of edits can postpone that write: together, the bound on how much a crash can lose.
+ */
+export const STORE_DEBOUNCE_MS = 500;
+export const STORE_MAX_DEBOUNCE_MS = 2000;
+
+/**
  * The sync hub: Hocuspocus on our own `ws` server, sharing the HTTP server's port at `/sync`.
- * A connection's token is a credential (API key now, device token later); which documents a
- * principal may open is decided per document name, and no document kind is open yet, so every
- * document is refused (fail closed) until the notes issue defines them.
+ * A connection's token is a credential; which documents a principal may open, and whether
+ * read-only, is decided per document name (see document-access.ts). Documents are stored in
+ * the database; REST writes go through {@link SyncServer.change} so open editors see them live.
  */
 export class SyncServer {
   readonly hocuspocus: Hocuspocus<SyncContext>;
   readonly #sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
 
-  constructor(private readonly context: AppContext) {
+  readonly store: DocumentStore;
+
+  constructor(private readonly context: Omit<AppContext, "sync">) {
+    this.store = new DocumentStore(context.db);
     this.hocuspocus = new Hocuspocus<SyncContext>({
       name: "tandem",
       quiet: true,
-      onAuthenticate: async ({ token, documentName }) => {
+      debounce: STORE_DEBOUNCE_MS,
+      maxDebounce: STORE_MAX_DEBOUNCE_MS,
+      onAuthenticate: async ({ token, documentName, connectionConfig }) => {
         const principal = await this.context.authenticator.verify(token);
         if (!principal) throw new Error("invalid credential");
-        this.authorize(principal.userId, documentName);
+        const access = await documentAccess(principal.userId, documentName, this);
+        if (!access) throw new Error(`no access to ${documentName}`);
+        connectionConfig.readOnly = access === "read";
         return { userId: principal.userId } satisfies SyncContext;
+      },
+      onLoadDocument: async ({ documentName, document }) => {
+        const state = await this.store.load(documentName);
+        if (state) Y.applyUpdate(document, state);
+      },
+      onStoreDocument: async ({ documentName, document }) => {
+        await this.store.save(documentName, document);
       },
     });
   }
 
-  /** Throws unless the user may open the document. */
-  authorize(_userId: number, documentName: string): void {
-    throw new Error(`no such document: ${documentName}`);
+  /** The live document if it is open, otherwise a copy read from storage. */
+  async getDoc(name: string): Promise<Y.Doc> {
+    return this.hocuspocus.documents.get(name) ?? this.store.loadDoc(name);
+  }
+
+  /**
+   * Applies a change to a document as one transaction, through Hocuspocus so every connected
+   * client receives it, and answers once the document is stored. Yjs cannot roll a transaction
+   * back, so `apply` must check everything before it changes anything.
+   */
+  async change<T>(name: string, userId: number, apply: (doc: Y.Doc) => T): Promise<T> {
+    const connection = await this.hocuspocus.openDirectConnection(name, { userId });
+    let result: T | undefined;
+    try {
+      await connection.transact((doc) => {
+        result = apply(doc);
+      });
+    } finally {
+      // Disconnecting stores the document before it resolves: the write is durable.
+      await connection.disconnect();
+    }
+    return result as T;
   }
 
   /** Takes over an HTTP upgrade aimed at the sync path. */

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
 import * as accountsAndFolders from "./0001-accounts-and-folders";
+import * as documents from "./0002-documents";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -9,6 +10,7 @@ interface VersionedMigration {
 /** Every migration, in order. Names sort; never rename or edit one that has shipped. */
 const MIGRATIONS: Record<string, VersionedMigration> = {
   "0001-accounts-and-folders": accountsAndFolders,
+  "0002-documents": documents,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -5,6 +5,8 @@ export type Dialect = "sqlite" | "postgres";
 /** What a migration needs to know about the dialect it runs on; kept to the few real differences. */
 export interface MigrationContext {
   readonly dialect: Dialect;
+  /** The column type for binary data. */
+  readonly binaryType: "blob" | "bytea";
   /** Adds an auto-incrementing integer primary key named `id`. */
   addIdColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, "id">;
 }
@@ -12,6 +14,7 @@ export interface MigrationContext {
 export function migrationContext(dialect: Dialect): MigrationContext {
   return {
     dialect,
+    binaryType: dialect === "sqlite" ? "blob" : "bytea",
     addIdColumn: (table) =>
       dialect === "sqlite"
         ? table.addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())

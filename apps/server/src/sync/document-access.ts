@@ -1,0 +1,28 @@
+import { parseDocName, readNotes, workspaceDocName } from "@tandem/core";
+import type * as Y from "yjs";
+
+export type DocumentAccess = "write" | "read";
+
+/** How access rules reach documents: the live copy if one is open, otherwise the stored one. */
+export interface DocumentSource {
+  getDoc(name: string): Promise<Y.Doc>;
+}
+
+/**
+ * What a user may do with a document, or null for nothing. A user's own workspace and todos are
+ * theirs; a note is theirs when their workspace lists it, which also covers a note an offline
+ * client has just created.
+ */
+export async function documentAccess(userId: number, documentName: string, source: DocumentSource): Promise<DocumentAccess | null> {
+  const ref = parseDocName(documentName);
+  if (!ref) return null;
+  switch (ref.kind) {
+    case "workspace":
+    case "todos":
+      return ref.userId === userId ? "write" : null;
+    case "note": {
+      const workspace = await source.getDoc(workspaceDocName(userId));
+      return readNotes(workspace).has(ref.uuid) ? "write" : null;
+    }
+  }
+}

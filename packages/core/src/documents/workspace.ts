@@ -1,0 +1,111 @@
+import * as Y from "yjs";
+
+/**
+ * The `workspace:<userId>` document: two maps keyed by uuid, so an offline client can create,
+ * rename and move folders and notes without asking the server for ids.
+ *
+ *   folders: uuid → Y.Map { name, parent (folder uuid | null), icon (string | null), createdAt, updatedAt }
+ *   notes:   uuid → Y.Map { title, folder (folder uuid | null), pinned, tags (string[]), createdAt, updatedAt }
+ *
+ * Deleting is removing the key. Timestamps are ISO 8601 strings. Entries written by other clients
+ * are read defensively: a field of the wrong type falls back to its default, never throws.
+ */
+export const FOLDERS_MAP = "folders";
+export const NOTES_MAP = "notes";
+
+export interface FolderMeta {
+  name: string;
+  parent: string | null;
+  icon: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NoteMeta {
+  title: string;
+  folder: string | null;
+  pinned: boolean;
+  tags: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+const EPOCH = "1970-01-01T00:00:00.000Z";
+
+function str(value: unknown, fallback: string): string {
+  return typeof value === "string" ? value : fallback;
+}
+
+function nullableStr(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function entries(doc: Y.Doc, mapName: string): [string, Y.Map<unknown>][] {
+  const result: [string, Y.Map<unknown>][] = [];
+  doc.getMap<unknown>(mapName).forEach((value, key) => {
+    if (value instanceof Y.Map) result.push([key, value as Y.Map<unknown>]);
+  });
+  return result;
+}
+
+export function readFolders(doc: Y.Doc): Map<string, FolderMeta> {
+  const folders = new Map<string, FolderMeta>();
+  for (const [uuid, entry] of entries(doc, FOLDERS_MAP)) {
+    const createdAt = str(entry.get("createdAt"), EPOCH);
+    folders.set(uuid, {
+      name: str(entry.get("name"), "Untitled folder"),
+      parent: nullableStr(entry.get("parent")),
+      icon: nullableStr(entry.get("icon")),
+      createdAt,
+      updatedAt: str(entry.get("updatedAt"), createdAt),
+    });
+  }
+  return folders;
+}
+
+export function readNotes(doc: Y.Doc): Map<string, NoteMeta> {
+  const notes = new Map<string, NoteMeta>();
+  for (const [uuid, entry] of entries(doc, NOTES_MAP)) {
+    const createdAt = str(entry.get("createdAt"), EPOCH);
+    const tags = entry.get("tags");
+    notes.set(uuid, {
+      title: str(entry.get("title"), ""),
+      folder: nullableStr(entry.get("folder")),
+      pinned: entry.get("pinned") === true,
+      tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : [],
+      createdAt,
+      updatedAt: str(entry.get("updatedAt"), createdAt),
+    });
+  }
+  return notes;
+}
+
+function put<T extends object>(doc: Y.Doc, mapName: string, uuid: string, fields: Partial<T>): void {
+  const map = doc.getMap<Y.Map<unknown>>(mapName);
+  let entry = map.get(uuid);
+  if (!(entry instanceof Y.Map)) {
+    entry = new Y.Map<unknown>();
+    map.set(uuid, entry);
+  }
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined && entry.get(key) !== value) entry.set(key, value);
+  }
+}
+
+/** Creates or updates a folder entry with the given fields (call inside a transaction). */
+export function putFolder(doc: Y.Doc, uuid: string, fields: Partial<FolderMeta>): void {
+  put<FolderMeta>(doc, FOLDERS_MAP, uuid, fields);
+}
+
+/** Creates or updates a note entry with the given fields (call inside a transaction). */
+export function putNote(doc: Y.Doc, uuid: string, fields: Partial<NoteMeta>): void {
+  put<NoteMeta>(doc, NOTES_MAP, uuid, fields);
+}
+
+export function removeFolder(doc: Y.Doc, uuid: string): void {
+  doc.getMap(FOLDERS_MAP).delete(uuid);
+}
+
+export function removeNote(doc: Y.Doc, uuid: string): void {
+  doc.getMap(NOTES_MAP).delete(uuid);
+}
