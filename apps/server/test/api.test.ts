@@ -33,6 +33,13 @@ describe("v1 API through real HTTP", () => {
     expect(folders[0]).toMatchObject({ name: "General", parentId: null, icon: null, fileCount: 0, shared: false, role: "owner" });
   });
 
+  it("creates General once when many /init calls race", async () => {
+    const eve = await t.addUser("eve");
+    const results = await Promise.all(Array.from({ length: 8 }, () => eve.client.call("init")));
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect((await eve.client.call("listFolders")).folders.map((f) => f.name)).toEqual(["General"]);
+  });
+
   it("says who is calling", async () => {
     const identity = await alice.client.call("identity");
     expect(identity).toMatchObject({ success: true, userId: alice.userId, principalId: String(alice.userId), username: "alice" });

@@ -50,9 +50,33 @@ export interface DocumentsTable {
   updated_at: string;
 }
 
+export interface NotesTable {
+  id: Generated<number>;
+  uuid: string;
+  owner_id: number;
+  folder_id: number | null;
+  title: string;
+  /** 0 or 1. */
+  pinned: number;
+  /** JSON array of strings. */
+  tags: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NoteBodiesTable {
+  uuid: string;
+  text: string;
+  word_count: number;
+  size_bytes: number;
+  updated_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
   folders: FoldersTable;
   documents: DocumentsTable;
+  notes: NotesTable;
+  note_bodies: NoteBodiesTable;
 }

@@ -1,14 +1,17 @@
+import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ALL_SCOPES } from "@tandem/core";
+import { ALL_SCOPES, putFolder, putNote, removeFolder, removeNote } from "@tandem/core";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as Y from "yjs";
 import { createPostgresSchema, POSTGRES_URL } from "../../test/harness";
 import { ApiKeyVerifier, createApiKey, revokeApiKey } from "../auth/api-keys";
-import { createFolder, ensureGeneralFolder, listFolders } from "../folders/folders-service";
+import { folderPath, listFolders } from "../folders/folders-service";
 import { ApiError } from "../http/errors";
 import { createUser } from "../users/users-service";
+import { materializeWorkspace } from "../views/workspace-view";
 import { type Database, openDatabase } from "./database";
 
 interface StorageFixture {
@@ -60,7 +63,7 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
       .selectFrom("schema_migrations" as never)
       .select(sql<number>`count(*)`.as("n"))
       .executeTakeFirstOrThrow();
-    expect(Number((applied as { n: number }).n)).toBe(2);
+    expect(Number((applied as { n: number }).n)).toBe(3);
     await again.close();
   });
 
@@ -107,27 +110,78 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
       .not.toBeNull();
   });
 
-  it("creates General exactly once under concurrent initialisation", async () => {
-    const user = await createUser(database.db, { username: "racer" });
-    const results = await Promise.all(Array.from({ length: 8 }, () => ensureGeneralFolder(database.db, user.id)));
-    expect(results.filter(Boolean)).toHaveLength(1);
-    expect((await listFolders(database.db, user.id)).map((f) => f.name)).toEqual(["General"]);
+  it("materialises a workspace document into folder and note views with stable ids", async () => {
+    const owner = await createUser(database.db, { username: "viewer" });
+    const doc = new Y.Doc();
+    const [projects, archive, note] = [randomUUID(), randomUUID(), randomUUID()];
+    doc.transact(() => {
+      putFolder(doc, projects, { name: "Projects", parent: null, createdAt: "2026-01-01T00:00:00.000Z" });
+      putFolder(doc, archive, { name: "Archive", parent: projects });
+      putNote(doc, note, { title: "Plan", folder: archive, pinned: true, tags: ["a", "b"] });
+    });
+    await materializeWorkspace(database.db, owner.id, doc);
+    const folders = await listFolders(database.db, owner.id);
+    const byName = Object.fromEntries(folders.map((f) => [f.name, f]));
+    expect(byName.Archive?.parentId).toBe(byName.Projects?.id);
+    expect(byName.Archive?.fileCount).toBe(1);
+    const noteRow = await database.db.selectFrom("notes").selectAll().where("uuid", "=", note).executeTakeFirstOrThrow();
+    expect(noteRow).toMatchObject({ title: "Plan", folder_id: byName.Archive?.id, pinned: 1, tags: '["a","b"]' });
+
+    // Renaming, moving to the root and deleting keep ids and follow the document.
+    doc.transact(() => {
+      putFolder(doc, archive, { name: "Old stuff", parent: null });
+      removeNote(doc, note);
+    });
+    await materializeWorkspace(database.db, owner.id, doc);
+    const after = await listFolders(database.db, owner.id, "root");
+    expect(after.map((f) => [f.id, f.name]).sort()).toEqual(
+      [
+        [byName.Projects?.id, "Projects"],
+        [byName.Archive?.id, "Old stuff"],
+      ].sort(),
+    );
+    expect(await database.db.selectFrom("notes").selectAll().where("uuid", "=", note).executeTakeFirst()).toBeUndefined();
+
+    doc.transact(() => removeFolder(doc, projects));
+    await materializeWorkspace(database.db, owner.id, doc);
+    expect((await listFolders(database.db, owner.id)).map((f) => f.name)).toEqual(["Old stuff"]);
   });
 
-  it("creates nested paths, reuses existing folders case-insensitively, and keeps owners apart", async () => {
-    const owner = await createUser(database.db, { username: "nester" });
-    const other = await createUser(database.db, { username: "stranger" });
-    const first = await createFolder(database.db, owner.id, { path: "Projects/2026/Q4" });
-    expect(first).toMatchObject({ mode: "created", path: "Projects/2026/Q4", createdSegments: ["Projects", "2026", "Q4"] });
-    const again = await createFolder(database.db, owner.id, { path: "projects/2026/q4" });
-    expect(again).toMatchObject({ mode: "existing", path: "Projects/2026/Q4", createdSegments: [] });
-    expect(again.folder.id).toBe(first.folder.id);
+  it("shows orphans at the top level and breaks cycles from concurrent moves", async () => {
+    const owner = await createUser(database.db, { username: "cycles" });
+    const doc = new Y.Doc();
+    const [a, b, orphan] = [randomUUID(), randomUUID(), randomUUID()];
+    doc.transact(() => {
+      putFolder(doc, a, { name: "A", parent: b });
+      putFolder(doc, b, { name: "B", parent: a });
+      putFolder(doc, orphan, { name: "Orphan", parent: randomUUID() });
+    });
+    await materializeWorkspace(database.db, owner.id, doc);
+    const folders = await listFolders(database.db, owner.id);
+    expect(folders.find((f) => f.name === "Orphan")?.parentId).toBeNull();
+    const roots = folders.filter((f) => f.parentId === null).map((f) => f.name);
+    expect(roots).toContain(a < b ? "A" : "B");
+    expect(await folderPath(database.db, owner.id, folders.find((f) => f.name === (a < b ? "B" : "A"))?.id ?? null)).toHaveLength(2);
+  });
 
-    const under = await createFolder(database.db, owner.id, { name: "Notes", parentId: first.folder.id });
-    expect(under.path).toBe("Projects/2026/Q4/Notes");
-
-    expect((await rejection(createFolder(database.db, other.id, { name: "x", parentId: first.folder.id }))).status).toBe(404);
-    expect((await rejection(listFolders(database.db, other.id, first.folder.id))).status).toBe(404);
+  it("keeps owners apart: another owner's folder is 404 and a claimed note uuid is not taken over", async () => {
+    const owner = await createUser(database.db, { username: "owner1" });
+    const other = await createUser(database.db, { username: "owner2" });
+    const folder = randomUUID();
+    const note = randomUUID();
+    const mine = new Y.Doc();
+    mine.transact(() => {
+      putFolder(mine, folder, { name: "Mine" });
+      putNote(mine, note, { title: "Mine" });
+    });
+    await materializeWorkspace(database.db, owner.id, mine);
+    const theirs = new Y.Doc();
+    theirs.transact(() => putNote(theirs, note, { title: "Stolen" }));
+    await materializeWorkspace(database.db, other.id, theirs);
+    const row = await database.db.selectFrom("notes").selectAll().where("uuid", "=", note).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ owner_id: owner.id, title: "Mine" });
+    const folderId = (await listFolders(database.db, owner.id))[0]?.id as number;
+    expect((await rejection(listFolders(database.db, other.id, folderId))).status).toBe(404);
     expect(await listFolders(database.db, other.id)).toEqual([]);
   });
 

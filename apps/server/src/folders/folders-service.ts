@@ -1,23 +1,36 @@
-import { randomUUID } from "node:crypto";
-import { type Folder, folderNameKey, splitFolderPath } from "@tandem/core";
-import type { Kysely, Selectable, Transaction } from "kysely";
+import { createHash, randomUUID } from "node:crypto";
+import { type Folder, folderNameKey, putFolder, readFolders, splitFolderPath, workspaceDocName } from "@tandem/core";
+import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import type * as Y from "yjs";
 import { nowIso } from "../clock";
 import type { FoldersTable, Schema } from "../db/schema";
 import { badRequest, notFound } from "../http/errors";
+import type { SyncServer } from "../sync/sync-server";
 
 export const GENERAL_FOLDER = "General";
 
 type FolderRow = Selectable<FoldersTable>;
 type Db = Kysely<Schema> | Transaction<Schema>;
 
-function toFolder(row: FolderRow): Folder {
+/**
+ * General's uuid is derived from the user id (a name-based UUID), so two servers or clients that
+ * create it at once write the same key and converge on one folder.
+ */
+export function generalFolderUuid(userId: number): string {
+  const hash = createHash("sha1").update(`tandem:general-folder:${userId}`).digest();
+  hash[6] = ((hash[6] as number) & 0x0f) | 0x50;
+  hash[8] = ((hash[8] as number) & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+function toFolder(row: FolderRow & { file_count: number }): Folder {
   return {
     id: row.id,
     name: row.name,
     parentId: row.parent_id,
     icon: row.icon,
-    // Notes arrive with the notes issue; until then no folder holds any.
-    fileCount: 0,
+    fileCount: Number(row.file_count),
     createdAt: row.created_at,
     shared: false,
     role: "owner",
@@ -33,7 +46,11 @@ export async function getOwnedFolder(db: Db, ownerId: number, folderId: number):
 
 /** All of the user's folders, or the children of one (`"root"` for top-level folders). */
 export async function listFolders(db: Db, ownerId: number, parent?: number | "root"): Promise<Folder[]> {
-  let query = db.selectFrom("folders").selectAll().where("owner_id", "=", ownerId);
+  let query = db
+    .selectFrom("folders")
+    .selectAll("folders")
+    .select(sql<number>`(select count(*) from notes where notes.folder_id = folders.id)`.as("file_count"))
+    .where("owner_id", "=", ownerId);
   if (parent === "root") query = query.where("parent_id", "is", null);
   else if (parent !== undefined) {
     await getOwnedFolder(db, ownerId, parent);
@@ -43,47 +60,7 @@ export async function listFolders(db: Db, ownerId: number, parent?: number | "ro
   return rows.map(toFolder);
 }
 
-/**
- * Finds the child `name` of `parentId`, creating it if missing. Concurrent callers race on the
- * unique sibling index; the loser's insert does nothing and it reads the winner's row.
- */
-async function findOrCreateChild(
-  db: Db,
-  ownerId: number,
-  parentId: number | null,
-  name: string,
-): Promise<{ row: FolderRow; created: boolean }> {
-  const nameKey = folderNameKey(name);
-  const parentKey = parentId ?? 0;
-  const now = nowIso();
-  const inserted = await db
-    .insertInto("folders")
-    .values({
-      uuid: randomUUID(),
-      owner_id: ownerId,
-      parent_id: parentId,
-      parent_key: parentKey,
-      name: name.trim(),
-      name_key: nameKey,
-      icon: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.columns(["owner_id", "parent_key", "name_key"]).doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  if (inserted) return { row: inserted, created: true };
-  const existing = await db
-    .selectFrom("folders")
-    .selectAll()
-    .where("owner_id", "=", ownerId)
-    .where("parent_key", "=", parentKey)
-    .where("name_key", "=", nameKey)
-    .executeTakeFirstOrThrow();
-  return { row: existing, created: false };
-}
-
-/** `A/B/C` for a folder, walking up its parents. */
+/** `A/B/C` for a folder, walking up its parents (the view has no cycles). */
 export async function folderPath(db: Db, ownerId: number, folderId: number | null): Promise<string[]> {
   const names: string[] = [];
   let current = folderId;
@@ -93,6 +70,37 @@ export async function folderPath(db: Db, ownerId: number, folderId: number | nul
     current = row.parent_id;
   }
   return names;
+}
+
+/** The child of `parent` named `name` (case- and normalisation-insensitively) in the document. */
+function findChild(doc: Y.Doc, parent: string | null, name: string): string | undefined {
+  const key = folderNameKey(name);
+  for (const [uuid, meta] of readFolders(doc)) {
+    if (meta.parent === parent && folderNameKey(meta.name) === key) return uuid;
+  }
+  return undefined;
+}
+
+/**
+ * Finds each folder along `segments` under `parent`, creating the missing ones, inside one
+ * document transaction. Answers the uuids along the path and which names were created.
+ */
+function ensurePath(doc: Y.Doc, parent: string | null, segments: string[], uuidFor: (parent: string | null, name: string) => string) {
+  const uuids: string[] = [];
+  const created: string[] = [];
+  let current = parent;
+  for (const name of segments) {
+    let uuid = findChild(doc, current, name);
+    if (!uuid) {
+      uuid = uuidFor(current, name);
+      const now = nowIso();
+      putFolder(doc, uuid, { name: name.trim(), parent: current, icon: null, createdAt: now, updatedAt: now });
+      created.push(name.trim());
+    }
+    uuids.push(uuid);
+    current = uuid;
+  }
+  return { uuids, created };
 }
 
 export interface CreateFolderResult {
@@ -106,38 +114,36 @@ export interface CreateFolderResult {
 /** Creates a folder by name, or every missing folder along a nested path, under `parentId`. */
 export async function createFolder(
   db: Kysely<Schema>,
+  sync: SyncServer,
   ownerId: number,
   input: { name?: string; path?: string; parentId?: number | null },
 ): Promise<CreateFolderResult> {
   const split = splitFolderPath(input.path ?? input.name ?? "");
   if ("problem" in split) throw badRequest("invalid_request", `${input.path !== undefined ? "body.path" : "body.name"}: ${split.problem}`);
-  return db.transaction().execute(async (tx) => {
-    const parentId = input.parentId ?? null;
-    const prefix = await folderPath(tx, ownerId, parentId);
-    let current: FolderRow | undefined;
-    const createdSegments: string[] = [];
-    const names = [...prefix];
-    for (const segment of split.segments) {
-      const { row, created } = await findOrCreateChild(tx, ownerId, current?.id ?? parentId, segment);
-      if (created) createdSegments.push(row.name);
-      names.push(row.name);
-      current = row;
-    }
-    if (!current) throw badRequest("invalid_request", "body.path: must name at least one folder");
-    const path = names.join("/");
-    const mode = createdSegments.length > 0 ? "created" : "existing";
-    return {
-      mode,
-      path,
-      folder: { id: current.id, name: current.name, parentId: current.parent_id },
-      createdSegments,
-      message: mode === "created" ? `Created ${createdSegments.map((s) => `"${s}"`).join(", ")}` : `Folder "${path}" already exists`,
-    };
-  });
+  const parentRow = input.parentId ? await getOwnedFolder(db, ownerId, input.parentId) : null;
+  const { uuids, created } = await sync.change(workspaceDocName(ownerId), ownerId, (doc) =>
+    ensurePath(doc, parentRow?.uuid ?? null, split.segments, () => randomUUID()),
+  );
+  const leafUuid = uuids.at(-1) as string;
+  const leaf = await db.selectFrom("folders").selectAll().where("uuid", "=", leafUuid).executeTakeFirstOrThrow();
+  const path = (await folderPath(db, ownerId, leaf.id)).join("/");
+  const mode = created.length > 0 ? "created" : "existing";
+  return {
+    mode,
+    path,
+    folder: { id: leaf.id, name: leaf.name, parentId: leaf.parent_id },
+    createdSegments: created,
+    message: mode === "created" ? `Created ${created.map((s) => `"${s}"`).join(", ")}` : `Folder "${path}" already exists`,
+  };
 }
 
 /** Makes sure the user's workspace has its General folder; answers whether this call created it. */
-export async function ensureGeneralFolder(db: Kysely<Schema>, ownerId: number): Promise<boolean> {
-  const { created } = await findOrCreateChild(db, ownerId, null, GENERAL_FOLDER);
-  return created;
+export async function ensureGeneralFolder(sync: SyncServer, ownerId: number): Promise<boolean> {
+  const uuid = generalFolderUuid(ownerId);
+  return sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
+    if (readFolders(doc).has(uuid)) return false;
+    const now = nowIso();
+    putFolder(doc, uuid, { name: GENERAL_FOLDER, parent: null, icon: null, createdAt: now, updatedAt: now });
+    return true;
+  });
 }

@@ -1,9 +1,12 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { Hocuspocus } from "@hocuspocus/server";
+import { parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { AppContext } from "../context";
+import { ViewScheduler } from "../views/view-scheduler";
+import { materializeWorkspace } from "../views/workspace-view";
 import { documentAccess } from "./document-access";
 import { DocumentStore } from "./document-store";
 
@@ -45,6 +48,8 @@ function toBytes(data: RawData): Uint8Array {
  */
 export const STORE_DEBOUNCE_MS = 500;
 export const STORE_MAX_DEBOUNCE_MS = 2000;
+/** How long after an edit over sync the SQL views follow (REST writes update them at once). */
+export const VIEW_DEBOUNCE_MS = 150;
 
 /**
  * The sync hub: Hocuspocus on our own `ws` server, sharing the HTTP server's port at `/sync`.
@@ -57,9 +62,15 @@ export class SyncServer {
   readonly #sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
 
   readonly store: DocumentStore;
+  readonly views: ViewScheduler;
 
   constructor(private readonly context: Omit<AppContext, "sync">) {
     this.store = new DocumentStore(context.db);
+    this.views = new ViewScheduler(
+      (name) => this.updateViews(name),
+      VIEW_DEBOUNCE_MS,
+      (name, error) => context.logger.error({ err: error, document: name }, "view update failed"),
+    );
     this.hocuspocus = new Hocuspocus<SyncContext>({
       name: "tandem",
       quiet: true,
@@ -80,7 +91,16 @@ export class SyncServer {
       onStoreDocument: async ({ documentName, document }) => {
         await this.store.save(documentName, document);
       },
+      onChange: async ({ documentName }) => {
+        this.views.schedule(documentName);
+      },
     });
+  }
+
+  /** Brings the SQL views derived from one document up to date. */
+  private async updateViews(documentName: string): Promise<void> {
+    const ref = parseDocName(documentName);
+    if (ref?.kind === "workspace") await materializeWorkspace(this.context.db, ref.userId, await this.getDoc(documentName));
   }
 
   /** The live document if it is open, otherwise a copy read from storage. */
@@ -90,8 +110,8 @@ export class SyncServer {
 
   /**
    * Applies a change to a document as one transaction, through Hocuspocus so every connected
-   * client receives it, and answers once the document is stored. Yjs cannot roll a transaction
-   * back, so `apply` must check everything before it changes anything.
+   * client receives it, and answers once the document is stored and its views show the change.
+   * Yjs cannot roll a transaction back, so `apply` must check everything before it changes anything.
    */
   async change<T>(name: string, userId: number, apply: (doc: Y.Doc) => T): Promise<T> {
     const connection = await this.hocuspocus.openDirectConnection(name, { userId });
@@ -100,6 +120,7 @@ export class SyncServer {
       await connection.transact((doc) => {
         result = apply(doc);
       });
+      await this.views.run(name);
     } finally {
       // Disconnecting stores the document before it resolves: the write is durable.
       await connection.disconnect();
@@ -132,5 +153,6 @@ export class SyncServer {
     }
     for (const websocket of this.#sockets.clients) websocket.terminate();
     await new Promise<void>((resolve) => this.#sockets.close(() => resolve()));
+    await this.views.flush();
   }
 }

@@ -23,7 +23,7 @@ function discovery() {
   };
 }
 
-export function workspaceHandlers({ db }: AppContext): RouteHandlers<WorkspaceRouteId> {
+export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<WorkspaceRouteId> {
   const summary = async (userId: number) => ({
     folders: await listFolders(db, userId),
     // Notes and their sizes arrive with the notes issue.
@@ -33,7 +33,7 @@ export function workspaceHandlers({ db }: AppContext): RouteHandlers<WorkspaceRo
   const listing = discovery();
   return {
     init: async ({ principal }) => {
-      const created = await ensureGeneralFolder(db, principal.userId);
+      const created = await ensureGeneralFolder(sync, principal.userId);
       return { success: true, initialized: true, created, workspace: await summary(principal.userId) };
     },
     identity: async ({ principal }) => {

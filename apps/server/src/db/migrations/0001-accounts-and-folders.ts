@@ -29,7 +29,9 @@ export async function up(db: Kysely<unknown>, { addIdColumn }: MigrationContext)
     .$call(addIdColumn)
     .addColumn("uuid", "text", (c) => c.notNull().unique())
     .addColumn("owner_id", "bigint", (c) => c.notNull().references("users.id").onDelete("cascade"))
-    .addColumn("parent_id", "bigint", (c) => c.references("folders.id").onDelete("restrict"))
+    // A view of the workspace document, where a parent can vanish or a concurrent move can
+    // make a cycle: the materialiser resolves those, so no foreign key here.
+    .addColumn("parent_id", "bigint")
     .addColumn("parent_key", "bigint", (c) => c.notNull())
     .addColumn("name", "text", (c) => c.notNull())
     .addColumn("name_key", "text", (c) => c.notNull())

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
 import * as accountsAndFolders from "./0001-accounts-and-folders";
 import * as documents from "./0002-documents";
+import * as notes from "./0003-notes";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -11,6 +12,7 @@ interface VersionedMigration {
 const MIGRATIONS: Record<string, VersionedMigration> = {
   "0001-accounts-and-folders": accountsAndFolders,
   "0002-documents": documents,
+  "0003-notes": notes,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,0 +1,114 @@
+import { type FolderMeta, folderNameKey, readFolders, readNotes } from "@tandem/core";
+import type { Kysely, Transaction } from "kysely";
+import type * as Y from "yjs";
+import type { Schema } from "../db/schema";
+
+/**
+ * The effective parent of each folder: its parent when that exists, else none (an orphan shows
+ * at the top level). Concurrent offline moves can make a cycle; walking folders in uuid order,
+ * the first folder found on a cycle is cut loose, so every replica's view agrees.
+ */
+export function effectiveParents(folders: Map<string, FolderMeta>): Map<string, string | null> {
+  const parents = new Map<string, string | null>();
+  for (const [uuid, meta] of folders) parents.set(uuid, meta.parent !== null && folders.has(meta.parent) ? meta.parent : null);
+  for (const uuid of [...folders.keys()].sort()) {
+    const seen = new Set<string>([uuid]);
+    let current = parents.get(uuid) ?? null;
+    while (current !== null) {
+      if (seen.has(current)) {
+        parents.set(uuid, null);
+        break;
+      }
+      seen.add(current);
+      current = parents.get(current) ?? null;
+    }
+  }
+  return parents;
+}
+
+async function materializeFolders(tx: Transaction<Schema>, ownerId: number, doc: Y.Doc): Promise<Map<string, number>> {
+  const folders = readFolders(doc);
+  const rows = await tx.selectFrom("folders").selectAll().where("owner_id", "=", ownerId).execute();
+  const existing = new Map(rows.map((row) => [row.uuid, row]));
+  const ids = new Map(rows.map((row) => [row.uuid, row.id]));
+
+  // New folders first, so every parent has an id before parents are resolved.
+  for (const [uuid, meta] of folders) {
+    if (ids.has(uuid)) continue;
+    const inserted = await tx
+      .insertInto("folders")
+      .values({
+        uuid,
+        owner_id: ownerId,
+        parent_id: null,
+        parent_key: 0,
+        name: meta.name,
+        name_key: folderNameKey(meta.name),
+        icon: meta.icon,
+        created_at: meta.createdAt,
+        updated_at: meta.updatedAt,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    ids.set(uuid, inserted.id);
+  }
+
+  const parents = effectiveParents(folders);
+  for (const [uuid, meta] of folders) {
+    const parentUuid = parents.get(uuid) ?? null;
+    const parentId = parentUuid === null ? null : (ids.get(parentUuid) ?? null);
+    const wanted = {
+      parent_id: parentId,
+      parent_key: parentId ?? 0,
+      name: meta.name,
+      name_key: folderNameKey(meta.name),
+      icon: meta.icon,
+      created_at: meta.createdAt,
+      updated_at: meta.updatedAt,
+    };
+    const row = existing.get(uuid);
+    const changed = !row || (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => row[key] !== wanted[key]);
+    if (changed) await tx.updateTable("folders").set(wanted).where("uuid", "=", uuid).execute();
+  }
+
+  const removed = rows.filter((row) => !folders.has(row.uuid)).map((row) => row.uuid);
+  if (removed.length > 0) await tx.deleteFrom("folders").where("uuid", "in", removed).execute();
+  return ids;
+}
+
+async function materializeNotes(tx: Transaction<Schema>, ownerId: number, doc: Y.Doc, folderIds: Map<string, number>): Promise<void> {
+  const notes = readNotes(doc);
+  const rows = await tx.selectFrom("notes").selectAll().where("owner_id", "=", ownerId).execute();
+  const existing = new Map(rows.map((row) => [row.uuid, row]));
+  for (const [uuid, meta] of notes) {
+    const wanted = {
+      folder_id: meta.folder === null ? null : (folderIds.get(meta.folder) ?? null),
+      title: meta.title,
+      pinned: meta.pinned ? 1 : 0,
+      tags: JSON.stringify(meta.tags),
+      created_at: meta.createdAt,
+      updated_at: meta.updatedAt,
+    };
+    const row = existing.get(uuid);
+    if (!row) {
+      await tx
+        .insertInto("notes")
+        .values({ uuid, owner_id: ownerId, ...wanted })
+        // A uuid another owner already claimed is not this workspace's to take.
+        .onConflict((oc) => oc.column("uuid").doNothing())
+        .execute();
+    } else if ((Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => row[key] !== wanted[key])) {
+      await tx.updateTable("notes").set(wanted).where("uuid", "=", uuid).where("owner_id", "=", ownerId).execute();
+    }
+  }
+  const removed = rows.filter((row) => !notes.has(row.uuid)).map((row) => row.uuid);
+  if (removed.length > 0) await tx.deleteFrom("notes").where("owner_id", "=", ownerId).where("uuid", "in", removed).execute();
+}
+
+/** Brings the folder and note views of one workspace in line with its document, atomically. */
+export async function materializeWorkspace(db: Kysely<Schema>, ownerId: number, doc: Y.Doc): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const folderIds = await materializeFolders(tx, ownerId, doc);
+    await materializeNotes(tx, ownerId, doc, folderIds);
+  });
+}
