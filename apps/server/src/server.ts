@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
+import { accumulateHandlers } from "./accumulate/accumulate-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
 import { Authenticator } from "./auth/authenticator";
 import { RateLimiter } from "./auth/rate-limiter";
@@ -12,6 +13,8 @@ import { folderHandlers } from "./folders/folders-routes";
 import { errorHandler, notFoundHandler } from "./http/error-handler";
 import { buildApiRouter } from "./http/router";
 import { createLogger, type Logger } from "./logger";
+import { noteHandlers } from "./notes/notes-routes";
+import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { systemHandlers } from "./system/system-routes";
 import { workspaceHandlers } from "./workspace/workspace-routes";
@@ -41,6 +44,9 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     buildApiRouter(context.authenticator, {
       ...workspaceHandlers(context),
       ...folderHandlers(context),
+      ...noteHandlers(context),
+      ...snapshotHandlers(context),
+      ...accumulateHandlers(context),
       ...systemHandlers(),
     }),
   );

@@ -1,42 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { HocuspocusProvider, HocuspocusProviderWebsocket } from "@hocuspocus/provider";
 import { noteDocName, putNote, readNotes, workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import * as Y from "yjs";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { openDoc } from "./sync-client";
 
-interface OpenResult {
-  outcome: "synced" | "refused";
-  doc: Y.Doc;
-  close(): void;
-}
-
-/** Opens a document over real WebSockets and answers how the server responded. */
-async function open(url: string, token: string, documentName: string): Promise<OpenResult> {
-  const socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WebSocket as never });
-  const doc = new Y.Doc();
-  let provider: HocuspocusProvider | undefined;
-  const outcome = await new Promise<OpenResult["outcome"]>((resolve) => {
-    provider = new HocuspocusProvider({
-      websocketProvider: socket,
-      name: documentName,
-      document: doc,
-      token,
-      onSynced: () => resolve("synced"),
-      onAuthenticationFailed: () => resolve("refused"),
-    });
-    provider.attach();
-  });
-  return {
-    outcome,
-    doc,
-    close: () => {
-      provider?.destroy();
-      socket.destroy();
-    },
-  };
-}
+const open = openDoc;
 
 describe("sync hub at /sync", () => {
   let t: TestServer;

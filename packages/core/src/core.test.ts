@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { buildPath, folderNameKey, folderNameProblem, parseScopeList, routes, splitFolderPath, usernameProblem } from "./index";
+import {
+  buildPath,
+  folderNameKey,
+  folderNameProblem,
+  parseScopeList,
+  relativeTime,
+  routes,
+  splitFolderPath,
+  usernameProblem,
+} from "./index";
 import { buildOpenApiDocument, openApiPath } from "./openapi";
 
 describe("scopes", () => {
@@ -50,5 +59,22 @@ describe("route table", () => {
       expect(operation, `${route.method} ${route.path}`).toBeDefined();
       expect(operation?.["x-required-scope"]).toBe("scope" in route ? route.scope : undefined);
     }
+  });
+});
+
+describe("relativeTime", () => {
+  const now = new Date("2026-11-22T12:00:00.000Z");
+  it.each([
+    ["2026-11-22T11:59:30.000Z", "just now"],
+    ["2026-11-22T11:55:00.000Z", "5 minutes ago"],
+    ["2026-11-22T11:00:00.000Z", "1 hour ago"],
+    ["2026-11-21T10:00:00.000Z", "yesterday"],
+    ["2026-11-18T12:00:00.000Z", "4 days ago"],
+    ["2026-11-01T12:00:00.000Z", "3 weeks ago"],
+    ["2026-06-01T12:00:00.000Z", "5 months ago"],
+    ["2024-11-01T12:00:00.000Z", "2 years ago"],
+    ["2027-01-01T00:00:00.000Z", "just now"],
+  ])("%s is %s", (iso, expected) => {
+    expect(relativeTime(iso, now)).toBe(expected);
   });
 });

@@ -7,6 +7,7 @@ import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
 import { startServer } from "../server";
 import { createUser, requireUserByUsername } from "../users/users-service";
+import { rebuildViews } from "../views/rebuild-views";
 
 const USAGE = `Usage: tandem-server <command> [options]
 
@@ -18,6 +19,7 @@ Commands:
                                          create an API key (default: every scope)
   keys list <username>                   list a user's keys (ids, labels, scopes, last use)
   keys revoke <keyId>                    revoke an API key at once
+  views rebuild                          recompute the SQL views (lists, search) from the documents
 
 Storage options (every command):
   --data-dir DIR          embedded SQLite database directory (default ./data)
@@ -153,6 +155,10 @@ async function run(argv: string[]): Promise<number> {
     case "keys revoke": {
       const keyId = operand(positionals, 2, "<keyId>");
       print(await withDatabase(values, (db) => revokeApiKey(db, keyId)));
+      return 0;
+    }
+    case "views rebuild": {
+      print(await withDatabase(values, (db) => rebuildViews(db)));
       return 0;
     }
     default:

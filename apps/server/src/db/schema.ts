@@ -66,10 +66,26 @@ export interface NotesTable {
 
 export interface NoteBodiesTable {
   uuid: string;
+  /** The note's title, copied from the workspace view so one row holds everything search indexes. */
+  title: Generated<string>;
   text: string;
   word_count: number;
   size_bytes: number;
   updated_at: string;
+}
+
+export interface SnapshotsTable {
+  /** The legacy `versionId`. */
+  id: Generated<number>;
+  note_uuid: string;
+  owner_id: number;
+  /** 1, 2, 3… per note: the preferred way to address a snapshot. */
+  seq: number;
+  label: string | null;
+  /** The note document's full state when the snapshot was taken. */
+  state: Uint8Array;
+  word_count: number;
+  created_at: string;
 }
 
 export interface Schema {
@@ -79,4 +95,5 @@ export interface Schema {
   documents: DocumentsTable;
   notes: NotesTable;
   note_bodies: NoteBodiesTable;
+  snapshots: SnapshotsTable;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ALL_SCOPES, putFolder, putNote, removeFolder, removeNote } from "@tandem/core";
+import { ALL_SCOPES, putFolder, putNote, removeFolder, removeNote, writeNoteBody } from "@tandem/core";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
@@ -10,7 +10,9 @@ import { createPostgresSchema, POSTGRES_URL } from "../../test/harness";
 import { ApiKeyVerifier, createApiKey, revokeApiKey } from "../auth/api-keys";
 import { folderPath, listFolders } from "../folders/folders-service";
 import { ApiError } from "../http/errors";
+import { searchNotes } from "../search/search-index";
 import { createUser } from "../users/users-service";
+import { materializeNoteBody } from "../views/note-view";
 import { materializeWorkspace } from "../views/workspace-view";
 import { type Database, openDatabase } from "./database";
 
@@ -63,7 +65,7 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
       .selectFrom("schema_migrations" as never)
       .select(sql<number>`count(*)`.as("n"))
       .executeTakeFirstOrThrow();
-    expect(Number((applied as { n: number }).n)).toBe(3);
+    expect(Number((applied as { n: number }).n)).toBe(5);
     await again.close();
   });
 
@@ -183,6 +185,34 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
     const folderId = (await listFolders(database.db, owner.id))[0]?.id as number;
     expect((await rejection(listFolders(database.db, other.id, folderId))).status).toBe(404);
     expect(await listFolders(database.db, other.id)).toEqual([]);
+  });
+
+  it("searches titles and bodies with ranking, prefixes and snippets, within one owner", async () => {
+    const owner = await createUser(database.db, { username: "searcher" });
+    const other = await createUser(database.db, { username: "searcher2" });
+    const notes = { title: randomUUID(), body: randomUUID(), foreign: randomUUID() };
+    const workspace = new Y.Doc();
+    workspace.transact(() => {
+      putNote(workspace, notes.title, { title: "Gardening calendar" });
+      putNote(workspace, notes.body, { title: "Misc" });
+    });
+    await materializeWorkspace(database.db, owner.id, workspace);
+    const foreign = new Y.Doc();
+    foreign.transact(() => putNote(foreign, notes.foreign, { title: "Gardening" }));
+    await materializeWorkspace(database.db, other.id, foreign);
+    for (const [uuid, text] of [
+      [notes.title, "tomatoes in spring"],
+      [notes.body, "when gardening, water the roses before noon"],
+      [notes.foreign, "gardening gardening"],
+    ] as const) {
+      const doc = new Y.Doc();
+      writeNoteBody(doc, { type: "doc", content: [{ type: "paragraph", content: [{ type: "text", text }] }] });
+      await materializeNoteBody(database.db, uuid, doc);
+    }
+    const hits = await searchNotes(database.db, database.dialect, { ownerId: owner.id }, "garden", 10);
+    expect(hits.map((h) => h.uuid)).toEqual([notes.title, notes.body]);
+    expect(hits[1]?.snippet).toContain("roses");
+    expect(await searchNotes(database.db, database.dialect, { ownerId: owner.id }, "\"'*(", 10)).toEqual([]);
   });
 
   it("rolls back a failed transaction completely", async () => {

@@ -1,9 +1,9 @@
 import type { AppContext } from "../context";
 import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
-import { createFolder, listFolders } from "./folders-service";
+import { createFolder, deleteFolder, listFolders, updateFolder } from "./folders-service";
 
-export function folderHandlers({ db, sync }: AppContext): RouteHandlers<"listFolders" | "createFolder"> {
+export function folderHandlers({ db, sync }: AppContext): RouteHandlers<"listFolders" | "createFolder" | "updateFolder" | "deleteFolder"> {
   return {
     listFolders: async ({ input, principal }) => {
       const parentId = input.query.parentId;
@@ -14,6 +14,19 @@ export function folderHandlers({ db, sync }: AppContext): RouteHandlers<"listFol
       const result = await createFolder(db, sync, principal.userId, input.body);
       const body = { success: true, ...result };
       return result.mode === "created" ? created(body) : body;
+    },
+    updateFolder: async ({ input, principal }) => {
+      const row = await updateFolder(db, sync, principal.userId, input.params.id, input.body);
+      return { success: true, folder: { id: row.id, name: row.name, parentId: row.parent_id }, message: "Folder updated" };
+    },
+    deleteFolder: async ({ input, principal }) => {
+      const moved = await deleteFolder(db, sync, principal.userId, input.params.id);
+      const where = moved.movedTo === null ? "the top level" : `folder ${moved.movedTo}`;
+      return {
+        success: true,
+        ...moved,
+        message: `Folder deleted; ${moved.movedNotes} notes and ${moved.movedFolders} folders moved to ${where}`,
+      };
     },
   };
 }

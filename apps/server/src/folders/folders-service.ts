@@ -1,10 +1,20 @@
 import { createHash, randomUUID } from "node:crypto";
-import { type Folder, folderNameKey, putFolder, readFolders, splitFolderPath, workspaceDocName } from "@tandem/core";
+import {
+  type Folder,
+  folderNameKey,
+  putFolder,
+  putNote,
+  readFolders,
+  readNotes,
+  removeFolder,
+  splitFolderPath,
+  workspaceDocName,
+} from "@tandem/core";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type * as Y from "yjs";
 import { nowIso } from "../clock";
 import type { FoldersTable, Schema } from "../db/schema";
-import { badRequest, notFound } from "../http/errors";
+import { badRequest, conflict, notFound } from "../http/errors";
 import type { SyncServer } from "../sync/sync-server";
 
 export const GENERAL_FOLDER = "General";
@@ -85,7 +95,12 @@ function findChild(doc: Y.Doc, parent: string | null, name: string): string | un
  * Finds each folder along `segments` under `parent`, creating the missing ones, inside one
  * document transaction. Answers the uuids along the path and which names were created.
  */
-function ensurePath(doc: Y.Doc, parent: string | null, segments: string[], uuidFor: (parent: string | null, name: string) => string) {
+export function ensurePath(
+  doc: Y.Doc,
+  parent: string | null,
+  segments: string[],
+  uuidFor: (parent: string | null, name: string) => string,
+) {
   const uuids: string[] = [];
   const created: string[] = [];
   let current = parent;
@@ -135,6 +150,79 @@ export async function createFolder(
     createdSegments: created,
     message: mode === "created" ? `Created ${created.map((s) => `"${s}"`).join(", ")}` : `Folder "${path}" already exists`,
   };
+}
+
+/** Finds or creates the folders along `segments` from the root; answers the last one's view row. */
+export async function ensureFolderPath(db: Kysely<Schema>, sync: SyncServer, ownerId: number, segments: string[]) {
+  const { uuids, created } = await sync.change(workspaceDocName(ownerId), ownerId, (doc) =>
+    ensurePath(doc, null, segments, () => randomUUID()),
+  );
+  const leaf = await db
+    .selectFrom("folders")
+    .selectAll()
+    .where("uuid", "=", uuids.at(-1) as string)
+    .executeTakeFirstOrThrow();
+  return { folder: leaf, created };
+}
+
+/** Renames and/or moves a folder; refuses a move into itself or below itself. */
+export async function updateFolder(
+  db: Kysely<Schema>,
+  sync: SyncServer,
+  ownerId: number,
+  folderId: number,
+  input: { name?: string; parentId?: number | null },
+): Promise<FolderRow> {
+  const folder = await getOwnedFolder(db, ownerId, folderId);
+  let parentUuid: string | null | undefined;
+  if (input.parentId !== undefined) {
+    parentUuid = null;
+    if (input.parentId !== null) {
+      const parent = await getOwnedFolder(db, ownerId, input.parentId);
+      for (let current: number | null = parent.id; current !== null; current = (await getOwnedFolder(db, ownerId, current)).parent_id) {
+        if (current === folder.id) throw badRequest("invalid_move", "body.parentId: a folder cannot move into itself or below itself");
+      }
+      parentUuid = parent.uuid;
+    }
+  }
+  await sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
+    const targetParent = parentUuid === undefined ? (readFolders(doc).get(folder.uuid)?.parent ?? null) : parentUuid;
+    const name = input.name?.trim();
+    if (name !== undefined) {
+      const clash = findChild(doc, targetParent, name);
+      if (clash && clash !== folder.uuid) throw conflict("folder_exists", `A folder named "${name}" already exists there`);
+    }
+    putFolder(doc, folder.uuid, { name, parent: parentUuid, updatedAt: nowIso() });
+  });
+  return getOwnedFolder(db, ownerId, folderId);
+}
+
+/**
+ * Deletes a folder without losing anything in it: its notes and subfolders move up to its
+ * parent (the root for a top-level folder). Answers how many of each moved.
+ */
+export async function deleteFolder(db: Kysely<Schema>, sync: SyncServer, ownerId: number, folderId: number) {
+  const folder = await getOwnedFolder(db, ownerId, folderId);
+  return sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
+    const parent = readFolders(doc).get(folder.uuid)?.parent ?? null;
+    let folders = 0;
+    let notes = 0;
+    const now = nowIso();
+    for (const [uuid, meta] of readFolders(doc)) {
+      if (meta.parent === folder.uuid) {
+        putFolder(doc, uuid, { parent, updatedAt: now });
+        folders++;
+      }
+    }
+    for (const [uuid, meta] of readNotes(doc)) {
+      if (meta.folder === folder.uuid) {
+        putNote(doc, uuid, { folder: parent, updatedAt: now });
+        notes++;
+      }
+    }
+    removeFolder(doc, folder.uuid);
+    return { movedFolders: folders, movedNotes: notes, movedTo: parent === null ? null : folder.parent_id };
+  });
 }
 
 /** Makes sure the user's workspace has its General folder; answers whether this call created it. */

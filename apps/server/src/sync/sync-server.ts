@@ -5,6 +5,7 @@ import { parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { AppContext } from "../context";
+import { materializeNoteBody } from "../views/note-view";
 import { ViewScheduler } from "../views/view-scheduler";
 import { materializeWorkspace } from "../views/workspace-view";
 import { documentAccess } from "./document-access";
@@ -101,6 +102,7 @@ export class SyncServer {
   private async updateViews(documentName: string): Promise<void> {
     const ref = parseDocName(documentName);
     if (ref?.kind === "workspace") await materializeWorkspace(this.context.db, ref.userId, await this.getDoc(documentName));
+    else if (ref?.kind === "note") await materializeNoteBody(this.context.db, ref.uuid, await this.getDoc(documentName));
   }
 
   /** The live document if it is open, otherwise a copy read from storage. */

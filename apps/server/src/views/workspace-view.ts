@@ -91,14 +91,17 @@ async function materializeNotes(tx: Transaction<Schema>, ownerId: number, doc: Y
     };
     const row = existing.get(uuid);
     if (!row) {
-      await tx
+      const inserted = await tx
         .insertInto("notes")
         .values({ uuid, owner_id: ownerId, ...wanted })
         // A uuid another owner already claimed is not this workspace's to take.
         .onConflict((oc) => oc.column("uuid").doNothing())
-        .execute();
+        .returning("id")
+        .executeTakeFirst();
+      if (inserted) await tx.updateTable("note_bodies").set({ title: meta.title }).where("uuid", "=", uuid).execute();
     } else if ((Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => row[key] !== wanted[key])) {
       await tx.updateTable("notes").set(wanted).where("uuid", "=", uuid).where("owner_id", "=", ownerId).execute();
+      if (row.title !== meta.title) await tx.updateTable("note_bodies").set({ title: meta.title }).where("uuid", "=", uuid).execute();
     }
   }
   const removed = rows.filter((row) => !notes.has(row.uuid)).map((row) => row.uuid);

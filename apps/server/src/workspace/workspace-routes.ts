@@ -1,7 +1,8 @@
 import { openApiPath, type RouteDefinition, routes } from "@tandem/core";
 import type { AppContext } from "../context";
-import { ensureGeneralFolder, listFolders } from "../folders/folders-service";
+import { ensureGeneralFolder } from "../folders/folders-service";
 import type { RouteHandlers } from "../http/router";
+import { workspaceTotals } from "../notes/notes-stats";
 import { getUser } from "../users/users-service";
 
 type WorkspaceRouteId = "init" | "identity" | "discovery" | "status" | "conversations";
@@ -24,12 +25,10 @@ function discovery() {
 }
 
 export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<WorkspaceRouteId> {
-  const summary = async (userId: number) => ({
-    folders: await listFolders(db, userId),
-    // Notes and their sizes arrive with the notes issue.
-    totalFiles: 0,
-    totalSizeBytes: 0,
-  });
+  const summary = async (userId: number) => {
+    const { folders, totalFiles, totalSizeBytes } = await workspaceTotals(db, userId);
+    return { folders, totalFiles, totalSizeBytes };
+  };
   const listing = discovery();
   return {
     init: async ({ principal }) => {
@@ -52,8 +51,14 @@ export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<Works
     },
     discovery: () => listing,
     status: async ({ principal }) => {
-      const { folders, totalFiles, totalSizeBytes } = await summary(principal.userId);
-      return { success: true, contextCount: totalFiles, totalSizeBytes, folders, lastSyncedAt: null };
+      const totals = await workspaceTotals(db, principal.userId);
+      return {
+        success: true,
+        contextCount: totals.totalFiles,
+        totalSizeBytes: totals.totalSizeBytes,
+        folders: totals.folders,
+        lastSyncedAt: totals.lastUpdatedAt,
+      };
     },
     conversations: () => ({ success: true, conversations: [], total: 0 }),
   };

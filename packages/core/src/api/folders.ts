@@ -74,4 +74,35 @@ export const folderRoutes = {
       message: z.string(),
     }),
   }),
+  updateFolder: defineRoute({
+    method: "PATCH",
+    path: "/os/folders/:id",
+    category: "folders",
+    summary: "Rename a folder and/or move it under another (parentId null: the top level)",
+    auth: "user",
+    scope: "os.notes:write",
+    params: z.object({ id: IdParam }),
+    body: z
+      .object({ name: FolderName.optional(), parentId: Id.nullable().optional() })
+      .refine((b) => b.name !== undefined || b.parentId !== undefined, { error: "give name and/or parentId", path: ["name"] }),
+    response: success({
+      folder: z.object({ id: z.number().int(), name: z.string(), parentId: z.number().int().nullable() }),
+      message: z.string(),
+    }),
+  }),
+  deleteFolder: defineRoute({
+    method: "DELETE",
+    path: "/os/folders/:id",
+    category: "folders",
+    summary: "Delete a folder; its notes and subfolders move up to its parent, nothing is lost",
+    auth: "user",
+    scope: "os.notes:write",
+    params: z.object({ id: IdParam }),
+    response: success({
+      movedNotes: z.number().int(),
+      movedFolders: z.number().int(),
+      movedTo: z.number().int().nullable().describe("the parent folder that received them; null for the top level"),
+      message: z.string(),
+    }),
+  }),
 } as const;

@@ -1,4 +1,7 @@
+import { accumulateRoutes } from "./accumulate";
 import { folderRoutes } from "./folders";
+import { noteRoutes } from "./notes";
+import { snapshotRoutes } from "./snapshots";
 import { systemRoutes } from "./system";
 import { workspaceRoutes } from "./workspace";
 
@@ -6,13 +9,19 @@ import { workspaceRoutes } from "./workspace";
 export const routes = {
   ...workspaceRoutes,
   ...folderRoutes,
+  ...noteRoutes,
+  ...snapshotRoutes,
+  ...accumulateRoutes,
   ...systemRoutes,
 } as const;
 
 export type Routes = typeof routes;
 export type RouteId = keyof Routes;
 
+export * from "./accumulate";
 export * from "./common";
 export * from "./folders";
+export * from "./notes";
 export * from "./route";
+export * from "./snapshots";
 export * from "./workspace";

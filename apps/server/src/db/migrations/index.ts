@@ -2,6 +2,8 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator } from "k
 import * as accountsAndFolders from "./0001-accounts-and-folders";
 import * as documents from "./0002-documents";
 import * as notes from "./0003-notes";
+import * as snapshots from "./0004-snapshots";
+import * as search from "./0005-search";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -13,6 +15,8 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0001-accounts-and-folders": accountsAndFolders,
   "0002-documents": documents,
   "0003-notes": notes,
+  "0004-snapshots": snapshots,
+  "0005-search": search,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

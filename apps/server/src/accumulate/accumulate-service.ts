@@ -1,0 +1,193 @@
+import {
+  folderNameKey,
+  jsonToMarkdown,
+  MAX_NOTE_CONTENT_BYTES,
+  markdownToJson,
+  removeNote,
+  splitFolderPath,
+  textToJson,
+  workspaceDocName,
+} from "@tandem/core";
+import type { Kysely } from "kysely";
+import type { Schema } from "../db/schema";
+import { deleteFolder, ensureFolderPath } from "../folders/folders-service";
+import { ApiError } from "../http/errors";
+import { MEMORY_FOLDER } from "../memory/memory-service";
+import { changeMeta, createNoteFromJson, getOwnedNote, readBody, replaceBody } from "../notes/notes-service";
+import { workspaceTotals } from "../notes/notes-stats";
+import { takeSnapshot } from "../snapshots/snapshots-service";
+import type { SyncServer } from "../sync/sync-server";
+
+interface Deps {
+  db: Kysely<Schema>;
+  sync: SyncServer;
+}
+
+export interface AccumulateInput {
+  files?: { path: string; content: string; message?: string }[];
+  texts?: { title: string; content: string; folder?: string }[];
+  delete?: { path: string }[];
+  folders?: { create?: string[]; delete?: string[] };
+}
+
+interface Report {
+  created: number;
+  updated: number;
+  deleted: number;
+  skipped: number;
+  errors: { path: string; error: string }[];
+  versions: { file: string; from: number; to: number; message: string }[];
+  foldersCreated: string[];
+}
+
+class EntryError extends Error {}
+
+const TEXT_EXTENSIONS = /\.(txt|text)$/i;
+const MARKDOWN_EXTENSIONS = /\.(md|markdown|mdown)$/i;
+
+/** Folder segments of a path, with a leading `memory` (any case) spelled as the Memory folder. */
+function folderSegments(path: string): string[] {
+  if (path.trim() === "" || path.trim() === "/") return [];
+  const split = splitFolderPath(path);
+  if ("problem" in split) throw new EntryError(`the folder path ${split.problem}`);
+  const [first, ...rest] = split.segments;
+  return first !== undefined && folderNameKey(first) === folderNameKey(MEMORY_FOLDER) ? [MEMORY_FOLDER, ...rest] : split.segments;
+}
+
+/** `Folder/Sub/name.md` → the folders, the title (the name without its extension) and the format. */
+function parseFilePath(path: string): { folders: string[]; title: string; format: "markdown" | "text" } {
+  const trimmed = path.trim().replace(/^\/+/, "");
+  const slash = trimmed.lastIndexOf("/");
+  const fileName = trimmed.slice(slash + 1);
+  const title = fileName.replace(TEXT_EXTENSIONS, "").replace(MARKDOWN_EXTENSIONS, "").trim();
+  if (title === "") throw new EntryError("the path names no file");
+  return {
+    folders: folderSegments(trimmed.slice(0, Math.max(0, slash))),
+    title,
+    format: TEXT_EXTENSIONS.test(fileName) ? "text" : "markdown",
+  };
+}
+
+async function findNote(db: Kysely<Schema>, ownerId: number, folderId: number | null, title: string) {
+  let query = db.selectFrom("notes").select("id").where("owner_id", "=", ownerId).where("title", "=", title);
+  query = folderId === null ? query.where("folder_id", "is", null) : query.where("folder_id", "=", folderId);
+  return (await query.orderBy("id").executeTakeFirst())?.id;
+}
+
+async function resolveFolder(deps: Deps, ownerId: number, segments: string[], report: Report): Promise<number | null> {
+  if (segments.length === 0) return null;
+  const { folder, created } = await ensureFolderPath(deps.db, deps.sync, ownerId, segments);
+  if (created.length > 0) report.foldersCreated.push(segments.join("/"));
+  return folder.id;
+}
+
+/** Creates the note, or updates the one with the same title in the same folder (snapshots on both sides). */
+async function upsertNote(
+  deps: Deps,
+  ownerId: number,
+  entry: { label: string; folders: string[]; title: string; content: string; format: "markdown" | "text"; message?: string },
+  report: Report,
+): Promise<void> {
+  if (Buffer.byteLength(entry.content) > MAX_NOTE_CONTENT_BYTES) throw new EntryError("the content is larger than 10 MB");
+  const body = entry.format === "text" ? textToJson(entry.content) : markdownToJson(entry.content);
+  const folderId = await resolveFolder(deps, ownerId, entry.folders, report);
+  const existingId = await findNote(deps.db, ownerId, folderId, entry.title);
+  if (existingId === undefined) {
+    const folder =
+      folderId === null
+        ? null
+        : await deps.db.selectFrom("folders").select(["id", "uuid", "name"]).where("id", "=", folderId).executeTakeFirstOrThrow();
+    await createNoteFromJson(deps, ownerId, { title: entry.title, body, folder, tags: [] });
+    report.created++;
+    return;
+  }
+  const before = await getOwnedNote(deps.db, ownerId, existingId);
+  if (jsonToMarkdown(await readBody(deps.sync, before.uuid)) === jsonToMarkdown(body)) {
+    report.skipped++;
+    return;
+  }
+  const message = entry.message ?? `Imported ${entry.label}`;
+  const from = await takeSnapshot(deps, before, "Before import");
+  await replaceBody(deps.sync, ownerId, before.uuid, body);
+  await changeMeta(deps.sync, ownerId, before.uuid, {});
+  const to = await takeSnapshot(deps, await getOwnedNote(deps.db, ownerId, existingId), message);
+  report.versions.push({ file: entry.label, from: from.seq, to: to.seq, message });
+  report.updated++;
+}
+
+async function deleteByPath(deps: Deps, ownerId: number, path: string, report: Report): Promise<void> {
+  const { folders, title } = parseFilePath(path);
+  let folderId: number | null = null;
+  for (const name of folders) {
+    let query = deps.db.selectFrom("folders").select("id").where("owner_id", "=", ownerId).where("name_key", "=", folderNameKey(name));
+    query = folderId === null ? query.where("parent_id", "is", null) : query.where("parent_id", "=", folderId);
+    const row = await query.orderBy("id").executeTakeFirst();
+    if (!row) throw new EntryError("no such note");
+    folderId = row.id;
+  }
+  const noteId = await findNote(deps.db, ownerId, folderId, title);
+  if (noteId === undefined) throw new EntryError("no such note");
+  const note = await getOwnedNote(deps.db, ownerId, noteId);
+  await deps.sync.change(workspaceDocName(ownerId), ownerId, (doc) => removeNote(doc, note.uuid));
+  report.deleted++;
+}
+
+async function deleteFolderByPath(deps: Deps, ownerId: number, path: string, report: Report): Promise<void> {
+  const segments = folderSegments(path);
+  if (segments.length === 0) throw new EntryError("the path names no folder");
+  let folderId: number | null = null;
+  for (const name of segments) {
+    let query = deps.db.selectFrom("folders").select("id").where("owner_id", "=", ownerId).where("name_key", "=", folderNameKey(name));
+    query = folderId === null ? query.where("parent_id", "is", null) : query.where("parent_id", "=", folderId);
+    const row = await query.orderBy("id").executeTakeFirst();
+    if (!row) throw new EntryError("no such folder");
+    folderId = row.id;
+  }
+  await deleteFolder(deps.db, deps.sync, ownerId, folderId as number);
+  report.deleted++;
+}
+
+/**
+ * Applies an import entry by entry: one that fails is reported in `errors` and the rest still
+ * apply. Each entry's writes are durable when it finishes.
+ */
+export async function accumulate(deps: Deps, ownerId: number, input: AccumulateInput) {
+  const report: Report = { created: 0, updated: 0, deleted: 0, skipped: 0, errors: [], versions: [], foldersCreated: [] };
+  const attempt = async (path: string, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      if (error instanceof EntryError || (error instanceof ApiError && error.status < 500))
+        report.errors.push({ path, error: error.message });
+      else throw error;
+    }
+  };
+  for (const path of input.folders?.create ?? []) {
+    await attempt(path, async () => {
+      await resolveFolder(deps, ownerId, folderSegments(path), report);
+    });
+  }
+  for (const file of input.files ?? []) {
+    await attempt(file.path, () =>
+      upsertNote(deps, ownerId, { label: file.path, ...parseFilePath(file.path), content: file.content, message: file.message }, report),
+    );
+  }
+  for (const text of input.texts ?? []) {
+    const label = [text.folder, text.title].filter(Boolean).join("/");
+    await attempt(label, async () =>
+      upsertNote(
+        deps,
+        ownerId,
+        { label, folders: folderSegments(text.folder ?? ""), title: text.title, content: text.content, format: "markdown" },
+        report,
+      ),
+    );
+  }
+  for (const { path } of input.delete ?? []) await attempt(path, () => deleteByPath(deps, ownerId, path, report));
+  for (const path of input.folders?.delete ?? []) await attempt(path, () => deleteFolderByPath(deps, ownerId, path, report));
+
+  const totals = await workspaceTotals(deps.db, ownerId);
+  const parts = [`${report.created} created`, `${report.updated} updated`, `${report.deleted} deleted`, `${report.skipped} unchanged`];
+  if (report.errors.length) parts.push(`${report.errors.length} failed`);
+  return { ...report, workspace: { totalFiles: totals.totalFiles, totalSizeBytes: totals.totalSizeBytes }, message: parts.join(", ") };
+}

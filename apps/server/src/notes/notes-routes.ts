@@ -1,0 +1,80 @@
+import type { AppContext } from "../context";
+import { grepNotes } from "../grep/grep-service";
+import { RegexRunner } from "../grep/regex-runner";
+import { created } from "../http/reply";
+import type { RouteHandlers } from "../http/router";
+import { searchMemory } from "../memory/memory-service";
+import { searchNotes } from "../search/search-index";
+import { takeSnapshot } from "../snapshots/snapshots-service";
+import { copyNote, createNote, getNote, listNotes, moveNote, pinNote, updateNote } from "./notes-service";
+import { notesSummary } from "./notes-stats";
+
+type NoteRouteId =
+  | "listNotes"
+  | "createNote"
+  | "getNote"
+  | "updateNote"
+  | "copyNote"
+  | "moveNote"
+  | "pinNote"
+  | "grepNotes"
+  | "searchNotes"
+  | "notesSummary"
+  | "memorySearch";
+
+/** How long a regex grep may run before it is stopped and answered with a 400. */
+export const REGEX_TIMEOUT_MS = 2000;
+
+export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
+  const { db } = context;
+  // Its worker is unreferenced, so it never holds the process open at shutdown.
+  const regexRunner = new RegexRunner(REGEX_TIMEOUT_MS);
+  return {
+    notesSummary: async ({ input, principal }) => ({ success: true, ...(await notesSummary(db, principal.userId, input.query.limit)) }),
+    memorySearch: async ({ input, principal }) => {
+      const limit = input.body.maxResults ?? input.body.limit ?? 10;
+      return {
+        success: true,
+        result: { results: await searchMemory(db, context.database.dialect, principal.userId, input.body.query, limit) },
+      };
+    },
+    searchNotes: async ({ input, principal }) => {
+      const hits = await searchNotes(db, context.database.dialect, { ownerId: principal.userId }, input.body.query, input.body.limit);
+      return { success: true, results: hits.map(({ id, title, snippet, score, folderId }) => ({ id, title, snippet, score, folderId })) };
+    },
+    grepNotes: async ({ input, principal }) => ({ success: true, ...(await grepNotes(db, regexRunner, principal.userId, input.body)) }),
+    listNotes: async ({ input, principal }) => {
+      const result = await listNotes(db, principal.userId, input.query);
+      const folder = result.folder && { id: result.folder.id, name: result.folder.name };
+      return { success: true, ...result, folder };
+    },
+    createNote: async ({ input, principal }) => {
+      const note = await createNote(context, principal.userId, input.body);
+      return created({ success: true, result: { note }, message: `Created note "${note.title}"` });
+    },
+    getNote: async ({ input, principal }) => ({ success: true, note: await getNote(context, principal.userId, input.params.id) }),
+    updateNote: async ({ input, principal }) => {
+      // PATCH keeps what it overwrites: the current body is snapshotted before a new one is written.
+      await updateNote(context, principal.userId, input.params.id, input.body, (row) =>
+        takeSnapshot(context, row, "Before update").then(() => {}),
+      );
+      return { success: true, message: "Note updated" };
+    },
+    copyNote: async ({ input, principal }) => {
+      const note = await copyNote(context, principal.userId, input.params.id, input.body ?? {});
+      return created({
+        success: true,
+        result: { note },
+        message: `Copied into ${note.folderId === null ? "the root" : `folder ${note.folderId}`}`,
+      });
+    },
+    moveNote: async ({ input, principal }) => {
+      const folder = await moveNote(context, principal.userId, input.params.id, input.body);
+      return { success: true, message: folder ? `Moved to "${folder.name}"` : "Moved to the root" };
+    },
+    pinNote: async ({ input, principal }) => {
+      await pinNote(context, principal.userId, input.params.id, input.body.pinned);
+      return { success: true, message: input.body.pinned ? "Pinned" : "Unpinned" };
+    },
+  };
+}

@@ -1,0 +1,211 @@
+import { randomUUID } from "node:crypto";
+import {
+  htmlToJson,
+  jsonToHtml,
+  jsonToMarkdown,
+  markdownToJson,
+  type NoteListItem,
+  noteDocName,
+  putNote,
+  readNoteBody,
+  readNotes,
+  textToJson,
+  workspaceDocName,
+  writeNoteBody,
+} from "@tandem/core";
+import type { JSONContent } from "@tiptap/core";
+import { type Kysely, type Selectable, sql } from "kysely";
+import { nowIso } from "../clock";
+import type { NotesTable, Schema } from "../db/schema";
+import { notFound } from "../http/errors";
+import type { SyncServer } from "../sync/sync-server";
+import { type ChosenFolder, chooseFolder } from "./folder-choice";
+import { noteUpdatedAt } from "./notes-stats";
+
+export type NoteRow = Selectable<NotesTable> & { word_count: number; size_bytes: number; body_updated_at: string | null };
+
+interface NotesDeps {
+  db: Kysely<Schema>;
+  sync: SyncServer;
+}
+
+function notesWithBodies(db: Kysely<Schema>) {
+  return db
+    .selectFrom("notes")
+    .leftJoin("note_bodies", "note_bodies.uuid", "notes.uuid")
+    .selectAll("notes")
+    .select([
+      sql<number>`coalesce(note_bodies.word_count, 0)`.as("word_count"),
+      sql<number>`coalesce(note_bodies.size_bytes, 0)`.as("size_bytes"),
+      "note_bodies.updated_at as body_updated_at",
+    ]);
+}
+
+/** A note is updated when its metadata or its body last changed, whichever is later. */
+function updatedAt(row: NoteRow): string {
+  return row.body_updated_at && row.body_updated_at > row.updated_at ? row.body_updated_at : row.updated_at;
+}
+
+export function toListItem(row: NoteRow): NoteListItem {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    title: row.title,
+    folderId: row.folder_id,
+    wordCount: Number(row.word_count),
+    pinned: row.pinned === 1,
+    tags: JSON.parse(row.tags) as string[],
+    createdAt: row.created_at,
+    updatedAt: updatedAt(row),
+  };
+}
+
+/** A note the user owns, or a 404, also for another owner's note. */
+export async function getOwnedNote(db: Kysely<Schema>, ownerId: number, noteId: number): Promise<NoteRow> {
+  const row = await notesWithBodies(db).where("notes.id", "=", noteId).where("notes.owner_id", "=", ownerId).executeTakeFirst();
+  if (!row) throw notFound(`note ${noteId}`);
+  return row;
+}
+
+export async function listNotes(
+  db: Kysely<Schema>,
+  ownerId: number,
+  query: { folderId?: number; folderName?: string; limit: number },
+): Promise<{ folder: ChosenFolder | null; notes: NoteListItem[]; totalNotes: number; limited: boolean }> {
+  const folder = await chooseFolder(db, ownerId, query);
+  let rows = notesWithBodies(db).where("notes.owner_id", "=", ownerId);
+  rows = folder ? rows.where("notes.folder_id", "=", folder.id) : rows.where("notes.folder_id", "is", null);
+  const page = await rows
+    .orderBy("notes.pinned", "desc")
+    .orderBy(noteUpdatedAt, "desc")
+    .orderBy("notes.id", "desc")
+    .limit(query.limit)
+    .execute();
+  let count = db.selectFrom("notes").select(sql<number>`count(*)`.as("n")).where("owner_id", "=", ownerId);
+  count = folder ? count.where("folder_id", "=", folder.id) : count.where("folder_id", "is", null);
+  const totalNotes = Number((await count.executeTakeFirstOrThrow()).n);
+  return { folder, notes: page.map(toListItem), totalNotes, limited: totalNotes > page.length };
+}
+
+export interface CreatedNote {
+  id: number;
+  uuid: string;
+  title: string;
+  folderId: number | null;
+}
+
+export async function createNoteFromJson(
+  { db, sync }: NotesDeps,
+  ownerId: number,
+  input: { title: string; body: JSONContent; folder: ChosenFolder | null; tags: string[]; pinned?: boolean },
+): Promise<CreatedNote> {
+  const uuid = randomUUID();
+  const now = nowIso();
+  // The body first: once the workspace lists the note, clients open its document.
+  await sync.change(noteDocName(uuid), ownerId, (doc) => writeNoteBody(doc, input.body));
+  await sync.change(workspaceDocName(ownerId), ownerId, (doc) =>
+    putNote(doc, uuid, {
+      title: input.title,
+      folder: input.folder?.uuid ?? null,
+      pinned: input.pinned ?? false,
+      tags: input.tags,
+      createdAt: now,
+      updatedAt: now,
+    }),
+  );
+  const row = await db.selectFrom("notes").select(["id", "folder_id"]).where("uuid", "=", uuid).executeTakeFirstOrThrow();
+  return { id: row.id, uuid, title: input.title, folderId: row.folder_id };
+}
+
+export async function createNote(
+  deps: NotesDeps,
+  ownerId: number,
+  input: { title: string; content: string; format: "markdown" | "text"; tags?: string[]; folderId?: number | null; folderName?: string },
+): Promise<CreatedNote> {
+  const folder = await chooseFolder(deps.db, ownerId, input);
+  const body = input.format === "text" ? textToJson(input.content) : markdownToJson(input.content);
+  return createNoteFromJson(deps, ownerId, { title: input.title, body, folder, tags: input.tags ?? [] });
+}
+
+/** The note's body, read from its live document or from storage. */
+export async function readBody(sync: SyncServer, uuid: string): Promise<JSONContent> {
+  return readNoteBody(await sync.getDoc(noteDocName(uuid)));
+}
+
+export async function getNote({ db, sync }: NotesDeps, ownerId: number, noteId: number) {
+  const row = await getOwnedNote(db, ownerId, noteId);
+  const body = await readBody(sync, row.uuid);
+  return {
+    ...toListItem(row),
+    docName: noteDocName(row.uuid),
+    content: jsonToHtml(body),
+    markdown: jsonToMarkdown(body),
+    sizeBytes: Number(row.size_bytes),
+    shared: false,
+    role: "owner" as const,
+  };
+}
+
+/** Changes metadata fields of a note in the workspace document, stamping `updatedAt`. */
+export async function changeMeta(sync: SyncServer, ownerId: number, uuid: string, fields: Parameters<typeof putNote>[2]): Promise<void> {
+  await sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
+    // A note deleted since the request was checked stays deleted.
+    if (!readNotes(doc).has(uuid)) throw notFound("note");
+    putNote(doc, uuid, { ...fields, updatedAt: nowIso() });
+  });
+}
+
+/** Replaces a note's body with HTML, as a diff against the current body so concurrent edits survive. */
+export async function replaceBody(sync: SyncServer, ownerId: number, uuid: string, body: JSONContent): Promise<void> {
+  await sync.change(noteDocName(uuid), ownerId, (doc) => writeNoteBody(doc, body));
+}
+
+export async function updateNote(
+  deps: NotesDeps,
+  ownerId: number,
+  noteId: number,
+  input: { title?: string; content?: string; tags?: string[] },
+  beforeBodyChange: (row: NoteRow) => Promise<void>,
+): Promise<void> {
+  const row = await getOwnedNote(deps.db, ownerId, noteId);
+  if (input.content !== undefined) {
+    const body = htmlToJson(input.content);
+    await beforeBodyChange(row);
+    await replaceBody(deps.sync, ownerId, row.uuid, body);
+  }
+  await changeMeta(deps.sync, ownerId, row.uuid, { title: input.title, tags: input.tags });
+}
+
+export async function copyNote(
+  deps: NotesDeps,
+  ownerId: number,
+  noteId: number,
+  target: { folderId?: number | null; folderName?: string },
+) {
+  const row = await getOwnedNote(deps.db, ownerId, noteId);
+  const folder =
+    target.folderId !== undefined || target.folderName !== undefined
+      ? await chooseFolder(deps.db, ownerId, target)
+      : row.folder_id === null
+        ? null
+        : await chooseFolder(deps.db, ownerId, { folderId: row.folder_id });
+  const body = await readBody(deps.sync, row.uuid);
+  return createNoteFromJson(deps, ownerId, { title: row.title, body, folder, tags: JSON.parse(row.tags) as string[] });
+}
+
+export async function moveNote(
+  deps: NotesDeps,
+  ownerId: number,
+  noteId: number,
+  target: { folderId?: number | null; folderName?: string },
+) {
+  const row = await getOwnedNote(deps.db, ownerId, noteId);
+  const folder = await chooseFolder(deps.db, ownerId, target);
+  await changeMeta(deps.sync, ownerId, row.uuid, { folder: folder?.uuid ?? null });
+  return folder;
+}
+
+export async function pinNote(deps: NotesDeps, ownerId: number, noteId: number, pinned: boolean): Promise<void> {
+  const row = await getOwnedNote(deps.db, ownerId, noteId);
+  await changeMeta(deps.sync, ownerId, row.uuid, { pinned });
+}

@@ -1,0 +1,87 @@
+import { type Kysely, sql } from "kysely";
+import type { Dialect } from "../db/database";
+import type { Schema } from "../db/schema";
+
+export interface SearchHit {
+  id: number;
+  uuid: string;
+  title: string;
+  folderId: number | null;
+  snippet: string;
+  score: number;
+}
+
+export interface SearchScope {
+  ownerId: number;
+  /** Only notes in these folders (and none at the root) when given. */
+  folderIds?: readonly number[];
+}
+
+/**
+ * Words of a query, as the index tokenises them. Anything else (quotes, operators) is dropped,
+ * so no user input ever reaches a query parser: every word is required, and the last may be a
+ * prefix of a longer one.
+ */
+export function queryWords(query: string): string[] {
+  return (query.normalize("NFC").match(/[\p{L}\p{N}_]+/gu) ?? []).slice(0, 32);
+}
+
+const SNIPPET_WORDS = 24;
+
+async function searchSqlite(db: Kysely<Schema>, scope: SearchScope, words: string[], limit: number): Promise<SearchHit[]> {
+  const match = words.map((word, i) => `"${word}"${i === words.length - 1 ? "*" : ""}`).join(" ");
+  let query = db
+    .selectFrom(sql`note_search`.as("s"))
+    .innerJoin("note_bodies", (join) => join.on(sql<boolean>`note_bodies.rowid = s.rowid`))
+    .innerJoin("notes", "notes.uuid", "note_bodies.uuid")
+    .select([
+      "notes.id",
+      "notes.uuid",
+      "notes.title",
+      "notes.folder_id",
+      sql<string>`snippet(note_search, 1, '', '', '…', ${SNIPPET_WORDS})`.as("snippet"),
+      // bm25 is lower for better matches; titles weigh ten times the body.
+      sql<number>`-bm25(note_search, 10.0, 1.0)`.as("score"),
+    ])
+    .where(sql<boolean>`note_search match ${match}`)
+    .where("notes.owner_id", "=", scope.ownerId);
+  if (scope.folderIds) query = query.where("notes.folder_id", "in", scope.folderIds.length ? [...scope.folderIds] : [-1]);
+  const rows = await query.orderBy("score", "desc").limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, uuid: r.uuid, title: r.title, folderId: r.folder_id, snippet: r.snippet, score: Number(r.score) }));
+}
+
+async function searchPostgres(db: Kysely<Schema>, scope: SearchScope, words: string[], limit: number): Promise<SearchHit[]> {
+  const tsquery = words.map((word, i) => `'${word.replace(/'/g, "")}'${i === words.length - 1 ? ":*" : ""}`).join(" & ");
+  const q = sql`to_tsquery('english', ${tsquery})`;
+  let query = db
+    .selectFrom("note_bodies")
+    .innerJoin("notes", "notes.uuid", "note_bodies.uuid")
+    .select([
+      "notes.id",
+      "notes.uuid",
+      "notes.title",
+      "notes.folder_id",
+      sql<string>`ts_headline('english', left(note_bodies.text, 20000), ${q}, ${`StartSel="", StopSel="", MaxWords=${SNIPPET_WORDS}, MinWords=8, FragmentDelimiter=" … "`})`.as(
+        "snippet",
+      ),
+      sql<number>`ts_rank(note_bodies.search, ${q})`.as("score"),
+    ])
+    .where(sql<boolean>`note_bodies.search @@ ${q}`)
+    .where("notes.owner_id", "=", scope.ownerId);
+  if (scope.folderIds) query = query.where("notes.folder_id", "in", scope.folderIds.length ? [...scope.folderIds] : [-1]);
+  const rows = await query.orderBy("score", "desc").orderBy("notes.id").limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, uuid: r.uuid, title: r.title, folderId: r.folder_id, snippet: r.snippet, score: Number(r.score) }));
+}
+
+/** Ranked full-text search of a user's notes, with a plain-text snippet of each match. */
+export async function searchNotes(
+  db: Kysely<Schema>,
+  dialect: Dialect,
+  scope: SearchScope,
+  query: string,
+  limit: number,
+): Promise<SearchHit[]> {
+  const words = queryWords(query);
+  if (words.length === 0) return [];
+  return dialect === "sqlite" ? searchSqlite(db, scope, words, limit) : searchPostgres(db, scope, words, limit);
+}

@@ -1,0 +1,106 @@
+import { jsonToHtml, jsonToMarkdown, noteDocName, readNoteBody } from "@tandem/core";
+import { type Kysely, type Selectable, sql } from "kysely";
+import * as Y from "yjs";
+import { nowIso } from "../clock";
+import type { Schema, SnapshotsTable } from "../db/schema";
+import { notFound } from "../http/errors";
+import { getOwnedNote, type NoteRow, replaceBody } from "../notes/notes-service";
+import type { SyncServer } from "../sync/sync-server";
+
+type SnapshotRow = Selectable<SnapshotsTable>;
+
+interface Deps {
+  db: Kysely<Schema>;
+  sync: SyncServer;
+}
+
+function summary(row: SnapshotRow, noteId: number) {
+  return { versionId: row.id, seq: row.seq, noteId, label: row.label, createdAt: row.created_at, wordCount: row.word_count };
+}
+
+/**
+ * Saves the note's current document state. The next seq is computed and inserted in one
+ * transaction; the unique (note, seq) index turns a lost race into a retry, not a duplicate.
+ */
+export async function takeSnapshot({ db, sync }: Deps, note: NoteRow, label: string | null) {
+  const state = Y.encodeStateAsUpdate(await sync.getDoc(noteDocName(note.uuid)));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const row = await db.transaction().execute(async (tx) => {
+        const last = await tx
+          .selectFrom("snapshots")
+          .select(sql<number | null>`max(seq)`.as("seq"))
+          .where("note_uuid", "=", note.uuid)
+          .executeTakeFirstOrThrow();
+        return tx
+          .insertInto("snapshots")
+          .values({
+            note_uuid: note.uuid,
+            owner_id: note.owner_id,
+            seq: Number(last.seq ?? 0) + 1,
+            label,
+            state,
+            word_count: Number(note.word_count),
+            created_at: nowIso(),
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      });
+      return summary(row, note.id);
+    } catch (error) {
+      if (attempt >= 3) throw error;
+    }
+  }
+}
+
+export async function listSnapshots(db: Kysely<Schema>, ownerId: number, noteId: number, limit: number) {
+  const note = await getOwnedNote(db, ownerId, noteId);
+  const rows = await db
+    .selectFrom("snapshots")
+    .selectAll()
+    .where("note_uuid", "=", note.uuid)
+    .orderBy("seq", "desc")
+    .limit(limit)
+    .execute();
+  const total = await db
+    .selectFrom("snapshots")
+    .select(sql<number>`count(*)`.as("n"))
+    .where("note_uuid", "=", note.uuid)
+    .executeTakeFirstOrThrow();
+  return { noteId, snapshots: rows.map((row) => summary(row, noteId)), total: Number(total.n) };
+}
+
+async function findSnapshot(db: Kysely<Schema>, note: NoteRow, by: { seq?: number; versionId?: number }): Promise<SnapshotRow> {
+  let query = db.selectFrom("snapshots").selectAll().where("note_uuid", "=", note.uuid);
+  query = by.seq !== undefined ? query.where("seq", "=", by.seq) : query.where("id", "=", by.versionId as number);
+  const row = await query.executeTakeFirst();
+  if (!row)
+    throw notFound(by.seq !== undefined ? `snapshot seq ${by.seq} of note ${note.id}` : `snapshot ${by.versionId} of note ${note.id}`);
+  return row;
+}
+
+function bodyOf(row: SnapshotRow) {
+  const doc = new Y.Doc();
+  Y.applyUpdate(doc, row.state);
+  return readNoteBody(doc);
+}
+
+export async function getSnapshot(db: Kysely<Schema>, ownerId: number, noteId: number, by: { seq?: number; versionId?: number }) {
+  const note = await getOwnedNote(db, ownerId, noteId);
+  const row = await findSnapshot(db, note, by);
+  const body = bodyOf(row);
+  return { ...summary(row, noteId), content: jsonToHtml(body), markdown: jsonToMarkdown(body) };
+}
+
+/**
+ * Restores by moving forward: snapshot the current state (so the restore can be undone), then
+ * write the snapshot's content as a new change. Stored history is never rewound, so every peer,
+ * including ones offline now, converges on the restored content.
+ */
+export async function restoreSnapshot(deps: Deps, ownerId: number, noteId: number, by: { seq?: number; versionId?: number }) {
+  const note = await getOwnedNote(deps.db, ownerId, noteId);
+  const target = await findSnapshot(deps.db, note, by);
+  const backup = await takeSnapshot(deps, note, `Before restoring snapshot ${target.seq}`);
+  await replaceBody(deps.sync, ownerId, note.uuid, bodyOf(target));
+  return { restoredSeq: target.seq, backupSeq: backup.seq };
+}

@@ -1,0 +1,6 @@
+export { htmlToJson, jsonToHtml } from "./html";
+export { jsonToMarkdown, markdownToJson } from "./markdown";
+export { normalizeJson } from "./normalize";
+export { isAllowedHref, noteExtensions, noteSchema } from "./schema";
+export { countWords, jsonToText, textToJson } from "./text";
+export { NOTE_FRAGMENT, readNoteBody, writeNoteBody } from "./yjs";

@@ -1,0 +1,83 @@
+import { Extension, type JSONContent, type MarkdownToken } from "@tiptap/core";
+import { MarkdownManager } from "@tiptap/markdown";
+import { Marked, type marked } from "marked";
+import { normalizeJson } from "./normalize";
+import { noteExtensions } from "./schema";
+import { parseOrLiteral } from "./text";
+
+/**
+ * Markdown goes through @tiptap/markdown's MarkdownManager in both directions, built from the note
+ * extensions, so each extension's own Markdown rules apply: task lists (`- [ ]`, `- [x]`), code
+ * block languages and underline (`<u>…</u>`) round trip without a serializer of our own. Two gaps
+ * are filled here (tables, text that looks like block syntax) and everything is normalised.
+ *
+ * Raw HTML inside Markdown stays literal text (`<b>x</b>` reads as those characters): the manager
+ * only parses embedded HTML when a global `window` exists, which the server deliberately lacks.
+ * That is safe, and such text is escaped again on output. Images keep only their alt text, as the
+ * schema has no image node.
+ */
+
+/**
+ * The schema has no tables, and MarkdownManager drops tokens nothing handles, so a pasted GFM
+ * table would vanish. Each row becomes a paragraph instead, cells (with their formatting) joined
+ * by " | ": all text and links are kept, and the result is stable under further round trips.
+ */
+const TableRowsAsParagraphs = Extension.create({
+  name: "markdownTableRows",
+  markdownTokenName: "table",
+  parseMarkdown: (token, h) =>
+    [token.header, ...token.rows].map((cells: MarkdownToken[]) =>
+      h.createNode(
+        "paragraph",
+        {},
+        cells.flatMap((cell, i) => [...(i > 0 ? [h.createTextNode(" | ")] : []), ...h.parseInline(cell.tokens ?? [])]),
+      ),
+    ),
+});
+
+/**
+ * MarkdownManager escapes inline syntax in text (`*`, `_`, `` ` ``, `[`…) but not what starts a
+ * block, so a paragraph reading "# not a heading" or "1. not a list" would come back as a heading
+ * or a list. Every line a paragraph renders is checked here, before list or quote prefixes are
+ * added. A backslash before ASCII punctuation is always a literal in CommonMark, and a leading
+ * space or tab (which Markdown would strip, or read as an indented code block) becomes a
+ * character reference.
+ */
+class NoteMarkdownManager extends MarkdownManager {
+  override renderNodeToMarkdown(node: JSONContent, ...rest: [JSONContent?, number?, number?, Record<string, unknown>?]): string {
+    const markdown = super.renderNodeToMarkdown(node, ...rest);
+    return node.type === "paragraph" ? markdown.split("\n").map(escapeLineStart).join("\n") : markdown;
+  }
+}
+
+function escapeLineStart(line: string): string {
+  if (line.startsWith(" ")) return `&#32;${line.slice(1)}`;
+  if (line.startsWith("\t")) return `&#9;${line.slice(1)}`;
+  // An ATX heading, a bullet, or a setext underline / thematic break made of = or -.
+  if (/^(?:#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|=+[ \t]*$|-+[ \t]*$)/.test(line)) return `\\${line}`;
+  // An ordered list item: escape its delimiter.
+  if (/^\d{1,9}[.)](?=[ \t]|$)/.test(line)) return line.replace(/[.)]/, "\\$&");
+  // A table delimiter row ("| --- | :-: |"): a cell holding "\-" no longer qualifies.
+  if (/^[|:\- \t]*$/.test(line) && line.includes("|") && line.includes("-")) return line.replace("-", "\\-");
+  return line;
+}
+
+/**
+ * The manager registers its custom tokenizers with `marked.use()`. By default that is marked's
+ * process-wide singleton, which would then produce tokens (taskList…) that other users of
+ * `marked` can't render, so it gets a private instance. MarkdownManager only uses the instance
+ * API (`Lexer`, `defaults`, `use`, `lexer`, `setOptions`), which `Marked` objects provide; its
+ * option is typed as the singleton only because that is the default.
+ */
+const manager = new NoteMarkdownManager({
+  extensions: [...noteExtensions, TableRowsAsParagraphs],
+  marked: new Marked() as unknown as typeof marked,
+});
+
+export function markdownToJson(markdown: string): JSONContent {
+  return parseOrLiteral(markdown, (source) => normalizeJson(manager.parse(source)));
+}
+
+export function jsonToMarkdown(json: JSONContent): string {
+  return manager.serialize(normalizeJson(json));
+}
