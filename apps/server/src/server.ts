@@ -14,6 +14,7 @@ import { errorHandler, notFoundHandler } from "./http/error-handler";
 import { buildApiRouter } from "./http/router";
 import { createLogger, type Logger } from "./logger";
 import { noteHandlers } from "./notes/notes-routes";
+import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { systemHandlers } from "./system/system-routes";
@@ -47,6 +48,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
       ...noteHandlers(context),
       ...snapshotHandlers(context),
       ...accumulateHandlers(context),
+      ...sharingHandlers(context),
       ...systemHandlers(),
     }),
   );

@@ -28,6 +28,7 @@ describe("v1 API through real HTTP", () => {
     const second = await alice.client.call("init");
     expect(first).toMatchObject({ success: true, initialized: true, created: true });
     expect(second).toMatchObject({ success: true, initialized: true, created: false });
+    expect(second.sync).toEqual({ url: t.server.syncUrl, workspaceDoc: `workspace:${alice.userId}`, todosDoc: `todos:${alice.userId}` });
     const { folders } = await alice.client.call("listFolders");
     expect(folders.filter((f) => f.name === "General")).toHaveLength(1);
     expect(folders[0]).toMatchObject({ name: "General", parentId: null, icon: null, fileCount: 0, shared: false, role: "owner" });

@@ -96,7 +96,11 @@ async function upsertNote(
     const folder =
       folderId === null
         ? null
-        : await deps.db.selectFrom("folders").select(["id", "uuid", "name"]).where("id", "=", folderId).executeTakeFirstOrThrow();
+        : await deps.db
+            .selectFrom("folders")
+            .select(["id", "uuid", "name", "owner_id as ownerId"])
+            .where("id", "=", folderId)
+            .executeTakeFirstOrThrow();
     await createNoteFromJson(deps, ownerId, { title: entry.title, body, folder, tags: [] });
     report.created++;
     return;

@@ -88,6 +88,14 @@ export interface SnapshotsTable {
   created_at: string;
 }
 
+export interface FolderSharesTable {
+  folder_uuid: string;
+  owner_id: number;
+  grantee_id: number;
+  role: "viewer" | "editor";
+  created_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -96,4 +104,5 @@ export interface Schema {
   notes: NotesTable;
   note_bodies: NoteBodiesTable;
   snapshots: SnapshotsTable;
+  folder_shares: FolderSharesTable;
 }

@@ -15,6 +15,7 @@ import type * as Y from "yjs";
 import { nowIso } from "../clock";
 import type { FoldersTable, Schema } from "../db/schema";
 import { badRequest, conflict, notFound } from "../http/errors";
+import { folderRole, type Role, sharedFolders } from "../sharing/access";
 import type { SyncServer } from "../sync/sync-server";
 
 export const GENERAL_FOLDER = "General";
@@ -34,16 +35,17 @@ export function generalFolderUuid(userId: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-function toFolder(row: FolderRow & { file_count: number }): Folder {
+function toFolder(row: FolderRow & { file_count: number }, role: Role = "owner", parentVisible = true): Folder {
   return {
     id: row.id,
     name: row.name,
-    parentId: row.parent_id,
+    // A shared folder whose parent the caller cannot see sits at their top level.
+    parentId: parentVisible ? row.parent_id : null,
     icon: row.icon,
     fileCount: Number(row.file_count),
     createdAt: row.created_at,
-    shared: false,
-    role: "owner",
+    shared: role !== "owner",
+    role,
   };
 }
 
@@ -54,20 +56,42 @@ export async function getOwnedFolder(db: Db, ownerId: number, folderId: number):
   return row;
 }
 
-/** All of the user's folders, or the children of one (`"root"` for top-level folders). */
-export async function listFolders(db: Db, ownerId: number, parent?: number | "root"): Promise<Folder[]> {
-  let query = db
+function foldersWithCounts(db: Db) {
+  return db
     .selectFrom("folders")
     .selectAll("folders")
-    .select(sql<number>`(select count(*) from notes where notes.folder_id = folders.id)`.as("file_count"))
-    .where("owner_id", "=", ownerId);
-  if (parent === "root") query = query.where("parent_id", "is", null);
-  else if (parent !== undefined) {
-    await getOwnedFolder(db, ownerId, parent);
-    query = query.where("parent_id", "=", parent);
+    .select(sql<number>`(select count(*) from notes where notes.folder_id = folders.id)`.as("file_count"));
+}
+
+/**
+ * The folders a user sees: their own and those shared with them. All of them, the children of
+ * one (`parent`), or the top level (`"root"`: their own top-level folders and the shared ones
+ * whose parent they cannot see).
+ */
+export async function listFolders(db: Kysely<Schema>, userId: number, parent?: number | "root"): Promise<Folder[]> {
+  const shared = await sharedFolders(db, userId);
+  if (typeof parent === "number") {
+    const { role } = await folderRole(db, userId, parent);
+    const rows = await foldersWithCounts(db).where("parent_id", "=", parent).orderBy("name_key").orderBy("id").execute();
+    return rows.map((row) => toFolder(row, role === "owner" ? "owner" : (shared.get(row.id)?.role ?? role)));
   }
-  const rows = await query.orderBy("name_key").orderBy("id").execute();
-  return rows.map(toFolder);
+  let own = foldersWithCounts(db).where("owner_id", "=", userId);
+  if (parent === "root") own = own.where("parent_id", "is", null);
+  const ownRows = await own.orderBy("name_key").orderBy("id").execute();
+  const sharedRows = shared.size
+    ? await foldersWithCounts(db)
+        .where("id", "in", [...shared.keys()])
+        .orderBy("name_key")
+        .orderBy("id")
+        .execute()
+    : [];
+  const visibleShared = sharedRows
+    .map((row) => ({ row, parentVisible: row.parent_id !== null && shared.has(row.parent_id) }))
+    .filter(({ parentVisible }) => parent !== "root" || !parentVisible);
+  return [
+    ...ownRows.map((row) => toFolder(row)),
+    ...visibleShared.map(({ row, parentVisible }) => toFolder(row, shared.get(row.id)?.role, parentVisible)),
+  ];
 }
 
 /** `A/B/C` for a folder, walking up its parents (the view has no cycles). */

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Schema } from "../db/schema";
 import { badRequest } from "../http/errors";
 import { chooseFolder } from "../notes/folder-choice";
+import { sharedFolders } from "../sharing/access";
 import { buildMatcher, type GrepOptions, grepText, type LineMatch } from "./line-matcher";
 import { type RegexRunner, RegexTimeoutError } from "./regex-runner";
 
@@ -26,13 +27,19 @@ export async function grepNotes(db: Kysely<Schema>, regexRunner: RegexRunner, ow
       throw badRequest("invalid_regex", `body.pattern: ${(error as Error).message}`);
     }
   }
-  const folder = input.folderId !== undefined || input.folderName !== undefined ? await chooseFolder(db, ownerId, input) : undefined;
+  const folder =
+    input.folderId !== undefined || input.folderName !== undefined ? await chooseFolder(db, ownerId, input, "read") : undefined;
   let query = db
     .selectFrom("notes")
     .leftJoin("note_bodies", "note_bodies.uuid", "notes.uuid")
-    .select(["notes.id", "notes.title", "note_bodies.text"])
-    .where("notes.owner_id", "=", ownerId);
-  if (folder !== undefined) query = folder ? query.where("notes.folder_id", "=", folder.id) : query.where("notes.folder_id", "is", null);
+    .select(["notes.id", "notes.title", "note_bodies.text"]);
+  if (folder) query = query.where("notes.folder_id", "=", folder.id);
+  else if (folder === null) query = query.where("notes.owner_id", "=", ownerId).where("notes.folder_id", "is", null);
+  else {
+    // Everything the caller can read: their notes and those in folders shared with them.
+    const shared = [...(await sharedFolders(db, ownerId)).keys(), -1];
+    query = query.where((eb) => eb.or([eb("notes.owner_id", "=", ownerId), eb("notes.folder_id", "in", shared)]));
+  }
   const notes = await query.orderBy("notes.id").execute();
   const texts = notes.map((note) => note.text ?? "");
 

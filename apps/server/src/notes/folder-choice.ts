@@ -3,11 +3,13 @@ import type { Kysely } from "kysely";
 import type { Schema } from "../db/schema";
 import { getOwnedFolder } from "../folders/folders-service";
 import { badRequest, notFound } from "../http/errors";
+import { folderRole, requireWrite } from "../sharing/access";
 
 export interface ChosenFolder {
   id: number;
   uuid: string;
   name: string;
+  ownerId: number;
 }
 
 /**
@@ -19,15 +21,19 @@ export async function chooseFolder(
   db: Kysely<Schema>,
   ownerId: number,
   choice: { folderId?: number | null; folderName?: string },
+  access: "read" | "write" = "write",
 ): Promise<ChosenFolder | null> {
   if (choice.folderId !== undefined && choice.folderId !== null) {
-    const row = await getOwnedFolder(db, ownerId, choice.folderId);
-    return { id: row.id, uuid: row.uuid, name: row.name };
+    // By id, a folder shared with the caller counts too (a name is looked up among their own).
+    const { role, ownerId: folderOwner } = await folderRole(db, ownerId, choice.folderId);
+    if (access === "write") requireWrite(role, `folder ${choice.folderId}`);
+    const row = await getOwnedFolder(db, folderOwner, choice.folderId);
+    return { id: row.id, uuid: row.uuid, name: row.name, ownerId: folderOwner };
   }
   if (choice.folderName !== undefined) {
     const rows = await db
       .selectFrom("folders")
-      .select(["id", "uuid", "name"])
+      .select(["id", "uuid", "name", "owner_id as ownerId"])
       .where("owner_id", "=", ownerId)
       .where("name_key", "=", folderNameKey(choice.folderName))
       .execute();

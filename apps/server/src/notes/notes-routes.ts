@@ -5,6 +5,7 @@ import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { searchMemory } from "../memory/memory-service";
 import { searchNotes } from "../search/search-index";
+import { sharedFolders } from "../sharing/access";
 import { takeSnapshot } from "../snapshots/snapshots-service";
 import { copyNote, createNote, getNote, listNotes, moveNote, pinNote, updateNote } from "./notes-service";
 import { notesSummary } from "./notes-stats";
@@ -39,7 +40,14 @@ export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
       };
     },
     searchNotes: async ({ input, principal }) => {
-      const hits = await searchNotes(db, context.database.dialect, { ownerId: principal.userId }, input.body.query, input.body.limit);
+      const sharedFolderIds = [...(await sharedFolders(db, principal.userId)).keys()];
+      const hits = await searchNotes(
+        db,
+        context.database.dialect,
+        { ownerId: principal.userId, sharedFolderIds },
+        input.body.query,
+        input.body.limit,
+      );
       return { success: true, results: hits.map(({ id, title, snippet, score, folderId }) => ({ id, title, snippet, score, folderId })) };
     },
     grepNotes: async ({ input, principal }) => ({ success: true, ...(await grepNotes(db, regexRunner, principal.userId, input.body)) }),

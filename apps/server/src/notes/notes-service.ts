@@ -17,7 +17,8 @@ import type { JSONContent } from "@tiptap/core";
 import { type Kysely, type Selectable, sql } from "kysely";
 import { nowIso } from "../clock";
 import type { NotesTable, Schema } from "../db/schema";
-import { notFound } from "../http/errors";
+import { badRequest, notFound } from "../http/errors";
+import { type Role, requireWrite, sharedFolders } from "../sharing/access";
 import type { SyncServer } from "../sync/sync-server";
 import { type ChosenFolder, chooseFolder } from "./folder-choice";
 import { noteUpdatedAt } from "./notes-stats";
@@ -60,6 +61,25 @@ export function toListItem(row: NoteRow): NoteListItem {
   };
 }
 
+export interface NoteAccess {
+  row: NoteRow;
+  role: Role;
+}
+
+/**
+ * A note the user may read (owner, or in a folder shared with them) or write (owner or editor);
+ * a 404 for any other note, a 403 for a viewer who tries to write.
+ */
+export async function getAccessibleNote(db: Kysely<Schema>, userId: number, noteId: number, access: "read" | "write"): Promise<NoteAccess> {
+  const row = await notesWithBodies(db).where("notes.id", "=", noteId).executeTakeFirst();
+  if (!row) throw notFound(`note ${noteId}`);
+  if (row.owner_id === userId) return { row, role: "owner" };
+  const shared = row.folder_id === null ? undefined : (await sharedFolders(db, userId)).get(row.folder_id);
+  if (!shared) throw notFound(`note ${noteId}`);
+  if (access === "write") requireWrite(shared.role, `note ${noteId}`);
+  return { row, role: shared.role };
+}
+
 /** A note the user owns, or a 404, also for another owner's note. */
 export async function getOwnedNote(db: Kysely<Schema>, ownerId: number, noteId: number): Promise<NoteRow> {
   const row = await notesWithBodies(db).where("notes.id", "=", noteId).where("notes.owner_id", "=", ownerId).executeTakeFirst();
@@ -72,8 +92,8 @@ export async function listNotes(
   ownerId: number,
   query: { folderId?: number; folderName?: string; limit: number },
 ): Promise<{ folder: ChosenFolder | null; notes: NoteListItem[]; totalNotes: number; limited: boolean }> {
-  const folder = await chooseFolder(db, ownerId, query);
-  let rows = notesWithBodies(db).where("notes.owner_id", "=", ownerId);
+  const folder = await chooseFolder(db, ownerId, query, "read");
+  let rows = notesWithBodies(db).where("notes.owner_id", "=", folder?.ownerId ?? ownerId);
   rows = folder ? rows.where("notes.folder_id", "=", folder.id) : rows.where("notes.folder_id", "is", null);
   const page = await rows
     .orderBy("notes.pinned", "desc")
@@ -81,7 +101,10 @@ export async function listNotes(
     .orderBy("notes.id", "desc")
     .limit(query.limit)
     .execute();
-  let count = db.selectFrom("notes").select(sql<number>`count(*)`.as("n")).where("owner_id", "=", ownerId);
+  let count = db
+    .selectFrom("notes")
+    .select(sql<number>`count(*)`.as("n"))
+    .where("owner_id", "=", folder?.ownerId ?? ownerId);
   count = folder ? count.where("folder_id", "=", folder.id) : count.where("folder_id", "is", null);
   const totalNotes = Number((await count.executeTakeFirstOrThrow()).n);
   return { folder, notes: page.map(toListItem), totalNotes, limited: totalNotes > page.length };
@@ -101,9 +124,11 @@ export async function createNoteFromJson(
 ): Promise<CreatedNote> {
   const uuid = randomUUID();
   const now = nowIso();
+  // A note made in a folder shared with the caller belongs to the folder's owner.
+  const workspaceOwner = input.folder?.ownerId ?? ownerId;
   // The body first: once the workspace lists the note, clients open its document.
   await sync.change(noteDocName(uuid), ownerId, (doc) => writeNoteBody(doc, input.body));
-  await sync.change(workspaceDocName(ownerId), ownerId, (doc) =>
+  await sync.change(workspaceDocName(workspaceOwner), ownerId, (doc) =>
     putNote(doc, uuid, {
       title: input.title,
       folder: input.folder?.uuid ?? null,
@@ -132,8 +157,8 @@ export async function readBody(sync: SyncServer, uuid: string): Promise<JSONCont
   return readNoteBody(await sync.getDoc(noteDocName(uuid)));
 }
 
-export async function getNote({ db, sync }: NotesDeps, ownerId: number, noteId: number) {
-  const row = await getOwnedNote(db, ownerId, noteId);
+export async function getNote({ db, sync }: NotesDeps, userId: number, noteId: number) {
+  const { row, role } = await getAccessibleNote(db, userId, noteId, "read");
   const body = await readBody(sync, row.uuid);
   return {
     ...toListItem(row),
@@ -141,8 +166,8 @@ export async function getNote({ db, sync }: NotesDeps, ownerId: number, noteId: 
     content: jsonToHtml(body),
     markdown: jsonToMarkdown(body),
     sizeBytes: Number(row.size_bytes),
-    shared: false,
-    role: "owner" as const,
+    shared: role !== "owner",
+    role,
   };
 }
 
@@ -167,13 +192,13 @@ export async function updateNote(
   input: { title?: string; content?: string; tags?: string[] },
   beforeBodyChange: (row: NoteRow) => Promise<void>,
 ): Promise<void> {
-  const row = await getOwnedNote(deps.db, ownerId, noteId);
+  const { row } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
   if (input.content !== undefined) {
     const body = htmlToJson(input.content);
     await beforeBodyChange(row);
     await replaceBody(deps.sync, ownerId, row.uuid, body);
   }
-  await changeMeta(deps.sync, ownerId, row.uuid, { title: input.title, tags: input.tags });
+  await changeMeta(deps.sync, row.owner_id, row.uuid, { title: input.title, tags: input.tags });
 }
 
 export async function copyNote(
@@ -199,13 +224,17 @@ export async function moveNote(
   noteId: number,
   target: { folderId?: number | null; folderName?: string },
 ) {
-  const row = await getOwnedNote(deps.db, ownerId, noteId);
+  const { row } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
   const folder = await chooseFolder(deps.db, ownerId, target);
-  await changeMeta(deps.sync, ownerId, row.uuid, { folder: folder?.uuid ?? null });
+  // A note lives in its owner's workspace; moving it into someone else's is a copy, not a move.
+  if ((folder?.ownerId ?? ownerId) !== row.owner_id) {
+    throw badRequest("cross_workspace_move", "The destination belongs to another workspace; copy the note there instead");
+  }
+  await changeMeta(deps.sync, row.owner_id, row.uuid, { folder: folder?.uuid ?? null });
   return folder;
 }
 
 export async function pinNote(deps: NotesDeps, ownerId: number, noteId: number, pinned: boolean): Promise<void> {
-  const row = await getOwnedNote(deps.db, ownerId, noteId);
-  await changeMeta(deps.sync, ownerId, row.uuid, { pinned });
+  const { row } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
+  await changeMeta(deps.sync, row.owner_id, row.uuid, { pinned });
 }

@@ -13,6 +13,8 @@ export interface SearchHit {
 
 export interface SearchScope {
   ownerId: number;
+  /** Folders of other people shared with the owner: their notes are searched too. */
+  sharedFolderIds?: readonly number[];
   /** Only notes in these folders (and none at the root) when given. */
   folderIds?: readonly number[];
 }
@@ -44,7 +46,7 @@ async function searchSqlite(db: Kysely<Schema>, scope: SearchScope, words: strin
       sql<number>`-bm25(note_search, 10.0, 1.0)`.as("score"),
     ])
     .where(sql<boolean>`note_search match ${match}`)
-    .where("notes.owner_id", "=", scope.ownerId);
+    .where((eb) => eb.or([eb("notes.owner_id", "=", scope.ownerId), eb("notes.folder_id", "in", [...(scope.sharedFolderIds ?? []), -1])]));
   if (scope.folderIds) query = query.where("notes.folder_id", "in", scope.folderIds.length ? [...scope.folderIds] : [-1]);
   const rows = await query.orderBy("score", "desc").limit(limit).execute();
   return rows.map((r) => ({ id: r.id, uuid: r.uuid, title: r.title, folderId: r.folder_id, snippet: r.snippet, score: Number(r.score) }));
@@ -67,7 +69,7 @@ async function searchPostgres(db: Kysely<Schema>, scope: SearchScope, words: str
       sql<number>`ts_rank(note_bodies.search, ${q})`.as("score"),
     ])
     .where(sql<boolean>`note_bodies.search @@ ${q}`)
-    .where("notes.owner_id", "=", scope.ownerId);
+    .where((eb) => eb.or([eb("notes.owner_id", "=", scope.ownerId), eb("notes.folder_id", "in", [...(scope.sharedFolderIds ?? []), -1])]));
   if (scope.folderIds) query = query.where("notes.folder_id", "in", scope.folderIds.length ? [...scope.folderIds] : [-1]);
   const rows = await query.orderBy("score", "desc").orderBy("notes.id").limit(limit).execute();
   return rows.map((r) => ({ id: r.id, uuid: r.uuid, title: r.title, folderId: r.folder_id, snippet: r.snippet, score: Number(r.score) }));

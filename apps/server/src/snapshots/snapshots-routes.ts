@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
-import { getOwnedNote } from "../notes/notes-service";
+import { getAccessibleNote } from "../notes/notes-service";
 import { getSnapshot, listSnapshots, restoreSnapshot, takeSnapshot } from "./snapshots-service";
 
 type SnapshotRouteId = "listSnapshots" | "createSnapshot" | "getSnapshotBySeq" | "getSnapshotByVersion" | "restoreSnapshot";
@@ -14,7 +14,7 @@ export function snapshotHandlers(context: AppContext): RouteHandlers<SnapshotRou
       ...(await listSnapshots(db, principal.userId, input.params.noteId, input.query.limit)),
     }),
     createSnapshot: async ({ input, principal }) => {
-      const note = await getOwnedNote(db, principal.userId, input.params.noteId);
+      const { row: note } = await getAccessibleNote(db, principal.userId, input.params.noteId, "write");
       const snapshot = await takeSnapshot(context, note, input.body?.label || null);
       return created({ success: true, ...snapshot, message: `Saved snapshot ${snapshot.seq}` });
     },

@@ -4,7 +4,7 @@ import * as Y from "yjs";
 import { nowIso } from "../clock";
 import type { Schema, SnapshotsTable } from "../db/schema";
 import { notFound } from "../http/errors";
-import { getOwnedNote, type NoteRow, replaceBody } from "../notes/notes-service";
+import { getAccessibleNote, type NoteRow, replaceBody } from "../notes/notes-service";
 import type { SyncServer } from "../sync/sync-server";
 
 type SnapshotRow = Selectable<SnapshotsTable>;
@@ -54,7 +54,7 @@ export async function takeSnapshot({ db, sync }: Deps, note: NoteRow, label: str
 }
 
 export async function listSnapshots(db: Kysely<Schema>, ownerId: number, noteId: number, limit: number) {
-  const note = await getOwnedNote(db, ownerId, noteId);
+  const { row: note } = await getAccessibleNote(db, ownerId, noteId, "read");
   const rows = await db
     .selectFrom("snapshots")
     .selectAll()
@@ -86,7 +86,7 @@ function bodyOf(row: SnapshotRow) {
 }
 
 export async function getSnapshot(db: Kysely<Schema>, ownerId: number, noteId: number, by: { seq?: number; versionId?: number }) {
-  const note = await getOwnedNote(db, ownerId, noteId);
+  const { row: note } = await getAccessibleNote(db, ownerId, noteId, "read");
   const row = await findSnapshot(db, note, by);
   const body = bodyOf(row);
   return { ...summary(row, noteId), content: jsonToHtml(body), markdown: jsonToMarkdown(body) };
@@ -98,7 +98,7 @@ export async function getSnapshot(db: Kysely<Schema>, ownerId: number, noteId: n
  * including ones offline now, converges on the restored content.
  */
 export async function restoreSnapshot(deps: Deps, ownerId: number, noteId: number, by: { seq?: number; versionId?: number }) {
-  const note = await getOwnedNote(deps.db, ownerId, noteId);
+  const { row: note } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
   const target = await findSnapshot(deps.db, note, by);
   const backup = await takeSnapshot(deps, note, `Before restoring snapshot ${target.seq}`);
   await replaceBody(deps.sync, ownerId, note.uuid, bodyOf(target));

@@ -5,6 +5,7 @@ import { parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { AppContext } from "../context";
+import { sharedFolders } from "../sharing/access";
 import { materializeNoteBody } from "../views/note-view";
 import { ViewScheduler } from "../views/view-scheduler";
 import { materializeWorkspace } from "../views/workspace-view";
@@ -103,6 +104,12 @@ export class SyncServer {
     const ref = parseDocName(documentName);
     if (ref?.kind === "workspace") await materializeWorkspace(this.context.db, ref.userId, await this.getDoc(documentName));
     else if (ref?.kind === "note") await materializeNoteBody(this.context.db, ref.uuid, await this.getDoc(documentName));
+  }
+
+  async sharedNoteRole(userId: number, uuid: string): Promise<"editor" | "viewer" | undefined> {
+    const note = await this.context.db.selectFrom("notes").select("folder_id").where("uuid", "=", uuid).executeTakeFirst();
+    if (!note || note.folder_id === null) return undefined;
+    return (await sharedFolders(this.context.db, userId)).get(note.folder_id)?.role;
   }
 
   /** The live document if it is open, otherwise a copy read from storage. */

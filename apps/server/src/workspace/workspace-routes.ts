@@ -1,8 +1,9 @@
-import { openApiPath, type RouteDefinition, routes } from "@tandem/core";
+import { openApiPath, type RouteDefinition, routes, todosDocName, workspaceDocName } from "@tandem/core";
 import type { AppContext } from "../context";
 import { ensureGeneralFolder } from "../folders/folders-service";
 import type { RouteHandlers } from "../http/router";
 import { workspaceTotals } from "../notes/notes-stats";
+import { SYNC_PATH } from "../sync/sync-server";
 import { getUser } from "../users/users-service";
 
 type WorkspaceRouteId = "init" | "identity" | "discovery" | "status" | "conversations";
@@ -31,9 +32,20 @@ export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<Works
   };
   const listing = discovery();
   return {
-    init: async ({ principal }) => {
+    init: async ({ principal, req }) => {
       const created = await ensureGeneralFolder(sync, principal.userId);
-      return { success: true, initialized: true, created, workspace: await summary(principal.userId) };
+      return {
+        success: true,
+        initialized: true,
+        created,
+        workspace: await summary(principal.userId),
+        sync: {
+          // The address the client used to reach us is the one it can reach the sync hub at.
+          url: `${req.protocol === "https" ? "wss" : "ws"}://${req.get("host") ?? "localhost"}${SYNC_PATH}`,
+          workspaceDoc: workspaceDocName(principal.userId),
+          todosDoc: todosDocName(principal.userId),
+        },
+      };
     },
     identity: async ({ principal }) => {
       const user = await getUser(db, principal.userId);

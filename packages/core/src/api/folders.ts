@@ -17,6 +17,14 @@ export const Folder = z.object({
 });
 export type Folder = z.infer<typeof Folder>;
 
+export const FolderShare = z.object({
+  folderId: z.number().int(),
+  userId: z.number().int(),
+  username: z.string(),
+  role: z.enum(["viewer", "editor"]),
+  createdAt: Timestamp,
+});
+
 export const FolderName = z.string().superRefine((name, ctx) => {
   const problem = folderNameProblem(name);
   if (problem) ctx.addIssue({ code: "custom", message: problem });
@@ -104,5 +112,37 @@ export const folderRoutes = {
       movedTo: z.number().int().nullable().describe("the parent folder that received them; null for the top level"),
       message: z.string(),
     }),
+  }),
+  shareFolder: defineRoute({
+    method: "POST",
+    path: "/os/folders/:id/shares",
+    category: "folders",
+    summary: "Share a folder and everything in it with another user as viewer or editor (again: change the role)",
+    auth: "user",
+    scope: "os.notes:write",
+    params: z.object({ id: IdParam }),
+    successStatuses: [201, 200],
+    body: z.object({ username: z.string().trim().min(1).max(64), role: z.enum(["viewer", "editor"]) }),
+    response: success({ share: FolderShare, message: z.string() }),
+  }),
+  listFolderShares: defineRoute({
+    method: "GET",
+    path: "/os/folders/:id/shares",
+    category: "folders",
+    summary: "Who a folder is shared with",
+    auth: "user",
+    scope: "os.notes:read",
+    params: z.object({ id: IdParam }),
+    response: success({ shares: z.array(FolderShare) }),
+  }),
+  unshareFolder: defineRoute({
+    method: "DELETE",
+    path: "/os/folders/:id/shares/:username",
+    category: "folders",
+    summary: "Stop sharing a folder with a user",
+    auth: "user",
+    scope: "os.notes:write",
+    params: z.object({ id: IdParam, username: z.string().min(1).max(64) }),
+    response: success({ message: z.string() }),
   }),
 } as const;

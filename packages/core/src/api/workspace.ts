@@ -22,6 +22,13 @@ export const workspaceRoutes = {
       initialized: z.boolean().describe("always true: the workspace is ready"),
       created: z.boolean().describe("true when this call created the General folder"),
       workspace: WorkspaceSummary,
+      sync: z
+        .object({
+          url: z.string().describe("the WebSocket URL of the sync hub"),
+          workspaceDoc: z.string().describe("the caller's workspace document"),
+          todosDoc: z.string().describe("the caller's todos document"),
+        })
+        .describe("where a sync client connects (docs/sync.md)"),
     }),
   }),
   identity: defineRoute({

@@ -4,6 +4,7 @@ import * as documents from "./0002-documents";
 import * as notes from "./0003-notes";
 import * as snapshots from "./0004-snapshots";
 import * as search from "./0005-search";
+import * as folderShares from "./0006-folder-shares";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0003-notes": notes,
   "0004-snapshots": snapshots,
   "0005-search": search,
+  "0006-folder-shares": folderShares,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

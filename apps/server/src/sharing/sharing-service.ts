@@ -1,0 +1,62 @@
+import type { Kysely } from "kysely";
+import { nowIso } from "../clock";
+import type { Schema } from "../db/schema";
+import { getOwnedFolder } from "../folders/folders-service";
+import { badRequest, notFound } from "../http/errors";
+import { requireUserByUsername } from "../users/users-service";
+
+export interface FolderShare {
+  folderId: number;
+  userId: number;
+  username: string;
+  role: "viewer" | "editor";
+  createdAt: string;
+}
+
+/** Shares a folder the caller owns; answers the share and whether it is new (else its role changed). */
+export async function shareFolder(
+  db: Kysely<Schema>,
+  ownerId: number,
+  folderId: number,
+  input: { username: string; role: "viewer" | "editor" },
+): Promise<{ share: FolderShare; created: boolean }> {
+  const folder = await getOwnedFolder(db, ownerId, folderId);
+  const grantee = await requireUserByUsername(db, input.username);
+  if (grantee.id === ownerId) throw badRequest("invalid_request", "body.username: you cannot share a folder with yourself");
+  const existing = await db
+    .selectFrom("folder_shares")
+    .select("created_at")
+    .where("folder_uuid", "=", folder.uuid)
+    .where("grantee_id", "=", grantee.id)
+    .executeTakeFirst();
+  const createdAt = existing?.created_at ?? nowIso();
+  await db
+    .insertInto("folder_shares")
+    .values({ folder_uuid: folder.uuid, owner_id: ownerId, grantee_id: grantee.id, role: input.role, created_at: createdAt })
+    .onConflict((oc) => oc.columns(["folder_uuid", "grantee_id"]).doUpdateSet({ role: input.role }))
+    .execute();
+  return { share: { folderId, userId: grantee.id, username: grantee.username, role: input.role, createdAt }, created: !existing };
+}
+
+export async function listFolderShares(db: Kysely<Schema>, ownerId: number, folderId: number): Promise<FolderShare[]> {
+  const folder = await getOwnedFolder(db, ownerId, folderId);
+  const rows = await db
+    .selectFrom("folder_shares")
+    .innerJoin("users", "users.id", "folder_shares.grantee_id")
+    .select(["users.id", "users.username", "folder_shares.role", "folder_shares.created_at"])
+    .where("folder_shares.folder_uuid", "=", folder.uuid)
+    .orderBy("users.username")
+    .execute();
+  return rows.map((row) => ({ folderId, userId: row.id, username: row.username, role: row.role, createdAt: row.created_at }));
+}
+
+export async function unshareFolder(db: Kysely<Schema>, ownerId: number, folderId: number, username: string): Promise<void> {
+  const folder = await getOwnedFolder(db, ownerId, folderId);
+  const grantee = await requireUserByUsername(db, username);
+  const result = await db
+    .deleteFrom("folder_shares")
+    .where("folder_uuid", "=", folder.uuid)
+    .where("grantee_id", "=", grantee.id)
+    .executeTakeFirst();
+  if (result.numDeletedRows === 0n) throw notFound(`a share of folder ${folderId} with "${username}"`);
+}
