@@ -57,10 +57,13 @@ export async function getOwnedFolder(db: Db, ownerId: number, folderId: number):
 }
 
 function foldersWithCounts(db: Db) {
-  return db
-    .selectFrom("folders")
-    .selectAll("folders")
-    .select(sql<number>`(select count(*) from notes where notes.folder_id = folders.id)`.as("file_count"));
+  return (
+    db
+      .selectFrom("folders")
+      .select(["id", "uuid", "owner_id", "parent_id", "parent_key", "name", "name_key", "icon", "created_at", "updated_at"])
+      // Matching the owner too lets the count use the (owner_id, folder_id) index instead of scanning every note.
+      .select(sql<number>`(select count(*) from notes where notes.owner_id = folders.owner_id and notes.folder_id = folders.id)`.as("file_count"))
+  );
 }
 
 /**

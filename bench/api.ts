@@ -1,0 +1,116 @@
+/**
+ * `npm run bench -- api`: what the API costs over plain Express. Loads an authenticated
+ * `GET /api/v1/os/folders` on the real server, then a bare Express 5 app that answers the same
+ * JSON from memory, and compares their throughput. The gap is everything Tandem does per request:
+ * routing through the route table, API-key lookup and hash check, rate limiting, query
+ * validation and the SQLite query.
+ */
+import express from "express";
+import { type ListeningServer, listenOnFreePort, requestExpecting, type SampledResponse } from "./lib/http";
+import { type LoadResult, type LoadSettings, loadSettingsFromEnv, measure } from "./lib/load";
+import { describeMachine, describeSettings, formatLoadTable, formatStatusCodes } from "./lib/report";
+import { type BenchTandem, startBenchTandem } from "./lib/tandem";
+
+const FOLDER_COUNT = 20;
+const LIST_FOLDERS_PATH = "/api/v1/os/folders";
+/** Ours must reach at least this share of bare Express's throughput. */
+const TARGET_PERCENT = 50;
+
+/** Gives the user a realistic workspace: `init` (which adds General) and some folders, all over HTTP. */
+async function seedWorkspace(tandem: BenchTandem): Promise<void> {
+  const { apiUrl } = tandem.server;
+  const headers = tandem.authHeaders;
+  await requestExpecting(200, `${apiUrl}/init`, { method: "POST", headers, body: {} });
+  for (let i = 1; i <= FOLDER_COUNT; i++) {
+    const name = `Folder ${String(i).padStart(2, "0")}`;
+    await requestExpecting(201, `${apiUrl}/os/folders`, { method: "POST", headers, body: { name } });
+  }
+}
+
+/** The response the bare app will replay; checked so we know the key works and the data is there. */
+async function sampleListFolders(tandem: BenchTandem): Promise<SampledResponse> {
+  const sample = await requestExpecting(200, `${tandem.server.url}${LIST_FOLDERS_PATH}`, { headers: tandem.authHeaders });
+  const { folders } = JSON.parse(sample.body) as { folders?: unknown[] };
+  // General plus ours; fewer means seeding went wrong and we would measure a smaller body.
+  if (folders?.length !== FOLDER_COUNT + 1) {
+    throw new Error(`expected ${FOLDER_COUNT + 1} folders, the server listed ${folders?.length ?? "none"}`);
+  }
+  return sample;
+}
+
+/**
+ * The baseline: Express 5 with the same app settings as ours (no ETag, no X-Powered-By, so the
+ * responses are byte-identical) and one handler. It serialises the parsed body on every request
+ * rather than sending a cached string, because ours serialises too: the comparison should isolate
+ * Tandem's own work, not JSON.stringify.
+ */
+function buildBareApp(body: unknown): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.get(LIST_FOLDERS_PATH, (_req, res) => {
+    res.json(body);
+  });
+  return app;
+}
+
+/** Makes sure both targets answer the same bytes the same way; otherwise the ratio compares different work. */
+function assertSameResponse(ours: SampledResponse, bare: SampledResponse): void {
+  if (ours.body !== bare.body || ours.contentType !== bare.contentType) {
+    throw new Error("the bare app's response differs from the server's; the comparison would be unfair");
+  }
+}
+
+async function measureTarget(name: string, url: string, headers: Record<string, string>, settings: LoadSettings): Promise<LoadResult> {
+  process.stdout.write(`measuring ${name} (${settings.warmupSeconds} s warm-up + ${settings.seconds} s)…\n`);
+  return measure({ url, headers }, settings);
+}
+
+function printReport(ours: LoadResult, bare: LoadResult): boolean {
+  const percent = (ours.requestsPerSecond / bare.requestsPerSecond) * 100;
+  const verdict = percent >= TARGET_PERCENT ? "PASS" : "BELOW";
+  const lines = [
+    "",
+    formatLoadTable([
+      { name: "tandem  GET /api/v1/os/folders (auth + SQLite)", result: ours },
+      { name: "bare    Express 5, same JSON from memory", result: bare },
+    ]),
+    "",
+    `status codes: tandem ${formatStatusCodes(ours.statusCodes)}; bare ${formatStatusCodes(bare.statusCodes)}`,
+    `throughput ours/bare: ${percent.toFixed(1)}%`,
+    `target: ≥ ${TARGET_PERCENT}% of bare  ${verdict}`,
+  ];
+  const failures = ours.errors + ours.non2xx + bare.errors + bare.non2xx;
+  if (failures > 0) {
+    lines.push(`WARNING: ${failures} requests failed or were not 2xx during measurement; the numbers above are not trustworthy.`);
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return failures === 0;
+}
+
+export async function run(): Promise<void> {
+  const settings = loadSettingsFromEnv();
+  const tandem = await startBenchTandem();
+  let bareServer: ListeningServer | undefined;
+  try {
+    await seedWorkspace(tandem);
+    const ours = await sampleListFolders(tandem);
+    bareServer = await listenOnFreePort(buildBareApp(JSON.parse(ours.body)));
+    const bareUrl = `${bareServer.url}${LIST_FOLDERS_PATH}`;
+    assertSameResponse(ours, await requestExpecting(200, bareUrl));
+
+    process.stdout.write(
+      `${describeMachine()}\n${describeSettings(settings)}\n` +
+        `workload: ${FOLDER_COUNT + 1} folders, response ${ours.body.length} bytes, SQLite in ${tandem.dataDir}\n\n`,
+    );
+    // Both get the same request bytes; the bare app just ignores the credential.
+    const headers = { ...tandem.authHeaders };
+    const oursResult = await measureTarget("tandem", `${tandem.server.url}${LIST_FOLDERS_PATH}`, headers, settings);
+    const bareResult = await measureTarget("bare express", bareUrl, headers, settings);
+    // Failed requests make the numbers meaningless: say so in the exit code, not only in the text.
+    if (!printReport(oursResult, bareResult)) process.exitCode = 1;
+  } finally {
+    await bareServer?.close();
+    await tandem.close();
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * `npm run bench -- <name>`: runs one benchmark. Each lives in its own module exporting `run()`,
+ * loaded only when chosen, so one benchmark's imports (a server, a database) never slow another.
+ */
+
+interface BenchmarkModule {
+  run(): Promise<void>;
+}
+
+interface BenchmarkEntry {
+  readonly summary: string;
+  load(): Promise<BenchmarkModule>;
+}
+
+/** Add a benchmark here: a name, one line for the usage text, and its module. */
+const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
+  api: {
+    summary: "authenticated GET /api/v1/os/folders vs a bare Express 5 app (target: ≥ 50% of bare)",
+    load: () => import("./api"),
+  },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(BENCHMARKS).map((name) => name.length));
+  const list = Object.entries(BENCHMARKS)
+    .map(([name, entry]) => `  ${name.padEnd(width)}  ${entry.summary}`)
+    .join("\n");
+  return [
+    "Usage: npm run bench -- <benchmark>",
+    "",
+    "Benchmarks:",
+    list,
+    "",
+    "Environment: BENCH_SECONDS (measured seconds per target, default 10), BENCH_WARMUP_SECONDS (default 2),",
+    "BENCH_CONNECTIONS (default 10).",
+  ].join("\n");
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [name] = argv;
+  if (name === "-h" || name === "--help") {
+    process.stdout.write(`${usage()}\n`);
+    return 0;
+  }
+  // hasOwn, not `in`: "toString" must be an unknown benchmark, not Object.prototype's.
+  const entry = name !== undefined && Object.hasOwn(BENCHMARKS, name) ? BENCHMARKS[name] : undefined;
+  if (!entry) {
+    const problem = name === undefined ? "no benchmark given" : `unknown benchmark "${name}"`;
+    process.stderr.write(`bench: ${problem}\n\n${usage()}\n`);
+    return 2;
+  }
+  const benchmark = await entry.load();
+  await benchmark.run();
+  // A benchmark may set process.exitCode (e.g. when requests failed during measurement).
+  return typeof process.exitCode === "number" ? process.exitCode : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
