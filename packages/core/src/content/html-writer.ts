@@ -52,7 +52,7 @@ class ElementNode {
 
   html(): string {
     let html = `<${this.tagName}`;
-    for (const [name, value] of this.attributes) html += ` ${name}="${value.replace(/[&"\u00a0]/g, escapeChar)}"`;
+    for (const [name, value] of this.attributes) html += ` ${name}="${value.replace(/[&"<>\u00a0]/g, escapeChar)}"`;
     return VOID_ELEMENTS.has(this.tagName) ? `${html}>` : `${html}>${this.innerHTML()}</${this.tagName}>`;
   }
 }
@@ -62,7 +62,10 @@ const stringDocument = {
   createTextNode: (text: string) => new TextNode(text),
 };
 
-/** The escapes of the HTML fragment serialisation algorithm (what `innerHTML` returns). */
+/**
+ * The escapes of the HTML fragment serialisation algorithm (what `innerHTML` returns), including
+ * `<` and `>` in attribute values, which browsers now escape to prevent mutation XSS.
+ */
 function escapeChar(char: string): string {
   switch (char) {
     case "&":

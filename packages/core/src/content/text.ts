@@ -54,13 +54,15 @@ function textLines(node: PMNode): string[] {
 }
 
 /**
- * Words, counted the same on every Node version: a run of letters, digits and combining marks
- * (with inner apostrophes or hyphens, so "don't" and "e-mail" are one word) is one word, and each
- * Chinese/Japanese character is one word, as word processors count them. Intl.Segmenter would
- * split CJK by dictionary, but its counts change with the ICU bundled in Node, and stored counts
- * should not drift after an upgrade.
+ * Words, counted the same on every Node version. A run of letters, digits and combining marks is
+ * one word, including inner joiners so that "don't", "e-mail", "3.14", "1,000", "10:30" and
+ * "snake_case" count once; each Chinese or Japanese character is one word, as word processors
+ * count them. Intl.Segmenter would split CJK by dictionary instead, but its counts change with the
+ * ICU bundled in Node, and stored counts should not drift after an upgrade.
  */
-const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|(?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])[\p{L}\p{N}\p{M}])+(?:['’-](?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])[\p{L}\p{N}\p{M}])+)*/gu;
+const CJK = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}";
+const LETTER = `(?:(?![${CJK}])[\\p{L}\\p{N}\\p{M}])`;
+const WORD = new RegExp(`[${CJK}]|${LETTER}+(?:['’.,:_-]${LETTER}+)*`, "gu");
 
 export function countWords(text: string): number {
   let count = 0;
