@@ -276,6 +276,28 @@ describe("notes over REST and sync", () => {
       expect(ok.summary.notesScanned).toBeGreaterThan(0);
     });
 
+    it("stores invalid UTF-8 as replacement characters, never a 500", async () => {
+      const bytes = Buffer.concat([Buffer.from('{"title":"Bytes","content":"ok '), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(' end"}')]);
+      const response = await t.fetch("/api/v1/os/notes", {
+        method: "POST",
+        headers: { authorization: `Bearer ${alice.apiKey}`, "content-type": "application/json" },
+        body: bytes,
+      });
+      expect(response.status).toBe(201);
+      const { result } = (await response.json()) as { result: { note: { id: number } } };
+      const { markdown } = (await alice.client.call("getNote", { params: { id: result.note.id } })).note;
+      expect(markdown).toContain("ok \uFFFD(\uFFFD end");
+    });
+
+    it("imports a path 50 folders deep", async () => {
+      const path = `${Array.from({ length: 50 }, (_, i) => `level${i}`).join("/")}/deep.md`;
+      const result = await alice.client.call("accumulate", { body: { files: [{ path, content: "at the bottom" }] } });
+      expect(result).toMatchObject({ created: 1, errors: [] });
+      const tooDeep = `${Array.from({ length: 70 }, (_, i) => `x${i}`).join("/")}/deep.md`;
+      const refused = await alice.client.call("accumulate", { body: { files: [{ path: tooDeep, content: "x" }] } });
+      expect(refused.errors).toEqual([{ path: tooDeep, error: expect.stringContaining("64") }]);
+    });
+
     it("answers an invalid regex with 400", async () => {
       const result = await alice.client.raw("grepNotes", { body: { pattern: "([a-z", mode: "regex" } });
       expect(result.status).toBe(400);
