@@ -53,6 +53,24 @@ describe("tandem-server CLI against a running server", () => {
     expect(JSON.stringify(listed)).not.toContain(created.apiKey.slice(-32));
   });
 
+  it("views rebuild restores lost views from the documents (rows that survived keep their ids)", async () => {
+    const alice = await t.addUser("rebuilder");
+    const { folder } = await alice.client.call("createFolder", { body: { name: "Kept" } });
+    const note = (await alice.client.call("createNote", { body: { title: "Rebuilt", content: "findable aardvark", folderId: folder.id } }))
+      .result.note;
+    const { db } = t.server.context;
+    await db.deleteFrom("notes").where("owner_id", "=", alice.userId).execute();
+    await db.deleteFrom("note_bodies").execute();
+    expect((await alice.client.raw("getNote", { params: { id: note.id } })).status).toBe(404);
+
+    const rebuilt = await t.cli(["views", "rebuild"]);
+    expect(rebuilt.code).toBe(0);
+    expect(JSON.parse(rebuilt.stdout)).toMatchObject({ workspaces: expect.any(Number), notes: expect.any(Number) });
+    const listed = await alice.client.call("listNotes", { query: { folderId: folder.id } });
+    expect(listed.notes.map((n) => n.title)).toEqual(["Rebuilt"]);
+    expect((await alice.client.call("searchNotes", { body: { query: "aardvark" } })).results).toHaveLength(1);
+  });
+
   it.each([
     [["users", "add", "alice"], 1, "already taken"],
     [["users", "add", "Not Valid"], 1, "username"],
@@ -101,6 +119,36 @@ describe("tandem-server serve", () => {
     expect(await exited).toBe(0);
     // The data survives a restart: the CLI still finds the database.
     expect((await runCli(["users", "add", "afterstop", "--data-dir", dataDir])).code).toBe(0);
+  });
+
+  it("loses nothing acknowledged when killed with SIGKILL right after a write", async () => {
+    const { stdout } = await runCli(["users", "add", "crashtest", "--data-dir", dataDir]);
+    const { apiKey } = JSON.parse(stdout) as { apiKey: string };
+    const start = () =>
+      spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir], { stdio: ["ignore", "ignore", "pipe"] });
+    const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+    const first = start();
+    const url = await waitForListening(first);
+    const created = await fetch(`${url}/api/v1/os/notes`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ title: "Crash", content: "written before the crash" }),
+    });
+    expect(created.status).toBe(201);
+    const { result } = (await created.json()) as { result: { note: { id: number } } };
+    const exited = new Promise((resolve) => first.once("exit", resolve));
+    first.kill("SIGKILL");
+    await exited;
+
+    const second = start();
+    const again = await waitForListening(second);
+    try {
+      const read = await fetch(`${again}/api/v1/os/notes/${result.note.id}`, { headers });
+      expect(read.status).toBe(200);
+      expect(((await read.json()) as { note: { markdown: string } }).note.markdown).toContain("written before the crash");
+    } finally {
+      second.kill("SIGTERM");
+    }
   });
 
   it("refuses invalid configuration naming the setting", async () => {
