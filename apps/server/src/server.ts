@@ -18,6 +18,7 @@ import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { systemHandlers } from "./system/system-routes";
+import { todoHandlers } from "./todos/todos-routes";
 import { workspaceHandlers } from "./workspace/workspace-routes";
 
 export interface RunningServer {
@@ -49,6 +50,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
       ...snapshotHandlers(context),
       ...accumulateHandlers(context),
       ...sharingHandlers(context),
+      ...todoHandlers(context),
       ...systemHandlers(),
     }),
   );

@@ -96,6 +96,25 @@ export interface FolderSharesTable {
   created_at: string;
 }
 
+export interface TodosTable {
+  id: Generated<number>;
+  uuid: string;
+  owner_id: number;
+  title: string;
+  description: string;
+  search_text: string;
+  /** YYYY-MM-DD */
+  due_date: string | null;
+  priority: number | null;
+  /** 0 or 1. */
+  completed: number;
+  completed_at: string | null;
+  /** JSON array of {title, completed}. */
+  steps: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -105,4 +124,5 @@ export interface Schema {
   note_bodies: NoteBodiesTable;
   snapshots: SnapshotsTable;
   folder_shares: FolderSharesTable;
+  todos: TodosTable;
 }

@@ -7,6 +7,7 @@ import * as Y from "yjs";
 import type { AppContext } from "../context";
 import { sharedFolders } from "../sharing/access";
 import { materializeNoteBody } from "../views/note-view";
+import { materializeTodos } from "../views/todos-view";
 import { ViewScheduler } from "../views/view-scheduler";
 import { materializeWorkspace } from "../views/workspace-view";
 import { documentAccess } from "./document-access";
@@ -104,6 +105,7 @@ export class SyncServer {
     const ref = parseDocName(documentName);
     if (ref?.kind === "workspace") await materializeWorkspace(this.context.db, ref.userId, await this.getDoc(documentName));
     else if (ref?.kind === "note") await materializeNoteBody(this.context.db, ref.uuid, await this.getDoc(documentName));
+    else if (ref?.kind === "todos") await materializeTodos(this.context.db, ref.userId, await this.getDoc(documentName));
   }
 
   async sharedNoteRole(userId: number, uuid: string): Promise<"editor" | "viewer" | undefined> {

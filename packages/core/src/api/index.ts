@@ -3,6 +3,7 @@ import { folderRoutes } from "./folders";
 import { noteRoutes } from "./notes";
 import { snapshotRoutes } from "./snapshots";
 import { systemRoutes } from "./system";
+import { todoRoutes } from "./todos";
 import { workspaceRoutes } from "./workspace";
 
 /** Every operation of the v1 API, by id. */
@@ -11,6 +12,7 @@ export const routes = {
   ...folderRoutes,
   ...noteRoutes,
   ...snapshotRoutes,
+  ...todoRoutes,
   ...accumulateRoutes,
   ...systemRoutes,
 } as const;
@@ -24,4 +26,5 @@ export * from "./folders";
 export * from "./notes";
 export * from "./route";
 export * from "./snapshots";
+export * from "./todos";
 export * from "./workspace";

@@ -1,2 +1,3 @@
 export * from "./names";
+export * from "./todos";
 export * from "./workspace";

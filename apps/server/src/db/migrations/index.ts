@@ -5,6 +5,7 @@ import * as notes from "./0003-notes";
 import * as snapshots from "./0004-snapshots";
 import * as search from "./0005-search";
 import * as folderShares from "./0006-folder-shares";
+import * as todos from "./0007-todos";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0004-snapshots": snapshots,
   "0005-search": search,
   "0006-folder-shares": folderShares,
+  "0007-todos": todos,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
