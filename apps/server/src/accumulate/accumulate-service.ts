@@ -119,16 +119,22 @@ async function upsertNote(
   report.updated++;
 }
 
-async function deleteByPath(deps: Deps, ownerId: number, path: string, report: Report): Promise<void> {
-  const { folders, title } = parseFilePath(path);
+/** The folder at a path of names from the root (null: the root itself); `missing` when there is none. */
+async function findFolderByPath(db: Kysely<Schema>, ownerId: number, names: string[], missing: string): Promise<number | null> {
   let folderId: number | null = null;
-  for (const name of folders) {
-    let query = deps.db.selectFrom("folders").select("id").where("owner_id", "=", ownerId).where("name_key", "=", folderNameKey(name));
+  for (const name of names) {
+    let query = db.selectFrom("folders").select("id").where("owner_id", "=", ownerId).where("name_key", "=", folderNameKey(name));
     query = folderId === null ? query.where("parent_id", "is", null) : query.where("parent_id", "=", folderId);
     const row = await query.orderBy("id").executeTakeFirst();
-    if (!row) throw new EntryError("no such note");
+    if (!row) throw new EntryError(missing);
     folderId = row.id;
   }
+  return folderId;
+}
+
+async function deleteByPath(deps: Deps, ownerId: number, path: string, report: Report): Promise<void> {
+  const { folders, title } = parseFilePath(path);
+  const folderId = await findFolderByPath(deps.db, ownerId, folders, "no such note");
   const noteId = await findNote(deps.db, ownerId, folderId, title);
   if (noteId === undefined) throw new EntryError("no such note");
   const note = await getOwnedNote(deps.db, ownerId, noteId);
@@ -139,14 +145,7 @@ async function deleteByPath(deps: Deps, ownerId: number, path: string, report: R
 async function deleteFolderByPath(deps: Deps, ownerId: number, path: string, report: Report): Promise<void> {
   const segments = folderSegments(path);
   if (segments.length === 0) throw new EntryError("the path names no folder");
-  let folderId: number | null = null;
-  for (const name of segments) {
-    let query = deps.db.selectFrom("folders").select("id").where("owner_id", "=", ownerId).where("name_key", "=", folderNameKey(name));
-    query = folderId === null ? query.where("parent_id", "is", null) : query.where("parent_id", "=", folderId);
-    const row = await query.orderBy("id").executeTakeFirst();
-    if (!row) throw new EntryError("no such folder");
-    folderId = row.id;
-  }
+  const folderId = await findFolderByPath(deps.db, ownerId, segments, "no such folder");
   await deleteFolder(deps.db, deps.sync, ownerId, folderId as number);
   report.deleted++;
 }

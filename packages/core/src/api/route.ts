@@ -55,7 +55,11 @@ export type RouteInput<R extends RouteDefinition> = (R["params"] extends z.ZodTy
   ? { params: Infer<R["params"]> }
   : { params?: undefined }) &
   (R["query"] extends z.ZodType ? { query?: Infer<R["query"]> } : { query?: undefined }) &
-  (R["body"] extends z.ZodType ? { body: Infer<R["body"]> } : { body?: unknown });
+  (R["body"] extends z.ZodType
+    ? undefined extends Infer<R["body"]>
+      ? { body?: Infer<R["body"]> }
+      : { body: Infer<R["body"]> }
+    : { body?: unknown });
 
 /** What a handler receives after validation. */
 export interface ValidatedInput<R extends RouteDefinition> {

@@ -35,9 +35,18 @@ const Title = z.string().trim().min(1, { error: "must not be empty" }).max(500);
 const Description = z.string().max(100_000);
 const Steps = z.array(TodoStepSchema).max(100);
 const TodoIdParams = z.object({ id: IdParam });
+/** What create and update accept; `notes` is an older name for `description`. */
+const TodoFields = {
+  description: Description.optional(),
+  notes: Description.optional(),
+  dueDate: DueDate.optional(),
+  priority: Priority.optional(),
+  steps: Steps.optional(),
+};
 const TodoResult = success({ result: z.object({ todo: Todo }), message: z.string() });
 
-const booleanQuery = z.enum(["true", "false"], { error: "must be true or false" }).transform((v) => v === "true");
+/** A query-string boolean; the typed client may pass a real one, which it sends as the same text. */
+const booleanQuery = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")], { error: "must be true or false" });
 
 export const todoRoutes = {
   listTodos: defineRoute({
@@ -76,14 +85,7 @@ export const todoRoutes = {
     scope: "os.todos:write",
     invalidStatus: 422,
     successStatuses: [201],
-    body: z.object({
-      title: Title,
-      description: Description.optional(),
-      notes: Description.optional(),
-      dueDate: DueDate.optional(),
-      priority: Priority.optional(),
-      steps: Steps.optional(),
-    }),
+    body: z.object({ title: Title, ...TodoFields }),
     response: TodoResult,
   }),
   getTodo: defineRoute({
@@ -105,14 +107,7 @@ export const todoRoutes = {
     scope: "os.todos:write",
     params: TodoIdParams,
     invalidStatus: 422,
-    body: z.object({
-      title: Title.optional(),
-      description: Description.optional(),
-      notes: Description.optional(),
-      dueDate: DueDate.optional(),
-      priority: Priority.optional(),
-      steps: Steps.optional(),
-    }),
+    body: z.object({ title: Title.optional(), ...TodoFields }),
     response: TodoResult,
   }),
   completeTodo: defineRoute({

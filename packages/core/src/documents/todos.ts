@@ -1,4 +1,5 @@
 import * as Y from "yjs";
+import { putEntry } from "./entries";
 
 /**
  * The `todos:<userId>` document: one `Y.Map` named `todos`, keyed by uuid, each entry a Y.Map:
@@ -66,15 +67,7 @@ export function readTodos(doc: Y.Doc): Map<string, TodoMeta> {
 
 /** Creates or updates a todo with the given fields (call inside a transaction). */
 export function putTodo(doc: Y.Doc, uuid: string, fields: Partial<TodoMeta>): void {
-  const map = doc.getMap<Y.Map<unknown>>(TODOS_MAP);
-  let entry = map.get(uuid);
-  if (!(entry instanceof Y.Map)) {
-    entry = new Y.Map<unknown>();
-    map.set(uuid, entry);
-  }
-  for (const [key, value] of Object.entries(fields)) {
-    if (value !== undefined) entry.set(key, value);
-  }
+  putEntry(doc, TODOS_MAP, uuid, fields);
 }
 
 export function removeTodo(doc: Y.Doc, uuid: string): void {

@@ -1,4 +1,5 @@
 import * as Y from "yjs";
+import { putEntry } from "./entries";
 
 /**
  * The `workspace:<userId>` document: two maps keyed by uuid, so an offline client can create,
@@ -80,26 +81,14 @@ export function readNotes(doc: Y.Doc): Map<string, NoteMeta> {
   return notes;
 }
 
-function put<T extends object>(doc: Y.Doc, mapName: string, uuid: string, fields: Partial<T>): void {
-  const map = doc.getMap<Y.Map<unknown>>(mapName);
-  let entry = map.get(uuid);
-  if (!(entry instanceof Y.Map)) {
-    entry = new Y.Map<unknown>();
-    map.set(uuid, entry);
-  }
-  for (const [key, value] of Object.entries(fields)) {
-    if (value !== undefined && entry.get(key) !== value) entry.set(key, value);
-  }
-}
-
 /** Creates or updates a folder entry with the given fields (call inside a transaction). */
 export function putFolder(doc: Y.Doc, uuid: string, fields: Partial<FolderMeta>): void {
-  put<FolderMeta>(doc, FOLDERS_MAP, uuid, fields);
+  putEntry(doc, FOLDERS_MAP, uuid, fields);
 }
 
 /** Creates or updates a note entry with the given fields (call inside a transaction). */
 export function putNote(doc: Y.Doc, uuid: string, fields: Partial<NoteMeta>): void {
-  put<NoteMeta>(doc, NOTES_MAP, uuid, fields);
+  putEntry(doc, NOTES_MAP, uuid, fields);
 }
 
 export function removeFolder(doc: Y.Doc, uuid: string): void {
