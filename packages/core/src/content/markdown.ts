@@ -14,7 +14,11 @@ import { parseOrLiteral } from "./text";
  * Raw HTML inside Markdown stays literal text (`<b>x</b>` reads as those characters): the manager
  * only parses embedded HTML when a global `window` exists, which the server deliberately lacks.
  * That is safe, and such text is escaped again on output. Images keep only their alt text, as the
- * schema has no image node.
+ * schema has no image node. Bare URLs become links, as in GitHub-flavoured Markdown.
+ *
+ * Cost grows with nesting times size: marked re-reads the content of each quote and list item
+ * once per level, so 200 nested quotes around 10 MB of text take about 35 s and 3 GB. Real notes
+ * are nowhere near that; request size limits keep hostile ones out.
  */
 
 /**

@@ -55,12 +55,14 @@ if (!taskListTokenizer) throw new Error("@tiptap/extension-list TaskList no long
 
 /**
  * The note schema. StarterKit brings paragraphs, headings 1-6, bullet/ordered lists, code blocks,
- * blockquotes, horizontal rules, hard breaks and the bold/italic/strike/code/underline/link marks.
- * Underline stays: @tiptap/markdown writes it as `<u>…</u>` and reads that back, so it survives
- * every format. UndoRedo is off because collaborative editors must use Yjs' undo manager instead.
- * The remaining StarterKit members (dropcursor, gapcursor, list keymap, trailing node) are editor
- * plugins with no effect on the schema or on these conversions. Task items may nest any block,
- * like list items, so nested checklists from Markdown keep their structure.
+ * blockquotes, horizontal rules, hard breaks and the bold/italic/strike/code/underline/link marks;
+ * TaskList/TaskItem add checklists, whose items may nest any block, like list items, so nested
+ * checklists from Markdown keep their structure. Links accept only isAllowedHref targets, in
+ * parsed HTML and in editors using these extensions alike. Underline stays: @tiptap/markdown
+ * writes it as `<u>…</u>` and reads that back, so it survives every format. UndoRedo is off
+ * because collaborative editors must use Yjs' undo manager instead. The other StarterKit members
+ * (dropcursor, gapcursor, list keymap, trailing node) are editor plugins that change neither the
+ * schema nor these conversions.
  */
 export const noteExtensions: Extensions = [
   StarterKit.configure({ undoRedo: false, link: { isAllowedUri: (url) => isAllowedHref(url) } }),

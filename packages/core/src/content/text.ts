@@ -16,7 +16,7 @@ export function textToJson(text: string): JSONContent {
 
 /**
  * Run a parser that recurses once per nesting level. Input nested deeper than the stack allows
- * (around 350 levels of Markdown lists, 1,300 of HTML elements; never real notes) is kept as
+ * (around 350 levels of Markdown lists or 1,000 of HTML lists; never real notes) is kept as
  * literal text, so nothing is lost and the result is still a valid, safe document.
  */
 export function parseOrLiteral(source: string, parse: (source: string) => JSONContent): JSONContent {

@@ -15,10 +15,10 @@ export const NOTE_FRAGMENT = "default";
  */
 export function writeNoteBody(doc: Y.Doc, json: JSONContent, origin?: unknown): void {
   const node = toNoteNode(json);
-  const fragment = doc.getXmlFragment(NOTE_FRAGMENT);
-  // updateYFragment opens its own transaction with y-prosemirror's origin; nested inside ours it
-  // joins this one, so observers see a single change carrying the caller's origin.
-  doc.transact(() => updateYFragment(doc, fragment, node, { mapping: new Map(), isOMark: new Map() }), origin);
+  // updateYFragment opens its own transaction with y-prosemirror's origin, and a document's first
+  // getXmlFragment opens one with none; nested inside ours, both join it, so observers see a
+  // single transaction carrying the caller's origin.
+  doc.transact(() => updateYFragment(doc, doc.getXmlFragment(NOTE_FRAGMENT), node, { mapping: new Map(), isOMark: new Map() }), origin);
 }
 
 /**
