@@ -18,6 +18,14 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary: "authenticated GET /api/v1/os/folders vs a bare Express 5 app (target: ≥ 50% of bare)",
     load: () => import("./api"),
   },
+  notes: {
+    summary: "10,000 seeded notes: list / search / grep latency vs /healthz, and server memory with 1,000 notes open over sync",
+    load: () => import("./notes"),
+  },
+  sync: {
+    summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
+    load: () => import("./sync"),
+  },
 };
 
 function usage(): string {
@@ -32,7 +40,8 @@ function usage(): string {
     list,
     "",
     "Environment: BENCH_SECONDS (measured seconds per target, default 10), BENCH_WARMUP_SECONDS (default 2),",
-    "BENCH_CONNECTIONS (default 10).",
+    "BENCH_CONNECTIONS (default 10). notes and sync have their own BENCH_NOTES_* and BENCH_SYNC_* settings:",
+    "see bench/README.md.",
   ].join("\n");
 }
 

@@ -1,4 +1,4 @@
-import { parseDocName, readNotes, workspaceDocName } from "@tandem/core";
+import { hasNote, parseDocName, workspaceDocName } from "@tandem/core";
 import type * as Y from "yjs";
 
 export type DocumentAccess = "write" | "read";
@@ -24,7 +24,7 @@ export async function documentAccess(userId: number, documentName: string, sourc
       return ref.userId === userId ? "write" : null;
     case "note": {
       const workspace = await source.getDoc(workspaceDocName(userId));
-      if (readNotes(workspace).has(ref.uuid)) return "write";
+      if (hasNote(workspace, ref.uuid)) return "write";
       const shared = await source.sharedNoteRole(userId, ref.uuid);
       return shared === "editor" ? "write" : shared === "viewer" ? "read" : null;
     }

@@ -81,6 +81,11 @@ export function readNotes(doc: Y.Doc): Map<string, NoteMeta> {
   return notes;
 }
 
+/** Whether the workspace lists a note, without reading every entry (authorisation does this per document). */
+export function hasNote(doc: Y.Doc, uuid: string): boolean {
+  return doc.getMap(NOTES_MAP).get(uuid) instanceof Y.Map;
+}
+
 /** Creates or updates a folder entry with the given fields (call inside a transaction). */
 export function putFolder(doc: Y.Doc, uuid: string, fields: Partial<FolderMeta>): void {
   putEntry(doc, FOLDERS_MAP, uuid, fields);
