@@ -22,6 +22,10 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary: "10,000 seeded notes: list / search / grep latency vs /healthz, and server memory with 1,000 notes open over sync",
     load: () => import("./notes"),
   },
+  todos: {
+    summary: "10,000 todos: GET /os/todos?date=today and ?q= latency vs /healthz (target: p50 ≤ 15 ms)",
+    load: () => import("./todos"),
+  },
   sync: {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),
