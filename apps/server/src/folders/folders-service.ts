@@ -62,7 +62,9 @@ function foldersWithCounts(db: Db) {
       .selectFrom("folders")
       .select(["id", "uuid", "owner_id", "parent_id", "parent_key", "name", "name_key", "icon", "created_at", "updated_at"])
       // Matching the owner too lets the count use the (owner_id, folder_id) index instead of scanning every note.
-      .select(sql<number>`(select count(*) from notes where notes.owner_id = folders.owner_id and notes.folder_id = folders.id)`.as("file_count"))
+      .select(
+        sql<number>`(select count(*) from notes where notes.owner_id = folders.owner_id and notes.folder_id = folders.id)`.as("file_count"),
+      )
   );
 }
 
