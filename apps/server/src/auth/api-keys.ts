@@ -1,5 +1,5 @@
 import { isScope, type Scope } from "@tandem/core";
-import type { Kysely } from "kysely";
+import type { CompiledQuery, Kysely } from "kysely";
 import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
 import { notFound } from "../http/errors";
@@ -91,36 +91,146 @@ function parseScopes(stored: string): Set<Scope> {
   return new Set();
 }
 
-/** Verifies `svc_sk_` keys against the database on every request, so revocation is immediate. */
+/**
+ * `parseScopes` for the verifier, remembered by the stored text: a few distinct scope lists
+ * cover every key, and each request would otherwise parse its key's again. This caches a pure
+ * function of text the request just read from the database, not a credential: the row is still
+ * read, and its revocation checked, on every request. The sets are shared, hence read-only.
+ */
+const parsedScopes = new Map<string, ReadonlySet<Scope>>();
+const PARSED_SCOPES_LIMIT = 256;
+
+function scopesOf(stored: string): ReadonlySet<Scope> {
+  let scopes = parsedScopes.get(stored);
+  if (!scopes) {
+    scopes = parseScopes(stored);
+    if (parsedScopes.size >= PARSED_SCOPES_LIMIT) parsedScopes.clear();
+    parsedScopes.set(stored, scopes);
+  }
+  return scopes;
+}
+
+/** The unrevoked keys among `keyIds`, each with its user. */
+function keyLookup(db: Kysely<Schema>, keyIds: readonly string[]) {
+  return db
+    .selectFrom("api_keys")
+    .innerJoin("users", "users.id", "api_keys.user_id")
+    .select(["api_keys.id", "api_keys.secret_hash", "api_keys.label", "api_keys.scopes", "users.id as user_id", "users.username"])
+    .where("api_keys.id", "in", keyIds)
+    .where("api_keys.revoked_at", "is", null);
+}
+
+type KeyRow = Awaited<ReturnType<ReturnType<typeof keyLookup>["executeTakeFirstOrThrow"]>>;
+
+interface Waiter {
+  resolve(row: KeyRow | undefined): void;
+  reject(error: unknown): void;
+}
+
+/** Most keys one lookup statement asks for; more wait for the next statement. */
+const MAX_KEYS_PER_LOOKUP = 32;
+
+/**
+ * Reads key rows for concurrent requests with as few statements as possible, and never from an
+ * older snapshot than a request could have seen on its own: nothing is remembered between
+ * statements, and a request only ever joins a statement that has not been sent yet.
+ *
+ * At most one statement is out at a time. Keys asked for while it is out queue up, and the next
+ * statement asks for all of them at once (`id in (…)`): under load, one round trip to the
+ * database serves many requests, and each of those statements starts after the requests it
+ * serves arrived, so a key revoked (by any process) before a request arrived is seen as revoked.
+ * An idle server sends each lookup at once, as before.
+ */
+class KeyLookups {
+  #queued = new Map<string, Waiter[]>();
+  #sending = false;
+  /** Compiled statements by (padded) number of keys: compiling costs more than SQLite takes to run one. */
+  readonly #compiled = new Map<number, CompiledQuery<KeyRow>>();
+
+  constructor(private readonly db: Kysely<Schema>) {}
+
+  find(keyId: string): Promise<KeyRow | undefined> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.#queued.get(keyId);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.#queued.set(keyId, [{ resolve, reject }]);
+      if (!this.#sending) void this.#send();
+    });
+  }
+
+  async #send(): Promise<void> {
+    this.#sending = true;
+    while (this.#queued.size > 0) {
+      const batch = new Map<string, Waiter[]>();
+      for (const [keyId, waiters] of this.#queued) {
+        if (batch.size === MAX_KEYS_PER_LOOKUP) break;
+        batch.set(keyId, waiters);
+        this.#queued.delete(keyId);
+      }
+      try {
+        const keyIds = [...batch.keys()];
+        const { rows } = await this.db.executeQuery<KeyRow>({ ...this.#statementFor(keyIds.length), parameters: padded(keyIds) });
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        for (const [keyId, waiters] of batch) for (const waiter of waiters) waiter.resolve(byId.get(keyId));
+      } catch (error) {
+        for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+      }
+    }
+    this.#sending = false;
+  }
+
+  #statementFor(count: number): CompiledQuery<KeyRow> {
+    const size = paddedSize(count);
+    let compiled = this.#compiled.get(size);
+    if (!compiled) {
+      const probe = Array.from({ length: size }, (_, i) => `\u0000probe${i}`);
+      compiled = keyLookup(this.db, probe).compile();
+      // The key ids, in order, must be the only parameters: each statement binds its own.
+      if (compiled.parameters.length !== size || compiled.parameters.some((value, i) => value !== probe[i])) {
+        throw new Error("the API key lookup must have no parameters but the key ids");
+      }
+      this.#compiled.set(size, compiled);
+    }
+    return compiled;
+  }
+}
+
+/** Batches are padded to a power of two, so a handful of statement shapes serve every size. */
+function paddedSize(count: number): number {
+  let size = 1;
+  while (size < count) size *= 2;
+  return size;
+}
+
+/** The key ids, the last repeated up to the padded size (`in` ignores the repeats). */
+function padded(keyIds: readonly string[]): string[] {
+  const last = keyIds[keyIds.length - 1] as string;
+  return Array.from({ length: paddedSize(keyIds.length) }, (_, i) => keyIds[i] ?? last);
+}
+
+/**
+ * Verifies `svc_sk_` keys against the database on every request, so revocation is immediate: no
+ * credential is cached, whichever process revoked it.
+ */
 export class ApiKeyVerifier implements CredentialVerifier {
   readonly prefix = API_KEY_PREFIX;
   readonly #lastUsedWritten = new Map<string, number>();
+  readonly #lookups: KeyLookups;
 
-  constructor(private readonly db: Kysely<Schema>) {}
+  constructor(private readonly db: Kysely<Schema>) {
+    this.#lookups = new KeyLookups(db);
+  }
 
   async verify(token: string): Promise<Principal | null> {
     const parsed = parseToken(API_KEY_PREFIX, token);
     if (!parsed) return null;
-    const row = await this.db
-      .selectFrom("api_keys")
-      .innerJoin("users", "users.id", "api_keys.user_id")
-      .select([
-        "api_keys.id",
-        "api_keys.secret_hash",
-        "api_keys.label",
-        "api_keys.scopes",
-        "api_keys.revoked_at",
-        "users.id as user_id",
-        "users.username",
-      ])
-      .where("api_keys.id", "=", parsed.id)
-      .executeTakeFirst();
-    if (!row || row.revoked_at !== null || !secretMatches(parsed.secret, row.secret_hash)) return null;
+    const row = await this.#lookups.find(parsed.id);
+    if (!row || !secretMatches(parsed.secret, row.secret_hash)) return null;
     this.#touch(row.id);
     return {
       userId: row.user_id,
       username: row.username,
-      credential: { kind: "api_key", id: row.id, label: row.label, scopes: parseScopes(row.scopes) },
+      credential: { kind: "api_key", id: row.id, label: row.label, scopes: scopesOf(row.scopes) },
     };
   }
 

@@ -10,12 +10,12 @@ import {
   splitFolderPath,
   workspaceDocName,
 } from "@tandem/core";
-import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import { type CompiledQuery, type Kysely, PostgresIntrospector, type Selectable, sql, type Transaction } from "kysely";
 import type * as Y from "yjs";
 import { nowIso } from "../clock";
 import type { FoldersTable, Schema } from "../db/schema";
 import { badRequest, conflict, notFound } from "../http/errors";
-import { folderRole, type Role, sharedFolders } from "../sharing/access";
+import { folderRole, type Role, sharedAccessCtes, sharedFolders } from "../sharing/access";
 import type { SyncServer } from "../sync/sync-server";
 
 export const GENERAL_FOLDER = "General";
@@ -35,7 +35,9 @@ export function generalFolderUuid(userId: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-function toFolder(row: FolderRow & { file_count: number }, role: Role = "owner", parentVisible = true): Folder {
+type ListedRow = Pick<FolderRow, "id" | "name" | "parent_id" | "icon" | "created_at"> & { file_count: number };
+
+function toFolder(row: ListedRow, role: Role = "owner", parentVisible = true): Folder {
   return {
     id: row.id,
     name: row.name,
@@ -60,12 +62,82 @@ function foldersWithCounts(db: Db) {
   return (
     db
       .selectFrom("folders")
-      .select(["id", "uuid", "owner_id", "parent_id", "parent_key", "name", "name_key", "icon", "created_at", "updated_at"])
+      // Only what a listing shows: sqlite3 builds every column of every row as a JS property, one by one.
+      .select(["id", "name", "parent_id", "icon", "created_at"])
       // Matching the owner too lets the count use the (owner_id, folder_id) index instead of scanning every note.
       .select(
         sql<number>`(select count(*) from notes where notes.owner_id = folders.owner_id and notes.folder_id = folders.id)`.as("file_count"),
       )
   );
+}
+
+type Listing = CompiledQuery<{ folders: Folder[] | string }>;
+
+/**
+ * The statement behind `visibleFolders` for one user (any user: every parameter is the user id).
+ * The database builds the JSON array of `Folder` objects itself, keys in `toFolder`'s order:
+ * sqlite3 would otherwise build every column of every row as a JS property, one native call each,
+ * which costs several times what parsing one string does. SQLite and PostgreSQL spell that
+ * differently, and only that.
+ */
+function compileListing(db: Kysely<Schema>, userId: number, rootOnly: boolean): Listing {
+  const postgres = db.introspection instanceof PostgresIntrospector;
+  const folder = postgres
+    ? sql`json_build_object('id', id, 'name', name, 'parentId', parent_id, 'icon', icon, 'fileCount', file_count, 'createdAt', created_at, 'shared', grp = 1, 'role', role)`
+    : sql`json_object('id', id, 'name', name, 'parentId', parent_id, 'icon', icon, 'fileCount', file_count, 'createdAt', created_at, 'shared', json(iif(grp = 1, 'true', 'false')), 'role', role)`;
+  const array = postgres
+    ? sql`coalesce(json_agg(${folder} order by grp, name_key, id), '[]'::json)`
+    : sql`json_group_array(${folder} order by grp, name_key, id)`;
+  const fileCount = sql`(select count(*) from notes where notes.owner_id = folders.owner_id and notes.folder_id = folders.id)`;
+  return sql<{ folders: Folder[] | string }>`
+    with recursive ${sharedAccessCtes(userId)},
+    visible as (
+      select 0 as grp, id, name, parent_id, icon, created_at, name_key, 'owner' as role, ${fileCount} as file_count
+      from folders
+      where owner_id = ${userId}${rootOnly ? sql` and parent_id is null` : sql``}
+      union all
+      select 1, folders.id, folders.name, case when parent.id is null then null else folders.parent_id end,
+        folders.icon, folders.created_at, folders.name_key, shared_access.role, ${fileCount}
+      from shared_access
+      inner join folders on folders.id = shared_access.id
+      -- A shared folder whose parent the caller cannot see sits at their top level.
+      left join shared_access as parent on parent.id = folders.parent_id
+      ${rootOnly ? sql`where parent.id is null` : sql``}
+    )
+    select ${array} as folders from visible`.compile(db);
+}
+
+/**
+ * Listings compiled once per database instance: building and compiling the statement costs
+ * more main-thread time than SQLite takes to run it, and only the user id changes.
+ */
+const listings = new WeakMap<Kysely<Schema>, { all: Listing; root: Listing }>();
+
+function listingFor(db: Kysely<Schema>, userId: number, rootOnly: boolean): Listing {
+  let compiled = listings.get(db);
+  if (!compiled) {
+    // Compiled with a user id no one has, to check that the user id is the only parameter.
+    const probe = -1;
+    compiled = { all: compileListing(db, probe, false), root: compileListing(db, probe, true) };
+    if (![...compiled.all.parameters, ...compiled.root.parameters].every((parameter) => parameter === probe)) {
+      throw new Error("the folder listing must have no parameter but the user id");
+    }
+    listings.set(db, compiled);
+  }
+  const listing = rootOnly ? compiled.root : compiled.all;
+  return { ...listing, parameters: listing.parameters.map(() => userId) };
+}
+
+/**
+ * The user's own folders, then those shared with them, each group by name: all of them, or only
+ * the top level (`rootOnly`). One statement, so the folders, the shares and the note counts come
+ * from one snapshot.
+ */
+async function visibleFolders(db: Kysely<Schema>, userId: number, rootOnly: boolean): Promise<Folder[]> {
+  const { rows } = await db.executeQuery(listingFor(db, userId, rootOnly));
+  const folders = rows[0]?.folders ?? [];
+  // PostgreSQL's driver parses json columns itself; SQLite answers text.
+  return typeof folders === "string" ? (JSON.parse(folders) as Folder[]) : folders;
 }
 
 /**
@@ -74,29 +146,12 @@ function foldersWithCounts(db: Db) {
  * whose parent they cannot see).
  */
 export async function listFolders(db: Kysely<Schema>, userId: number, parent?: number | "root"): Promise<Folder[]> {
+  if (typeof parent !== "number") return visibleFolders(db, userId, parent === "root");
+  const { role } = await folderRole(db, userId, parent);
+  const rows = await foldersWithCounts(db).where("parent_id", "=", parent).orderBy("name_key").orderBy("id").execute();
+  if (role === "owner") return rows.map((row) => toFolder(row));
   const shared = await sharedFolders(db, userId);
-  if (typeof parent === "number") {
-    const { role } = await folderRole(db, userId, parent);
-    const rows = await foldersWithCounts(db).where("parent_id", "=", parent).orderBy("name_key").orderBy("id").execute();
-    return rows.map((row) => toFolder(row, role === "owner" ? "owner" : (shared.get(row.id)?.role ?? role)));
-  }
-  let own = foldersWithCounts(db).where("owner_id", "=", userId);
-  if (parent === "root") own = own.where("parent_id", "is", null);
-  const ownRows = await own.orderBy("name_key").orderBy("id").execute();
-  const sharedRows = shared.size
-    ? await foldersWithCounts(db)
-        .where("id", "in", [...shared.keys()])
-        .orderBy("name_key")
-        .orderBy("id")
-        .execute()
-    : [];
-  const visibleShared = sharedRows
-    .map((row) => ({ row, parentVisible: row.parent_id !== null && shared.has(row.parent_id) }))
-    .filter(({ parentVisible }) => parent !== "root" || !parentVisible);
-  return [
-    ...ownRows.map((row) => toFolder(row)),
-    ...visibleShared.map(({ row, parentVisible }) => toFolder(row, shared.get(row.id)?.role, parentVisible)),
-  ];
+  return rows.map((row) => toFolder(row, shared.get(row.id)?.role ?? role));
 }
 
 /** `A/B/C` for a folder, walking up its parents (the view has no cycles). */

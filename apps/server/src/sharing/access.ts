@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Schema } from "../db/schema";
 import { forbidden, notFound } from "../http/errors";
 
@@ -10,34 +10,51 @@ export interface SharedFolderAccess {
 }
 
 /**
+ * Common table expressions (for a `with recursive` clause, SQLite and PostgreSQL alike) that
+ * answer which folders other people shared with `userId`, each with everything below it:
+ * `shared_access (id, owner_id, role)`, one row per folder. When two shares reach the same folder,
+ * the stronger role wins ('editor' sorts before 'viewer'). Sharing rules live here and only here,
+ * so a listing can join them in the same statement as the folders, and see the same snapshot.
+ *
+ * - `shared_roots`: the shared folders themselves; a share counts only while its folder still
+ *   belongs to the sharer.
+ * - `shared_tree`: those and their descendants among the sharers' folders (`union`, not
+ *   `union all`, so even a cycle in the view would end).
+ * - `shared_access`: one row per folder. Its `exists` test is redundant for the answer, but it
+ *   lets SQLite skip building the recursive part for the many users who have no shares at all.
+ */
+export function sharedAccessCtes(userId: number): RawBuilder<unknown> {
+  return sql`shared_roots as (
+    select folders.id, folder_shares.owner_id, folder_shares.role
+    from folder_shares
+    inner join folders on folders.uuid = folder_shares.folder_uuid and folders.owner_id = folder_shares.owner_id
+    where folder_shares.grantee_id = ${userId}
+  ),
+  shared_tree (id, owner_id, role) as (
+    select id, owner_id, role from shared_roots
+    union
+    select folders.id, shared_tree.owner_id, shared_tree.role
+    from shared_tree
+    inner join folders on folders.parent_id = shared_tree.id
+    where folders.owner_id in (select owner_id from shared_roots)
+  ),
+  shared_access as (
+    select id, min(owner_id) as owner_id, min(role) as role
+    from shared_tree
+    where exists (select 1 from folder_shares where grantee_id = ${userId})
+    group by id
+  )`;
+}
+
+/**
  * Folders other people shared with a user, each with everything below it, by folder id. When
  * two shares reach the same folder, the stronger role wins.
  */
 export async function sharedFolders(db: Kysely<Schema>, userId: number): Promise<Map<number, SharedFolderAccess>> {
-  const shares = await db
-    .selectFrom("folder_shares")
-    .innerJoin("folders", "folders.uuid", "folder_shares.folder_uuid")
-    .select(["folders.id", "folder_shares.owner_id", "folder_shares.role"])
-    .where("folder_shares.grantee_id", "=", userId)
-    .whereRef("folders.owner_id", "=", "folder_shares.owner_id")
-    .execute();
-  const access = new Map<number, SharedFolderAccess>();
-  if (shares.length === 0) return access;
-  const owners = [...new Set(shares.map((s) => s.owner_id))];
-  const tree = await db.selectFrom("folders").select(["id", "parent_id"]).where("owner_id", "in", owners).execute();
-  const children = new Map<number, number[]>();
-  for (const folder of tree) {
-    if (folder.parent_id !== null) children.set(folder.parent_id, [...(children.get(folder.parent_id) ?? []), folder.id]);
-  }
-  for (const share of shares) {
-    const grant = { ownerId: share.owner_id, role: share.role };
-    for (let frontier = [share.id]; frontier.length > 0; frontier = frontier.flatMap((id) => children.get(id) ?? [])) {
-      for (const id of frontier) {
-        if (access.get(id)?.role !== "editor") access.set(id, grant);
-      }
-    }
-  }
-  return access;
+  const { rows } = await sql<{ id: number; owner_id: number; role: SharedFolderAccess["role"] }>`
+    with recursive ${sharedAccessCtes(userId)}
+    select id, owner_id, role from shared_access`.execute(db);
+  return new Map(rows.map((row) => [Number(row.id), { ownerId: Number(row.owner_id), role: row.role }]));
 }
 
 /** The caller's role on a folder: owner, a shared role, or a 404 when they have none. */

@@ -24,24 +24,43 @@ function bindable(value: unknown): unknown {
   return value;
 }
 
+/**
+ * The parameters as sqlite3 should bind them. Almost always they are strings and numbers
+ * already, and the compiled query's own array is handed over as it is (sqlite3 copies the values
+ * before the call returns); only a boolean, bigint or Date costs a converted copy.
+ */
+function bindableParameters(parameters: readonly unknown[]): readonly unknown[] {
+  for (const value of parameters) {
+    if (typeof value === "boolean" || typeof value === "bigint" || value instanceof Date) return parameters.map(bindable);
+  }
+  return parameters;
+}
+
+function all(statement: sqlite3.Statement, parameters: readonly unknown[]): Promise<Row[]> {
+  return new Promise<Row[]>((resolve, reject) => {
+    statement.all(parameters, (error: Error | null, rows: Row[]) => (error ? reject(error) : resolve(rows)));
+  });
+}
+
+function run(statement: sqlite3.Statement, parameters: readonly unknown[]): Promise<{ changes: number; lastID: number }> {
+  return new Promise((resolve, reject) => {
+    statement.run(parameters, function (this: sqlite3.RunResult, error: Error | null) {
+      if (error) reject(error);
+      else resolve({ changes: this.changes, lastID: this.lastID });
+    });
+  });
+}
+
 export class Sqlite3Connection implements DatabaseConnection {
   constructor(private readonly statements: StatementCache) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const statement = await this.statements.get(compiledQuery.sql);
-    const parameters = compiledQuery.parameters.map(bindable);
+    const statement = this.statements.cached(compiledQuery.sql) ?? (await this.statements.prepare(compiledQuery.sql));
+    const parameters = bindableParameters(compiledQuery.parameters);
     if (returnsRows(compiledQuery.query)) {
-      const rows = await new Promise<Row[]>((resolve, reject) => {
-        statement.all(parameters, (error: Error | null, result: Row[]) => (error ? reject(error) : resolve(result)));
-      });
-      return { rows: rows as R[] };
+      return { rows: (await all(statement, parameters)) as R[] };
     }
-    const outcome = await new Promise<{ changes: number; lastID: number }>((resolve, reject) => {
-      statement.run(parameters, function (this: sqlite3.RunResult, error: Error | null) {
-        if (error) reject(error);
-        else resolve({ changes: this.changes, lastID: this.lastID });
-      });
-    });
+    const outcome = await run(statement, parameters);
     return {
       rows: [],
       numAffectedRows: BigInt(outcome.changes),

@@ -28,23 +28,27 @@ export interface Sqlite3DialectConfig {
  * One connection, one writer: every query and transaction takes the connection in turn. SQLite
  * allows one writer at a time anyway, and queueing here (instead of inside SQLite) means a
  * transaction is never interleaved with another request's statements.
+ *
+ * Waiters queue first come, first served, and `unlock` hands the connection straight to the next
+ * one: it never becomes free in between, so no one can jump the queue, and only the waiter whose
+ * turn it is wakes up (waking every waiter to race for the lock costs a microtask each, per query).
  */
 class ConnectionMutex {
-  #held: Promise<void> | undefined;
-  #release: (() => void) | undefined;
+  #locked = false;
+  readonly #waiters: (() => void)[] = [];
 
-  async lock(): Promise<void> {
-    while (this.#held) await this.#held;
-    this.#held = new Promise((resolve) => {
-      this.#release = resolve;
-    });
+  lock(): Promise<void> {
+    if (!this.#locked) {
+      this.#locked = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
   unlock(): void {
-    const release = this.#release;
-    this.#held = undefined;
-    this.#release = undefined;
-    release?.();
+    const next = this.#waiters.shift();
+    if (next) next();
+    else this.#locked = false;
   }
 }
 
