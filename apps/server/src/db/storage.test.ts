@@ -100,6 +100,34 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
     expect((await rejection(revokeApiKey(database.db, "nosuchkey000"))).status).toBe(404);
   });
 
+  it("answers concurrent key checks correctly, and sees a revocation made while checks are in flight", async () => {
+    const user = await createUser(database.db, { username: "concurrent" });
+    const keys = await Promise.all(
+      Array.from({ length: 6 }, () => createApiKey(database.db, { userId: user.id, scopes: ["os.notes:read"] })),
+    );
+    const [revokedEarly, revokedLate, ...valid] = keys as [(typeof keys)[0], (typeof keys)[0], ...(typeof keys)[0][]];
+    await revokeApiKey(database.db, revokedEarly.keyId);
+    const verifier = new ApiKeyVerifier(database.db);
+    const tampered = (token: string) => `${token.slice(0, -1)}${token.endsWith("a") ? "b" : "a"}`;
+    // Many checks at once are batched into shared statements; each must get its own answer.
+    const checks = Array.from({ length: 40 }, (_, i) => {
+      const key = keys[i % keys.length] as (typeof keys)[0];
+      const token = i % 7 === 0 ? tampered(key.apiKey) : key.apiKey;
+      return { key, token, result: verifier.verify(token) };
+    });
+    for (const check of checks) {
+      const principal = await check.result;
+      const shouldPass = check.token === check.key.apiKey && check.key !== revokedEarly;
+      expect(principal !== null, `${check.key.keyId} ${check.token === check.key.apiKey ? "valid" : "tampered"}`).toBe(shouldPass);
+    }
+    // A revocation through another connection (as the CLI does) holds for every check that starts after it.
+    const other = await fixture.open();
+    await revokeApiKey(other.db, revokedLate.keyId);
+    await other.close();
+    const after = await Promise.all([revokedLate, ...valid].map((key) => verifier.verify(key.apiKey)));
+    expect(after.map((principal) => principal !== null)).toEqual([false, ...valid.map(() => true)]);
+  });
+
   it("records when a key was last used", async () => {
     const user = await createUser(database.db, { username: "lastused" });
     const key = await createApiKey(database.db, { userId: user.id, scopes: ALL_SCOPES });
