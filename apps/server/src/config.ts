@@ -15,6 +15,20 @@ export const ServerConfigSchema = z.object({
   rateLimitBurst: z.coerce.number().int().positive().default(300),
   /** How long shutdown waits for open requests before closing them, in ms. */
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
+  /** The address people reach this server at, for links it hands out (pairing `approvalUrl`). */
+  publicUrl: z
+    .string()
+    .regex(/^https?:\/\/[^/]+/, { error: "must be an http:// or https:// URL" })
+    .optional(),
+  /** A runtime endpoint without a heartbeat for this long is offline and leaves routing, in ms. */
+  presenceTimeoutMs: z.coerce.number().int().positive().default(60_000),
+  /** The server ends each realtime stream after about this long (plus jitter), in ms. */
+  streamLifetimeMs: z.coerce.number().int().positive().default(55_000),
+  streamJitterMs: z.coerce.number().int().min(0).default(5_000),
+  /** A `: ping` comment goes out after this long without an event, in ms. */
+  streamPingMs: z.coerce.number().int().positive().default(15_000),
+  /** How often expiries are swept when nothing else happens, in ms (0 turns the timer off). */
+  maintenanceIntervalMs: z.coerce.number().int().min(0).default(5_000),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -30,6 +44,12 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   rateLimitPerMinute: ["TANDEM_RATE_LIMIT_PER_MINUTE"],
   rateLimitBurst: ["TANDEM_RATE_LIMIT_BURST"],
   shutdownGraceMs: ["TANDEM_SHUTDOWN_GRACE_MS"],
+  publicUrl: ["TANDEM_PUBLIC_URL"],
+  presenceTimeoutMs: ["TANDEM_PRESENCE_TIMEOUT_MS"],
+  streamLifetimeMs: ["TANDEM_STREAM_LIFETIME_MS"],
+  streamJitterMs: ["TANDEM_STREAM_JITTER_MS"],
+  streamPingMs: ["TANDEM_STREAM_PING_MS"],
+  maintenanceIntervalMs: ["TANDEM_MAINTENANCE_INTERVAL_MS"],
 };
 
 export class ConfigError extends Error {

@@ -1,9 +1,12 @@
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Authenticator } from "./auth/authenticator";
+import type { Clock } from "./clock";
 import type { ServerConfig } from "./config";
 import type { Database } from "./db/database";
 import type { Schema } from "./db/schema";
+import type { Maintenance } from "./maintenance";
+import type { RealtimeLog } from "./realtime/event-log";
 import type { SyncServer } from "./sync/sync-server";
 
 /** What every feature's routes and services share; built once at start. */
@@ -15,4 +18,10 @@ export interface AppContext {
   readonly authenticator: Authenticator;
   /** The sync hub; REST writes to notes, folders and todos go through it. */
   readonly sync: SyncServer;
+  /** The delegation layer's time; tests move it forward. */
+  readonly clock: Clock;
+  /** The per-endpoint realtime event log and its live notifications. */
+  readonly realtime: RealtimeLog;
+  /** Periodic expiry sweeps; services register their tasks at start. */
+  readonly maintenance: Maintenance;
 }

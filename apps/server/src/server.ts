@@ -3,17 +3,28 @@ import type { AddressInfo, Socket } from "node:net";
 import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
+import { approvalHandlers } from "./approvals/approvals-routes";
+import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
 import { Authenticator } from "./auth/authenticator";
 import { RateLimiter } from "./auth/rate-limiter";
+import { Clock } from "./clock";
 import type { ServerConfig } from "./config";
 import type { AppContext } from "./context";
 import { openDatabase } from "./db/database";
+import { delegationHandlers } from "./delegations/delegations-routes";
 import { folderHandlers } from "./folders/folders-routes";
+import { grantHandlers } from "./grants/grants-routes";
 import { errorHandler, notFoundHandler } from "./http/error-handler";
 import { buildApiRouter } from "./http/router";
 import { createLogger, type Logger } from "./logger";
+import { Maintenance } from "./maintenance";
+import { networkHandlers } from "./network/network-routes";
 import { noteHandlers } from "./notes/notes-routes";
+import { RealtimeLog } from "./realtime/event-log";
+import { realtimeHandlers } from "./realtime/realtime-routes";
+import { DeviceTokenVerifier } from "./runtime/device-tokens";
+import { runtimeHandlers } from "./runtime/runtime-routes";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
@@ -52,6 +63,13 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
       ...sharingHandlers(context),
       ...todoHandlers(context),
       ...systemHandlers(),
+      ...networkHandlers(context),
+      ...runtimeHandlers(context),
+      ...grantHandlers(context),
+      ...approvalHandlers(context),
+      ...delegationHandlers(context),
+      ...realtimeHandlers(context),
+      ...auditHandlers(context),
     }),
   );
   app.use(notFoundHandler);
@@ -74,9 +92,17 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   const database = await openDatabase(config);
   const authenticator = new Authenticator(new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }));
   authenticator.addVerifier(new ApiKeyVerifier(database.db));
+  authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator };
   const sync = new SyncServer(base);
-  const context: AppContext = { ...base, sync };
+  const clock = new Clock();
+  const context: AppContext = {
+    ...base,
+    sync,
+    clock,
+    realtime: new RealtimeLog(clock),
+    maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
+  };
   const app = buildApp(context, sync);
   const server = createServer(app);
   const sockets = new Set<Socket>();
@@ -106,6 +132,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   }
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
+  context.maintenance.start();
   logger.info({ url, storage: database.dialect, location: database.location }, "tandem server listening");
 
   let closing: Promise<void> | undefined;
@@ -114,6 +141,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       logger.info("shutting down");
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      await context.maintenance.stop();
       await sync.close();
       const grace = setTimeout(() => {
         for (const socket of sockets) socket.destroy();

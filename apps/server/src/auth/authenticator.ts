@@ -21,8 +21,8 @@ export function presentedToken(headers: IncomingHttpHeaders): string | undefined
 
 const KIND_FOR_AUTH: Record<Exclude<RouteAuth, "public">, readonly Principal["credential"]["kind"][]> = {
   user: ["api_key"],
-  device: [],
-  any: ["api_key"],
+  device: ["device"],
+  any: ["api_key", "device"],
 };
 
 /**

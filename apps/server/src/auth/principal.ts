@@ -8,17 +8,25 @@ export interface ApiKeyCredential {
   readonly scopes: ReadonlySet<Scope>;
 }
 
-/**
- * Whatever authenticated a request. The runtime issue adds the bridge's device token as a
- * second kind; routes say which kinds they accept.
- */
-export type Credential = ApiKeyCredential;
+/** A bridge's device token: it speaks for one runtime endpoint of its owner, and for nothing else. */
+export interface DeviceCredential {
+  readonly kind: "device";
+  /** The endpoint id (`ep_…`). */
+  readonly id: string;
+  readonly deviceId: string;
+}
 
-export interface Principal {
+/** Whatever authenticated a request; routes say which kinds they accept. */
+export type Credential = ApiKeyCredential | DeviceCredential;
+
+export interface Principal<C extends Credential = Credential> {
   readonly userId: number;
   readonly username: string;
-  readonly credential: Credential;
+  readonly credential: C;
 }
+
+export type UserPrincipal = Principal<ApiKeyCredential>;
+export type DevicePrincipal = Principal<DeviceCredential>;
 
 /**
  * Turns a presented token into a principal. One verifier per token prefix; the authenticator

@@ -28,10 +28,13 @@ Storage options (every command):
 Serve options:
   --port N                (default 8787)   --host H   (default 127.0.0.1)
   --log-level L           fatal|error|warn|info|debug|trace|silent
+  --public-url URL        the address people reach the server at (for pairing links)
 
 Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDEM_DATA_DIR,
 TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_RATE_LIMIT_PER_MINUTE,
-TANDEM_RATE_LIMIT_BURST, TANDEM_SHUTDOWN_GRACE_MS.`;
+TANDEM_RATE_LIMIT_BURST, TANDEM_SHUTDOWN_GRACE_MS, TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
+TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
+TANDEM_MAINTENANCE_INTERVAL_MS.`;
 
 class UsageError extends Error {}
 
@@ -43,6 +46,7 @@ const OPTIONS = {
   "log-level": { type: "string" },
   "rate-limit-per-minute": { type: "string" },
   "rate-limit-burst": { type: "string" },
+  "public-url": { type: "string" },
   name: { type: "string" },
   email: { type: "string" },
   scopes: { type: "string" },
@@ -61,6 +65,7 @@ function configFrom(values: Values): ServerConfig {
     logLevel: values["log-level"],
     rateLimitPerMinute: values["rate-limit-per-minute"],
     rateLimitBurst: values["rate-limit-burst"],
+    publicUrl: values["public-url"],
   });
 }
 

@@ -115,6 +115,291 @@ export interface TodosTable {
   updated_at: string;
 }
 
+export type ContactRequestType = "friend" | "agent";
+export type ContactRequestStatus = "pending" | "accepted" | "declined" | "withdrawn";
+
+export interface ContactRequestsTable {
+  id: Generated<number>;
+  from_user_id: number;
+  to_user_id: number;
+  type: ContactRequestType;
+  status: ContactRequestStatus;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+/** Friendship; written in both directions at once. */
+export interface ContactsTable {
+  user_id: number;
+  contact_id: number;
+  created_at: string;
+}
+
+/** The agent permission from grantor to grantee: what grantee's agent may reach of grantor's. */
+export interface ContactPermissionsTable {
+  grantor_id: number;
+  grantee_id: number;
+  /** JSON object: capability → level, e.g. {"notesAccess": {"scope": "all", "access": "read"}}. */
+  permissions: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RuntimeEndpointsTable {
+  /** `ep_…` */
+  id: string;
+  owner_id: number;
+  device_id: string;
+  runtime: "claude-code" | "codex";
+  bridge_version: string | null;
+  adapter_version: string | null;
+  /** JSON: the array or object the bridge sent. */
+  capabilities: string;
+  label: string | null;
+  /** Public id of the current device token (`svc_dev_<token_id><secret>`). */
+  token_id: string;
+  /** SHA-256 of the token's secret part, hex. */
+  token_hash: string;
+  event_cursor: Generated<number>;
+  created_at: string;
+  updated_at: string;
+  last_seen_at: string | null;
+  revoked_at: string | null;
+}
+
+export type SessionState = "idle" | "busy" | "closed";
+
+export interface RuntimeSessionsTable {
+  handle: string;
+  endpoint_id: string;
+  owner_id: number;
+  label: string | null;
+  state: SessionState;
+  delivery_mode: string;
+  capabilities: string;
+  /** 0 or 1. */
+  allow_inbound: number;
+  /** 0 or 1. */
+  allow_mid_turn_steer: number;
+  workspace_boundary: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DefaultRoutesTable {
+  owner_id: number;
+  endpoint_id: string;
+  session_handle: string;
+  updated_at: string;
+}
+
+export type PairingStatus = "pending" | "approved" | "denied" | "consumed";
+
+export interface DevicePairingsTable {
+  id: Generated<number>;
+  user_code: string;
+  poll_token_hash: string;
+  device_id: string;
+  runtime: "claude-code" | "codex";
+  bridge_version: string | null;
+  adapter_version: string | null;
+  capabilities: string;
+  label: string | null;
+  status: PairingStatus;
+  /** The owner who approved or denied. */
+  user_id: number | null;
+  endpoint_id: string | null;
+  created_at: string;
+  expires_at: string;
+  resolved_at: string | null;
+}
+
+export type GrantStatus = "pending" | "active" | "declined" | "revoked" | "expired";
+
+export interface GrantsTable {
+  /** `cs_…`, the communication session id. */
+  id: string;
+  requester_id: number;
+  requester_device_id: string | null;
+  requester_reply_endpoint_id: string | null;
+  requester_reply_session_handle: string | null;
+  recipient_id: number;
+  target_kind: string;
+  target_offer_id: string | null;
+  frozen_endpoint_id: string | null;
+  frozen_session_handle: string | null;
+  status: GrantStatus;
+  requested_ttl_minutes: number;
+  requested_at: string;
+  request_expires_at: string;
+  activated_at: string | null;
+  grant_expires_at: string | null;
+  revoked_at: string | null;
+  ended_at: string | null;
+  message_sequence: Generated<number>;
+}
+
+export type MessageKind = "text" | "task_invite" | "resource_request";
+
+export type DeliveryStatus =
+  | "queued"
+  | "dispatched"
+  | "device_acked"
+  | "runtime_pending"
+  | "runtime_acked"
+  | "replied"
+  | "failed"
+  | "expired"
+  | "revoked";
+
+/** A message and its one delivery. */
+export interface MessagesTable {
+  /** `msg_…` */
+  id: string;
+  /** `dlv_…` */
+  delivery_id: string;
+  grant_id: string;
+  sender_id: number;
+  sender_device_id: string | null;
+  recipient_id: number;
+  target_endpoint_id: string;
+  target_session_handle: string;
+  client_message_id: string;
+  request_hash: string;
+  kind: MessageKind;
+  /** JSON. */
+  payload: string;
+  reply_to: string | null;
+  correlation_id: string | null;
+  sequence: number;
+  /** 1 when a task_invite took a credit. */
+  credit_reserved: Generated<number>;
+  created_at: string;
+  expires_at: string;
+  status: DeliveryStatus;
+  queued_at: string;
+  dispatched_at: string | null;
+  device_ack_received_at: string | null;
+  runtime_pending_at: string | null;
+  runtime_ack_received_at: string | null;
+  terminal_at: string | null;
+  result_code: string | null;
+  runtime_ack_id: string | null;
+}
+
+export type AckPhase = "device_ack" | "runtime_pending" | "runtime_ack" | "runtime_failed";
+
+export interface DeliveryAttemptsTable {
+  id: Generated<number>;
+  message_id: string;
+  attempt_id: string;
+  phase: AckPhase;
+  result_code: string | null;
+  retryable: number | null;
+  runtime_ack_id: string | null;
+  /** JSON {model, inputTokens, outputTokens}. */
+  usage: string | null;
+  recorded: "state" | "audit_only";
+  created_at: string;
+}
+
+export interface CreditsTable {
+  user_id: number;
+  balance: number;
+  updated_at: string;
+}
+
+export interface ToolPoliciesTable {
+  id: Generated<number>;
+  owner_id: number;
+  /** Exact tool name or `*`. */
+  tool_name: string;
+  grant_id: string | null;
+  peer_id: number | null;
+  session_handle: string | null;
+  decision: "allow";
+  /** `owner` (made through the policy routes) or `session_decision` (an allow with scope session). */
+  source: "owner" | "session_decision";
+  created_at: string;
+  expires_at: string | null;
+}
+
+export type ApprovalStatus = "auto_allow" | "pending" | "allowed" | "denied" | "expired";
+
+export interface ToolApprovalsTable {
+  /** `apr_…` */
+  id: string;
+  /** The owner of the endpoint whose runtime wants the tool. */
+  owner_id: number;
+  endpoint_id: string;
+  grant_id: string;
+  session_handle: string | null;
+  message_id: string | null;
+  tool_name: string;
+  tool_input_summary: string;
+  status: ApprovalStatus;
+  decision: "allow" | "deny" | null;
+  scope: "once" | "session" | null;
+  policy_id: number | null;
+  created_at: string;
+  expires_at: string;
+  resolved_at: string | null;
+}
+
+export type CollaborationStatus = "requested" | "accepted" | "declined" | "delegated" | "expired";
+
+export interface CollaborationsTable {
+  /** `col_…` */
+  id: string;
+  requester_id: number;
+  requester_endpoint_id: string;
+  requester_session_handle: string;
+  target_id: number;
+  client_message_id: string;
+  request_hash: string;
+  task: string;
+  /** JSON object or null. */
+  context: string | null;
+  requested_ttl_minutes: number;
+  status: CollaborationStatus;
+  /** The owner's answer: `once` or `always`. */
+  answer: "once" | "always" | null;
+  grant_id: string | null;
+  message_id: string | null;
+  created_at: string;
+  expires_at: string;
+  resolved_at: string | null;
+}
+
+export interface CollaborationAllowancesTable {
+  owner_id: number;
+  requester_id: number;
+  created_at: string;
+}
+
+export interface RealtimeEventsTable {
+  endpoint_id: string;
+  cursor: number;
+  type: string;
+  /** JSON. */
+  data: string;
+  created_at: string;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  actor_id: number | null;
+  actor_credential: string;
+  action: string;
+  object_type: string;
+  object_id: string;
+  party_a: number | null;
+  party_b: number | null;
+  /** JSON or null. */
+  detail: string | null;
+  created_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -125,4 +410,21 @@ export interface Schema {
   snapshots: SnapshotsTable;
   folder_shares: FolderSharesTable;
   todos: TodosTable;
+  contact_requests: ContactRequestsTable;
+  contacts: ContactsTable;
+  contact_permissions: ContactPermissionsTable;
+  runtime_endpoints: RuntimeEndpointsTable;
+  runtime_sessions: RuntimeSessionsTable;
+  default_routes: DefaultRoutesTable;
+  device_pairings: DevicePairingsTable;
+  grants: GrantsTable;
+  messages: MessagesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  credits: CreditsTable;
+  tool_policies: ToolPoliciesTable;
+  tool_approvals: ToolApprovalsTable;
+  collaborations: CollaborationsTable;
+  collaboration_allowances: CollaborationAllowancesTable;
+  realtime_events: RealtimeEventsTable;
+  audit_log: AuditLogTable;
 }

@@ -65,7 +65,7 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
       .selectFrom("schema_migrations" as never)
       .select(sql<number>`count(*)`.as("n"))
       .executeTakeFirstOrThrow();
-    expect(Number((applied as { n: number }).n)).toBe(7);
+    expect(Number((applied as { n: number }).n)).toBe(8);
     await again.close();
   });
 
@@ -84,7 +84,7 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
     const verifier = new ApiKeyVerifier(database.db);
     const principal = await verifier.verify(key.apiKey);
     expect(principal?.userId).toBe(user.id);
-    expect([...(principal?.credential.scopes ?? [])]).toEqual(["os.notes:read"]);
+    expect(principal?.credential.kind === "api_key" && [...principal.credential.scopes]).toEqual(["os.notes:read"]);
 
     const stored = await database.db.selectFrom("api_keys").selectAll().where("id", "=", key.keyId).executeTakeFirstOrThrow();
     expect(stored.secret_hash).not.toContain(key.apiKey.slice(-32));

@@ -1,16 +1,29 @@
 import { DEFAULT_BODY_LIMIT, type RouteDefinition, type RouteId, type Routes, routes, type ValidatedInput } from "@tandem/core";
 import express, { type NextFunction, type Request, type Response, Router } from "express";
 import type { Authenticator } from "../auth/authenticator";
-import type { Principal } from "../auth/principal";
+import type { DevicePrincipal, Principal, UserPrincipal } from "../auth/principal";
 import { Reply } from "./reply";
 import { validateInput } from "./validate";
 
 export interface HandlerContext<R extends RouteDefinition> {
   readonly input: ValidatedInput<R>;
-  /** The caller; `null` only on public routes. */
-  readonly principal: R["auth"] extends "public" ? Principal | null : Principal;
+  /** The caller, of the credential kind the route accepts; `null` only on public routes. */
+  readonly principal: PrincipalFor<R["auth"]>;
   readonly req: Request;
+  /** For handlers that answer by themselves (event streams); they return {@link HANDLED}. */
+  readonly res: Response;
 }
+
+/** Returned by a handler that has written its own response. */
+export const HANDLED: unique symbol = Symbol("handled");
+
+type PrincipalFor<A extends RouteDefinition["auth"]> = A extends "public"
+  ? Principal | null
+  : A extends "user"
+    ? UserPrincipal
+    : A extends "device"
+      ? DevicePrincipal
+      : Principal;
 
 export type RouteHandler<R extends RouteDefinition> = (context: HandlerContext<R>) => Promise<unknown> | unknown;
 
@@ -26,6 +39,7 @@ function jsonParser(limit: number) {
 }
 
 function send(res: Response, result: unknown): void {
+  if (result === HANDLED) return;
   if (result instanceof Reply) {
     if (result.contentType === "html") res.status(result.status).type("html").send(result.body);
     else res.status(result.status).json(result.body);
@@ -48,7 +62,7 @@ export function buildApiRouter(authenticator: Authenticator, handlers: RouteHand
     // Authenticate before reading the body: nobody without a credential makes us parse megabytes.
     router[method](route.path, authenticate, ...parseBody, async (req: Request, res: Response) => {
       const input = validateInput(route, { params: req.params, query: req.query, body: req.body });
-      send(res, await handler({ input, principal: res.locals.principal as Principal, req }));
+      send(res, await handler({ input, principal: res.locals.principal as never, req, res }));
     });
   }
   return router;

@@ -60,6 +60,9 @@ export const VIEW_DEBOUNCE_MS = 150;
  * read-only, is decided per document name (see document-access.ts). Documents are stored in
  * the database; REST writes go through {@link SyncServer.change} so open editors see them live.
  */
+/** What the sync hub needs; it is built before the delegation parts of the context. */
+export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database" | "db" | "authenticator">;
+
 export class SyncServer {
   readonly hocuspocus: Hocuspocus<SyncContext>;
   readonly #sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
@@ -67,7 +70,7 @@ export class SyncServer {
   readonly store: DocumentStore;
   readonly views: ViewScheduler;
 
-  constructor(private readonly context: Omit<AppContext, "sync">) {
+  constructor(private readonly context: SyncDependencies) {
     this.store = new DocumentStore(context.db);
     this.views = new ViewScheduler(
       (name) => this.updateViews(name),

@@ -58,7 +58,11 @@ export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<Works
         name: user.name,
         email: user.email,
         createdAt: user.createdAt,
-        credential: { type: "api_key" as const, id: credential.id, label: credential.label, scopes: [...credential.scopes].sort() },
+        credential:
+          credential.kind === "api_key"
+            ? { type: "api_key" as const, id: credential.id, label: credential.label, scopes: [...credential.scopes].sort() }
+            : // A device token has no scopes: it reaches only the bridge routes of its own endpoint.
+              { type: "device_token" as const, id: credential.id, label: null, scopes: [] },
       };
     },
     discovery: () => listing,

@@ -1,6 +1,13 @@
 import { accumulateRoutes } from "./accumulate";
+import { approvalRoutes } from "./approvals";
+import { auditRoutes } from "./audit";
+import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
+import { grantRoutes } from "./grants";
+import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
+import { realtimeRoutes } from "./realtime";
+import { runtimeRoutes } from "./runtime";
 import { snapshotRoutes } from "./snapshots";
 import { systemRoutes } from "./system";
 import { todoRoutes } from "./todos";
@@ -15,16 +22,30 @@ export const routes = {
   ...todoRoutes,
   ...accumulateRoutes,
   ...systemRoutes,
+  ...networkRoutes,
+  ...runtimeRoutes,
+  ...grantRoutes,
+  ...approvalRoutes,
+  ...delegationRoutes,
+  ...realtimeRoutes,
+  ...auditRoutes,
 } as const;
 
 export type Routes = typeof routes;
 export type RouteId = keyof Routes;
 
 export * from "./accumulate";
+export * from "./approvals";
+export * from "./audit";
 export * from "./common";
+export * from "./delegations";
 export * from "./folders";
+export * from "./grants";
+export * from "./network";
 export * from "./notes";
+export * from "./realtime";
 export * from "./route";
+export * from "./runtime";
 export * from "./snapshots";
 export * from "./todos";
 export * from "./workspace";

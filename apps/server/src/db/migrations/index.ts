@@ -6,6 +6,7 @@ import * as snapshots from "./0004-snapshots";
 import * as search from "./0005-search";
 import * as folderShares from "./0006-folder-shares";
 import * as todos from "./0007-todos";
+import * as delegation from "./0008-delegation";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0005-search": search,
   "0006-folder-shares": folderShares,
   "0007-todos": todos,
+  "0008-delegation": delegation,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,0 +1,129 @@
+import { EventEmitter } from "node:events";
+import type { Kysely } from "kysely";
+import type { Clock } from "../clock";
+import type { Schema } from "../db/schema";
+
+/** An event as bridges read it: the `data:` JSON of an SSE frame and an item of a poll answer. */
+export interface RealtimeEvent {
+  /** Decimal integer string, increasing per endpoint. */
+  cursor: string;
+  type: string;
+  endpointId: string;
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+type Executor = Kysely<Schema>;
+
+/**
+ * The durable per-endpoint event log. An event is written (and committed) before anyone is told
+ * about it, so a stream never shows an event that a reconnect could miss.
+ *
+ * Appends usually share a transaction with the state change they announce, so they are collected
+ * in an {@link EventBatch} and published once the transaction has committed:
+ *
+ * ```ts
+ * const events = realtime.batch();
+ * await db.transaction().execute(async (tx) => {
+ *   … change state …
+ *   await events.append(tx, endpointId, "grant.activated", {...});
+ * });
+ * events.publish();
+ * ```
+ */
+export class RealtimeLog {
+  /** Emits the endpoint id whenever that endpoint's log has grown. */
+  readonly #appended = new EventEmitter().setMaxListeners(0);
+
+  constructor(private readonly clock: Clock) {}
+
+  batch(): EventBatch {
+    return new EventBatch(this, this.clock);
+  }
+
+  /** Appends one event outside any other transaction and publishes it. */
+  async appendNow(db: Executor, endpointId: string, type: string, data: Record<string, unknown>): Promise<string> {
+    const events = this.batch();
+    const cursor = await db.transaction().execute((tx) => events.append(tx, endpointId, type, data));
+    events.publish();
+    return cursor;
+  }
+
+  /** Calls `listener` whenever the endpoint's log grows; returns the unsubscribe function. */
+  subscribe(endpointId: string, listener: () => void): () => void {
+    this.#appended.on(endpointId, listener);
+    return () => this.#appended.off(endpointId, listener);
+  }
+
+  notify(endpointIds: Iterable<string>): void {
+    for (const endpointId of new Set(endpointIds)) this.#appended.emit(endpointId);
+  }
+
+  /** Events after `cursor` (exclusive), oldest first. */
+  async read(db: Executor, endpointId: string, cursor: number, limit: number): Promise<RealtimeEvent[]> {
+    const rows = await db
+      .selectFrom("realtime_events")
+      .select(["cursor", "type", "data", "created_at"])
+      .where("endpoint_id", "=", endpointId)
+      .where("cursor", ">", cursor)
+      .orderBy("cursor")
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({
+      cursor: String(row.cursor),
+      type: row.type,
+      endpointId,
+      createdAt: row.created_at,
+      data: JSON.parse(row.data) as Record<string, unknown>,
+    }));
+  }
+}
+
+/** Events appended inside one transaction, announced after it commits. */
+export class EventBatch {
+  readonly #endpoints = new Set<string>();
+
+  constructor(
+    private readonly log: RealtimeLog,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Appends inside `tx`. The cursor comes from the endpoint's row, which this update locks until
+   * the transaction ends: appenders to one endpoint commit in cursor order, so a reader that has
+   * seen cursor n can never later find a smaller one appear.
+   */
+  async append(tx: Executor, endpointId: string, type: string, data: Record<string, unknown>): Promise<string> {
+    const row = await tx
+      .updateTable("runtime_endpoints")
+      .set((eb) => ({ event_cursor: eb("event_cursor", "+", 1) }))
+      .where("id", "=", endpointId)
+      .returning("event_cursor")
+      .executeTakeFirst();
+    if (!row) throw new Error(`no runtime endpoint ${endpointId}`);
+    await tx
+      .insertInto("realtime_events")
+      .values({ endpoint_id: endpointId, cursor: row.event_cursor, type, data: JSON.stringify(data), created_at: this.clock.iso() })
+      .execute();
+    this.#endpoints.add(endpointId);
+    return String(row.event_cursor);
+  }
+
+  /** Appends to every live endpoint of a user (events about the person, not one device). */
+  async appendToUser(tx: Executor, userId: number, type: string, data: Record<string, unknown>): Promise<void> {
+    const endpoints = await tx
+      .selectFrom("runtime_endpoints")
+      .select("id")
+      .where("owner_id", "=", userId)
+      .where("revoked_at", "is", null)
+      .orderBy("id")
+      .execute();
+    for (const { id } of endpoints) await this.append(tx, id, type, data);
+  }
+
+  /** Tells open streams; call after the transaction has committed. */
+  publish(): void {
+    this.log.notify(this.#endpoints);
+    this.#endpoints.clear();
+  }
+}

@@ -1,0 +1,2 @@
+/** Filled in by the delegation work (issue #5). */
+export const runtimeRoutes = {} as const;
