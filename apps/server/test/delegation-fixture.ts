@@ -1,0 +1,222 @@
+import type { TestServer, TestUser } from "./harness";
+
+/**
+ * Helpers for delegation tests. They speak the wire of ../shared/spec/runtime-wire.md over real
+ * HTTP with raw fetch (not the typed client), because that is exactly what bridges send.
+ */
+
+export interface WireResponse<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** One request under `/api/v1`, as a bridge or script sends it. `token` null sends no credential. */
+export async function call<T = Record<string, unknown>>(
+  ts: TestServer,
+  token: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<WireResponse<T>> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await ts.fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text === "" ? null : JSON.parse(text);
+  } catch {
+    parsed = { raw: text };
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+/** Like {@link call} but fails the test unless the status is one of `expected`. */
+export async function ok<T = Record<string, unknown>>(
+  ts: TestServer,
+  token: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+  expected: readonly number[] = [200, 201],
+): Promise<T> {
+  const response = await call<T>(ts, token, method, path, body);
+  if (!expected.includes(response.status)) {
+    throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+  }
+  return response.body;
+}
+
+/**
+ * The handshake: `requester` asks `target` for agent access (`<target>_coo`) and `target` accepts,
+ * which creates the agent permission from target to requester that grants need.
+ */
+export async function grantAgentAccess(ts: TestServer, requester: TestUser, target: TestUser, permissions: Record<string, unknown> = {}) {
+  await ok(ts, requester.apiKey, "POST", "/network/request", { to: `${target.username}_coo` });
+  const requests = await ok<{ incoming: { requestId: number | string; type: string; from: { username: string } }[] }>(
+    ts,
+    target.apiKey,
+    "GET",
+    "/network/requests",
+  );
+  const request = requests.incoming.find((r) => r.type === "agent" && r.from.username === requester.username);
+  if (!request) throw new Error(`no agent request from ${requester.username} to ${target.username}`);
+  await ok(ts, target.apiKey, "POST", "/network/accept", {
+    requestId: request.requestId,
+    type: "agent",
+    action: "accept",
+    permissions: { notesAccess: { scope: "all", access: "read" }, ...permissions },
+  });
+}
+
+export interface Bridge {
+  user: TestUser;
+  deviceId: string;
+  endpointId: string;
+  deviceToken: string;
+  sessionHandle: string;
+}
+
+/** Registers an endpoint with the user's key, then (as the bridge) a session and the default route. */
+export async function registerBridge(ts: TestServer, user: TestUser, deviceId: string, runtime = "claude-code"): Promise<Bridge> {
+  const registered = await ok<{ endpoint: { endpointId: string }; deviceToken: string }>(
+    ts,
+    user.apiKey,
+    "POST",
+    "/local-agent/endpoints",
+    {
+      runtime,
+      deviceId,
+      bridgeVersion: "1.0.0",
+      adapterVersion: "1.0.0",
+      capabilities: ["task_invite", "text"],
+    },
+  );
+  const { deviceToken } = registered;
+  const { endpointId } = registered.endpoint;
+  const session = await ok<{ sessionHandle: string }>(ts, deviceToken, "POST", "/local-agent/sessions", {
+    endpointId,
+    label: `${deviceId} session`,
+    state: "idle",
+    deliveryMode: "managed_stream",
+    capabilities: ["task_invite", "text"],
+    allowInbound: true,
+    allowMidTurnSteer: false,
+  });
+  await ok(ts, deviceToken, "PUT", "/local-agent/default-route", { endpointId, sessionHandle: session.sessionHandle });
+  return { user, deviceId, endpointId, deviceToken, sessionHandle: session.sessionHandle };
+}
+
+/** The `data:` JSON of a realtime frame. */
+export interface StreamEvent {
+  cursor: string;
+  type: string;
+  endpointId: string;
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * A realtime SSE reader, as a bridge holds one: it parses frames, records every event and the
+ * `id:` of each, and notices when the server ends the stream.
+ */
+export class StreamReader {
+  readonly events: StreamEvent[] = [];
+  readonly ids: string[] = [];
+  pings = 0;
+  status = 0;
+  ended = false;
+  readonly #controller = new AbortController();
+  readonly #waiters = new Set<() => void>();
+  readonly done: Promise<void>;
+
+  private constructor(request: (signal: AbortSignal) => Promise<Response>) {
+    this.done = this.#run(request(this.#controller.signal));
+  }
+
+  /** Opens `GET /local-realtime/stream`; `lastEventId` is sent as the `Last-Event-ID` header. */
+  static open(ts: TestServer, bridge: Pick<Bridge, "deviceToken" | "endpointId">, options: { cursor?: string; lastEventId?: string } = {}) {
+    const query = new URLSearchParams({ endpointId: bridge.endpointId });
+    if (options.cursor !== undefined) query.set("cursor", options.cursor);
+    const headers: Record<string, string> = { authorization: `Bearer ${bridge.deviceToken}`, accept: "text/event-stream" };
+    if (options.lastEventId !== undefined) headers["last-event-id"] = options.lastEventId;
+    return new StreamReader((signal) => ts.fetch(`/api/v1/local-realtime/stream?${query}`, { headers, signal }));
+  }
+
+  get lastCursor(): string | undefined {
+    return this.events.at(-1)?.cursor;
+  }
+
+  async #run(responsePromise: Promise<Response>): Promise<void> {
+    try {
+      const response = await responsePromise;
+      this.status = response.status;
+      if (!response.body) return;
+      const decoder = new TextDecoder();
+      let buffer = "";
+      const reader = response.body.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let boundary = buffer.indexOf("\n\n");
+        while (boundary >= 0) {
+          this.#frame(buffer.slice(0, boundary));
+          buffer = buffer.slice(boundary + 2);
+          boundary = buffer.indexOf("\n\n");
+        }
+      }
+    } catch {
+      // Aborted by close(), or the connection dropped: either way the stream is over.
+    } finally {
+      this.ended = true;
+      this.#wake();
+    }
+  }
+
+  #frame(frame: string): void {
+    for (const line of frame.split("\n")) {
+      if (line.startsWith(": ping")) this.pings++;
+      else if (line.startsWith("id: ")) this.ids.push(line.slice(4));
+      else if (line.startsWith("data: ")) this.events.push(JSON.parse(line.slice(6)) as StreamEvent);
+    }
+    this.#wake();
+  }
+
+  #wake(): void {
+    for (const waiter of this.#waiters) waiter();
+  }
+
+  /** Resolves when `predicate` holds (checked on every frame), or rejects after `timeoutMs`. */
+  async until(predicate: (reader: StreamReader) => boolean, timeoutMs = 5_000): Promise<void> {
+    if (predicate(this)) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters.delete(check);
+        reject(new Error(`stream condition not met in ${timeoutMs} ms; events: ${this.events.map((e) => e.type).join(", ")}`));
+      }, timeoutMs);
+      const check = () => {
+        if (predicate(this)) {
+          clearTimeout(timer);
+          this.#waiters.delete(check);
+          resolve();
+        }
+      };
+      this.#waiters.add(check);
+    });
+  }
+
+  /** Waits for the first event of `type` (after `afterCursor`, if given) and returns it. */
+  async next(type: string, afterCursor = 0, timeoutMs = 5_000): Promise<StreamEvent> {
+    const find = () => this.events.find((e) => e.type === type && Number(e.cursor) > afterCursor);
+    await this.until(() => find() !== undefined, timeoutMs);
+    return find() as StreamEvent;
+  }
+
+  close(): Promise<void> {
+    this.#controller.abort();
+    return this.done;
+  }
+}
