@@ -1,0 +1,31 @@
+import type { Kysely } from "kysely";
+import type { Schema } from "../db/schema";
+
+/**
+ * Whether `grantorId` has given `granteeId`'s agent access (an accepted agent request). This is
+ * what a grant from grantee to grantor needs; nothing a message says can stand in for it.
+ */
+export async function hasAgentPermission(db: Kysely<Schema>, grantorId: number, granteeId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("contact_permissions")
+    .select("grantor_id")
+    .where("grantor_id", "=", grantorId)
+    .where("grantee_id", "=", granteeId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether two people are connected at all: friends, or an agent permission either way. */
+export async function areConnected(db: Kysely<Schema>, a: number, b: number): Promise<boolean> {
+  if (a === b) return false;
+  const friend = await db.selectFrom("contacts").select("user_id").where("user_id", "=", a).where("contact_id", "=", b).executeTakeFirst();
+  if (friend) return true;
+  const permission = await db
+    .selectFrom("contact_permissions")
+    .select("grantor_id")
+    .where((eb) =>
+      eb.or([eb.and([eb("grantor_id", "=", a), eb("grantee_id", "=", b)]), eb.and([eb("grantor_id", "=", b), eb("grantee_id", "=", a)])]),
+    )
+    .executeTakeFirst();
+  return permission !== undefined;
+}
