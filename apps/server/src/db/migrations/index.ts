@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 import * as accountsAndFolders from "./0001-accounts-and-folders";
 import * as documents from "./0002-documents";
 import * as notes from "./0003-notes";
@@ -35,6 +35,13 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
+async function currentSchema(db: Kysely<unknown>): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new Error("PostgreSQL has no current schema: check search_path");
+  return schema;
+}
+
 /** Brings the schema up to date; safe to run from several processes at once (Kysely locks). */
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
   const migrator = new Migrator({
@@ -42,6 +49,10 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
     provider: new StaticMigrationProvider(migrationContext(dialect)),
     migrationTableName: "schema_migrations",
     migrationLockTableName: "schema_migrations_lock",
+    // Kysely looks for its tables in every schema unless told which one: with several schemas in one
+    // database (tests, or installs sharing a cluster) it would find another schema's lock table and
+    // skip creating ours. Name the schema the connection actually writes to.
+    migrationTableSchema: dialect === "postgres" ? await currentSchema(db) : undefined,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
