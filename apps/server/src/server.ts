@@ -139,6 +139,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   const close = () => {
     closing ??= (async () => {
       logger.info("shutting down");
+      // Open event streams would hold server.close() until they recycle: end them first.
+      context.realtime.endAllStreams();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await context.maintenance.stop();

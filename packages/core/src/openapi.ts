@@ -52,7 +52,7 @@ export function buildOpenApiDocument(serverUrl = API_BASE_PATH): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const [operationId, route] of Object.entries(routes) as [string, RouteDefinition][]) {
     const responses: Record<string, JsonSchema> = {};
-    const contentType = route.response instanceof z.ZodString ? "text/html" : "application/json";
+    const contentType = route.responseMediaType ?? (route.response instanceof z.ZodString ? "text/html" : "application/json");
     for (const status of route.successStatuses ?? [200]) {
       responses[String(status)] = {
         description: status === 201 ? "Created" : "Success",

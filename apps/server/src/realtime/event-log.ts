@@ -15,6 +15,12 @@ export interface RealtimeEvent {
 
 type Executor = Kysely<Schema>;
 
+/** Why the server ends an open stream before its lifetime is up. */
+export type StreamEndReason = "endpoint_revoked" | "shutdown";
+
+/** Ends one open stream; the stream unregisters itself. */
+export type StreamCloser = (reason: StreamEndReason) => void;
+
 /**
  * The durable per-endpoint event log. An event is written (and committed) before anyone is told
  * about it, so a stream never shows an event that a reconnect could miss.
@@ -34,6 +40,9 @@ type Executor = Kysely<Schema>;
 export class RealtimeLog {
   /** Emits the endpoint id whenever that endpoint's log has grown. */
   readonly #appended = new EventEmitter().setMaxListeners(0);
+  /** Open streams of this instance, by endpoint, so a revocation or shutdown can end them. */
+  readonly #streams = new Map<string, Set<StreamCloser>>();
+  #shuttingDown = false;
 
   constructor(private readonly clock: Clock) {}
 
@@ -57,6 +66,52 @@ export class RealtimeLog {
 
   notify(endpointIds: Iterable<string>): void {
     for (const endpointId of new Set(endpointIds)) this.#appended.emit(endpointId);
+  }
+
+  /**
+   * Registers an open stream; returns the function that unregisters it. During shutdown the
+   * stream is ended at once instead, so none outlives the server.
+   */
+  registerStream(endpointId: string, close: StreamCloser): () => void {
+    if (this.#shuttingDown) {
+      close("shutdown");
+      return () => {};
+    }
+    let open = this.#streams.get(endpointId);
+    if (!open) {
+      open = new Set();
+      this.#streams.set(endpointId, open);
+    }
+    open.add(close);
+    return () => {
+      const current = this.#streams.get(endpointId);
+      current?.delete(close);
+      if (current?.size === 0) this.#streams.delete(endpointId);
+    };
+  }
+
+  /**
+   * Ends the endpoint's open streams on this instance (its token was revoked or rotated); the
+   * bridge's reconnect then meets the credential check. Answers how many were ended.
+   */
+  endStreams(endpointId: string): number {
+    const open = [...(this.#streams.get(endpointId) ?? [])];
+    for (const close of open) close("endpoint_revoked");
+    return open.length;
+  }
+
+  /** Ends every open stream and refuses new ones: the server is shutting down. */
+  endAllStreams(): void {
+    this.#shuttingDown = true;
+    for (const open of [...this.#streams.values()]) for (const close of [...open]) close("shutdown");
+  }
+
+  /** Streams open on this instance (all endpoints, or one). */
+  openStreamCount(endpointId?: string): number {
+    if (endpointId !== undefined) return this.#streams.get(endpointId)?.size ?? 0;
+    let count = 0;
+    for (const open of this.#streams.values()) count += open.size;
+    return count;
   }
 
   /** Events after `cursor` (exclusive), oldest first. */

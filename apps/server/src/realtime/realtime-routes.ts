@@ -1,7 +1,22 @@
 import type { realtimeRoutes } from "@tandem/core";
 import type { AppContext } from "../context";
-import type { RouteHandlers } from "../http/router";
+import { HANDLED, type RouteHandlers } from "../http/router";
+import { assertOwnEndpoint, pollEvents, resumeCursor } from "./realtime-service";
+import { RealtimeStream } from "./sse-stream";
 
-export function realtimeHandlers(_context: AppContext): RouteHandlers<keyof typeof realtimeRoutes> {
-  return {};
+export function realtimeHandlers(context: AppContext): RouteHandlers<keyof typeof realtimeRoutes> {
+  return {
+    realtimeStream: ({ input, principal, req, res }) => {
+      const { endpointId } = input.query;
+      // Every refusal happens here, before the headers go out, so it is still a JSON error.
+      assertOwnEndpoint(principal, endpointId);
+      const cursor = resumeCursor(input.query.cursor, req.headers["last-event-id"]);
+      new RealtimeStream(context, principal, endpointId, cursor, req, res).start();
+      return HANDLED;
+    },
+    realtimePoll: async ({ input, principal }) => {
+      const answer = await pollEvents(context, principal, input.query);
+      return { success: true, ...answer };
+    },
+  };
 }

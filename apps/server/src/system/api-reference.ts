@@ -23,9 +23,11 @@ export function renderApiReference(document: Json): string {
           `<li><code>${escapeHtml(String(p.name))}</code> (${escapeHtml(String(p.in))}${p.required ? ", required" : ""})${p.description ? ` — ${escapeHtml(String(p.description))}` : ""}</li>`,
       );
       const body = operation.requestBody as { content: { "application/json": { schema: unknown } } } | undefined;
-      const success = Object.entries(
-        operation.responses as Record<string, { content?: { "application/json"?: { schema: unknown } } }>,
-      ).find(([s]) => s.startsWith("2"));
+      const success = Object.entries(operation.responses as Record<string, { content?: Record<string, { schema: unknown }> }>).find(([s]) =>
+        s.startsWith("2"),
+      );
+      // JSON for most routes; an event stream documents one event's `data:`.
+      const [mediaType, successBody] = Object.entries(success?.[1].content ?? {})[0] ?? [];
       const scope = operation["x-required-scope"] ? `<span class="scope">${escapeHtml(String(operation["x-required-scope"]))}</span>` : "";
       const credential = `<span class="auth">${escapeHtml(String(operation["x-credential"]))}</span>`;
       const section = `<section id="${escapeHtml(String(operation.operationId))}">
@@ -33,7 +35,7 @@ export function renderApiReference(document: Json): string {
 <p>${escapeHtml(String(operation.summary))}</p>
 ${parameters.length ? `<h4>Parameters</h4><ul>${parameters.join("")}</ul>` : ""}
 ${body ? `<details><summary>Request body</summary>${schemaBlock(body.content["application/json"].schema)}</details>` : ""}
-${success?.[1].content?.["application/json"] ? `<details><summary>Response ${success[0]}</summary>${schemaBlock(success[1].content["application/json"].schema)}</details>` : ""}
+${success && successBody && mediaType !== "text/html" ? `<details><summary>Response ${success[0]}${mediaType === "application/json" ? "" : ` (${escapeHtml(mediaType ?? "")})`}</summary>${schemaBlock(successBody.schema)}</details>` : ""}
 </section>`;
       byTag.set(tag, [...(byTag.get(tag) ?? []), section]);
     }

@@ -34,8 +34,13 @@ export interface RouteDefinition {
   readonly bodyLimit?: number;
   /** Status for a body that parses but fails validation (400 unless the contract says 422). */
   readonly invalidStatus?: 400 | 422;
-  /** The success response (the 200/201 body). */
+  /** The success response (the 200/201 body); for an event stream, the `data:` of one event. */
   readonly response: z.ZodType;
+  /**
+   * The success body's media type when it is not told by the schema: a string response is an
+   * HTML page, anything else JSON, unless this says `text/event-stream` (server-sent events).
+   */
+  readonly responseMediaType?: "text/event-stream";
   /** Statuses a success may have; `[200]` unless the route creates things (`[201, 200]`). */
   readonly successStatuses?: readonly number[];
 }

@@ -1,0 +1,117 @@
+import { randomBytes } from "node:crypto";
+import type { PairingSummary } from "./pairing-service";
+
+/**
+ * The page a pairing's `approvalUrl` opens. Everything it shows about the device came from an
+ * unauthenticated request, so every value is escaped; the owner's API key lives only in the
+ * page's memory and goes only to the approve route of this same server. The script runs under
+ * a per-response nonce: no other script, style, frame or form target is allowed.
+ */
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
+
+export function newNonce(): string {
+  return randomBytes(18).toString("base64");
+}
+
+export function pairingPageHeaders(nonce: string): Record<string, string> {
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src 'nonce-${nonce}'`,
+      "connect-src 'self'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join("; "),
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "x-content-type-options": "nosniff",
+    "cache-control": "no-store",
+  };
+}
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d1d1f}
+h1{font-size:1.4rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}dt{color:#666}dd{margin:0;word-break:break-all}
+.code{font:600 1.6rem ui-monospace,monospace;letter-spacing:.1em}.warn{background:#fff4e5;padding:.6rem .8rem;border-radius:6px}
+input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}button{font:inherit;padding:.5rem 1.2rem;margin:.8rem .6rem 0 0;cursor:pointer}
+#result{margin-top:1rem;font-weight:600}.ok{color:#1a7f37}.error{color:#c62828}`;
+
+/** Runs in the page: sends the owner's decision with the key typed into the page, then forgets the key. */
+const SCRIPT = `(() => {
+  const root = document.getElementById("pairing");
+  const key = document.getElementById("api-key");
+  const result = document.getElementById("result");
+  const buttons = [...document.querySelectorAll("button[data-action]")];
+  const show = (text, kind) => { result.textContent = text; result.className = kind; };
+  async function decide(action) {
+    const token = key.value.trim();
+    if (!token) { show("Enter your API key first.", "error"); key.focus(); return; }
+    for (const b of buttons) b.disabled = true;
+    try {
+      const response = await fetch("device-code/approve", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer " + token },
+        body: JSON.stringify({ userCode: root.dataset.code, action }),
+        credentials: "omit",
+        cache: "no-store",
+      });
+      const body = await response.json().catch(() => ({}));
+      if (response.ok) {
+        key.value = "";
+        document.getElementById("form").hidden = true;
+        show(body.status === "approved" ? "Approved. The device finishes pairing within a few seconds." : "Denied. The device will not be paired.", "ok");
+        return;
+      }
+      show(body.message || "The server answered " + response.status + ".", "error");
+    } catch {
+      show("Could not reach the server.", "error");
+    }
+    for (const b of buttons) b.disabled = false;
+  }
+  for (const b of buttons) b.addEventListener("click", () => decide(b.dataset.action));
+})();`;
+
+const STATE_TEXT: Record<Exclude<PairingSummary["state"], "pending">, string> = {
+  approved: "This pairing has been approved; the device is finishing it.",
+  consumed: "This pairing is complete: the device is paired.",
+  denied: "This pairing was denied.",
+  expired: "This pairing code has expired. Start pairing again on the device.",
+};
+
+function page(nonce: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>Pair a device — Tandem</title><style nonce="${nonce}">${STYLE}</style></head>
+<body>${body}</body></html>`;
+}
+
+export function renderPairingPage(pairing: PairingSummary | null, nonce: string): { status: number; html: string } {
+  if (!pairing || pairing.state === "expired") {
+    const text = pairing ? STATE_TEXT.expired : "This pairing code is unknown or has expired. Start pairing again on the device.";
+    return { status: 404, html: page(nonce, `<h1>Pair a device</h1><p>${escapeHtml(text)}</p>`) };
+  }
+  const details = `<p class="code">${escapeHtml(pairing.userCode)}</p>
+<dl><dt>Device</dt><dd>${escapeHtml(pairing.deviceId)}</dd>
+<dt>Runtime</dt><dd>${escapeHtml(pairing.runtime)}</dd>
+<dt>Label</dt><dd>${escapeHtml(pairing.label ?? "—")}</dd>
+<dt>Bridge</dt><dd>${escapeHtml(pairing.bridgeVersion ?? "—")}</dd>
+<dt>Expires</dt><dd>${escapeHtml(pairing.expiresAt)}</dd></dl>`;
+  if (pairing.state !== "pending") {
+    return { status: 200, html: page(nonce, `<h1>Pair a device</h1>${details}<p>${escapeHtml(STATE_TEXT[pairing.state])}</p>`) };
+  }
+  const body = `<main id="pairing" data-code="${escapeHtml(pairing.userCode)}">
+<h1>Pair a device</h1>
+<p>A local bridge asks to act for you. Check that this code is the one your device shows.</p>
+${details}
+<p class="warn">Approve only a device you started pairing yourself: it will receive a credential for your account.</p>
+<div id="form"><label for="api-key">Your API key (used once by this page, never stored)</label>
+<input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="svc_sk_…">
+<button type="button" data-action="approve">Approve</button><button type="button" data-action="deny">Deny</button></div>
+<p id="result" role="status"></p></main>
+<script nonce="${nonce}">${SCRIPT}</script>`;
+  return { status: 200, html: page(nonce, body) };
+}
