@@ -220,3 +220,42 @@ export class StreamReader {
     return this.done;
   }
 }
+
+/** A grant row as `GET /local-agent/grants` answers it (the fields grant tests look at). */
+export interface WireGrant {
+  commSessionId: string;
+  communicationSessionId: string;
+  requesterPrincipalId: string;
+  recipientPrincipalId: string;
+  requesterReplyEndpointId: string | null;
+  requesterReplySessionHandle: string | null;
+  frozenEndpointId: string | null;
+  frozenSessionHandle: string | null;
+  status: string;
+  requestedAt: string;
+  requestExpiresAt: string;
+  activatedAt: string | null;
+  grantExpiresAt: string | null;
+  revokedAt: string | null;
+}
+
+/** `requesterToken` (a user key or a device token) asks `recipient` for a grant; the recipient accepts. */
+export async function openGrant(
+  ts: TestServer,
+  requesterToken: string,
+  recipient: TestUser,
+  body: Record<string, unknown> = {},
+): Promise<WireGrant> {
+  const requested = await ok<WireGrant>(ts, requesterToken, "POST", "/local-agent/grants", {
+    target: { kind: "person_default_runtime", principalId: String(recipient.userId) },
+    ...body,
+  });
+  return ok<WireGrant>(ts, recipient.apiKey, "POST", `/local-agent/grants/${requested.commSessionId}/accept`);
+}
+
+/** The events of a bridge's log after `cursor`, read with `GET /local-realtime/poll`. */
+export async function pollEvents(ts: TestServer, bridge: Pick<Bridge, "deviceToken" | "endpointId">, cursor = "0"): Promise<StreamEvent[]> {
+  const query = new URLSearchParams({ endpointId: bridge.endpointId, cursor });
+  const answer = await ok<{ events: StreamEvent[] }>(ts, bridge.deviceToken, "GET", `/local-realtime/poll?${query}`);
+  return answer.events;
+}

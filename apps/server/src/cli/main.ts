@@ -1,8 +1,10 @@
 import { parseArgs } from "node:util";
 import { ALL_SCOPES, parseScopeList } from "@tandem/core";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
+import { Clock } from "../clock";
 import { ConfigError, loadConfig, type ServerConfig } from "../config";
 import { openDatabase } from "../db/database";
+import { creditBalance, setCreditBalance } from "../grants/credits";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
 import { startServer } from "../server";
@@ -20,6 +22,8 @@ Commands:
   keys list <username>                   list a user's keys (ids, labels, scopes, last use)
   keys revoke <keyId>                    revoke an API key at once
   views rebuild                          recompute the SQL views (lists, search) from the documents
+  credits set <username> <n>             set a user's Credit balance (each task_invite takes one)
+  credits show <username>                print a user's Credit balance
 
 Storage options (every command):
   --data-dir DIR          embedded SQLite database directory (default ./data)
@@ -164,6 +168,27 @@ async function run(argv: string[]): Promise<number> {
     }
     case "views rebuild": {
       print(await withDatabase(values, (db) => rebuildViews(db)));
+      return 0;
+    }
+    case "credits set": {
+      const username = operand(positionals, 2, "<username>");
+      const amount = operand(positionals, 3, "<n>");
+      if (!/^\d{1,15}$/.test(amount)) throw new UsageError(`<n> must be a non-negative whole number, not "${amount}"`);
+      const result = await withDatabase(values, async (db) => {
+        const user = await requireUserByUsername(db, username);
+        const balance = await db.transaction().execute((tx) => setCreditBalance(tx, new Clock(), user.id, Number(amount), "system"));
+        return { userId: user.id, username: user.username, balance };
+      });
+      print(result);
+      return 0;
+    }
+    case "credits show": {
+      const username = operand(positionals, 2, "<username>");
+      const result = await withDatabase(values, async (db) => {
+        const user = await requireUserByUsername(db, username);
+        return { userId: user.id, username: user.username, balance: await creditBalance(db, user.id) };
+      });
+      print(result);
       return 0;
     }
     default:

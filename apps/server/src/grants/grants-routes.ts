@@ -1,7 +1,33 @@
 import type { grantRoutes } from "@tandem/core";
 import type { AppContext } from "../context";
+import { created, Reply } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
+import { recordAck } from "./acks";
+import { creditBalance } from "./credits";
+import { registerGrantExpiry } from "./grant-expiry";
+import { acceptGrant, declineGrant, getGrant, listGrants, requestGrant, revokeGrant } from "./grant-lifecycle";
+import { validateInjection } from "./injection-validation";
+import type { MessageReceipt } from "./message-rows";
+import { getMessageStatus, sendMessage } from "./messages-service";
+import { replyToMessage } from "./replies";
 
-export function grantHandlers(_context: AppContext): RouteHandlers<keyof typeof grantRoutes> {
-  return {};
+/** A new message is 201; the same one sent again answers its first receipt with 200. */
+const receipt = (result: MessageReceipt) => new Reply(result.duplicate ? 200 : 201, result);
+
+export function grantHandlers(context: AppContext): RouteHandlers<keyof typeof grantRoutes> {
+  registerGrantExpiry(context);
+  return {
+    requestGrant: async ({ input, principal }) => created({ success: true, ...(await requestGrant(context, principal, input.body)) }),
+    listGrants: async ({ principal }) => ({ success: true, grants: await listGrants(context, principal.userId) }),
+    getGrant: async ({ input, principal }) => ({ success: true, ...(await getGrant(context, principal.userId, input.params.id)) }),
+    acceptGrant: async ({ input, principal }) => ({ success: true, ...(await acceptGrant(context, principal, input.params.id)) }),
+    declineGrant: async ({ input, principal }) => ({ success: true, ...(await declineGrant(context, principal, input.params.id)) }),
+    revokeGrant: async ({ input, principal }) => ({ success: true, ...(await revokeGrant(context, principal, input.params.id)) }),
+    sendGrantMessage: async ({ input, principal }) => receipt(await sendMessage(context, principal, input.body)),
+    getGrantMessage: ({ input, principal }) => getMessageStatus(context, principal, input.params.id),
+    ackGrantMessage: ({ input, principal }) => recordAck(context, principal, input.params.id, input.body),
+    replyToGrantMessage: async ({ input, principal }) => receipt(await replyToMessage(context, principal, input.params.id, input.body)),
+    validateInjection: ({ input, principal }) => validateInjection(context, principal, input.body),
+    getCredits: async ({ principal }) => ({ success: true, balance: await creditBalance(context.db, principal.userId) }),
+  };
 }

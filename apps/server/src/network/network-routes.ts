@@ -1,7 +1,64 @@
 import type { networkRoutes } from "@tandem/core";
 import type { AppContext } from "../context";
+import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
+import { listPendingRequests, resolveContactRequest, sendContactRequest, withdrawContactRequest } from "./contact-requests";
+import { listContacts, removeContact, updatePermissions, withdrawPermission } from "./contacts";
 
-export function networkHandlers(_context: AppContext): RouteHandlers<keyof typeof networkRoutes> {
-  return {};
+/** Share links and visitors arrive with a later issue; until then the overview shows none. */
+async function overview(context: AppContext, userId: number) {
+  const contacts = await listContacts(context.db, userId);
+  const count = (direction: string) => contacts.filter((c) => c.direction === direction).length;
+  return {
+    success: true as const,
+    network: {
+      shareLinks: [],
+      visitors: [],
+      contacts,
+      summary: {
+        totalLinks: 0,
+        activeLinks: 0,
+        totalVisitors: 0,
+        totalContacts: contacts.length,
+        mutual: count("mutual"),
+        inbound: count("inbound"),
+        outbound: count("outbound"),
+      },
+    },
+  };
+}
+
+export function networkHandlers(context: AppContext): RouteHandlers<keyof typeof networkRoutes> {
+  return {
+    networkRequest: async ({ input, principal }) =>
+      created({ success: true, ...(await sendContactRequest(context, principal, input.body.to)) }),
+    networkListRequests: async ({ principal }) => ({ success: true, ...(await listPendingRequests(context.db, principal.userId)) }),
+    networkAccept: async ({ input, principal }) => ({ success: true, ...(await resolveContactRequest(context, principal, input.body)) }),
+    networkWithdrawRequest: async ({ input, principal }) => ({
+      success: true,
+      ...(await withdrawContactRequest(context, principal, input.params.requestId)),
+    }),
+    networkOverview: ({ principal }) => overview(context, principal.userId),
+    osNetworkOverview: ({ principal }) => overview(context, principal.userId),
+    networkUpdatePermissions: async ({ input, principal }) => {
+      const { userId } = input.params;
+      const result = await updatePermissions(context, principal, userId, input.body.permissions);
+      return { success: true, userId: String(userId), ...result, message: `Updated what user ${userId}'s agent may reach` };
+    },
+    networkWithdrawPermissions: async ({ input, principal }) => {
+      const { userId } = input.params;
+      const grantsEnded = (await withdrawPermission(context, principal, userId)).length;
+      return {
+        success: true,
+        userId: String(userId),
+        grantsEnded,
+        message: `Withdrew user ${userId}'s agent access${grantsEnded > 0 ? `; ended ${grantsEnded} grant${grantsEnded === 1 ? "" : "s"}` : ""}`,
+      };
+    },
+    networkRemoveContact: async ({ input, principal }) => {
+      const { userId } = input.params;
+      await removeContact(context, principal, userId);
+      return { success: true, userId: String(userId), message: `User ${userId} is no longer one of your contacts` };
+    },
+  };
 }

@@ -1,0 +1,306 @@
+import { GRANT_REQUEST_TTL_MINUTES, type GrantRow, MAX_GRANT_TTL_MINUTES, type RequestGrantBody } from "@tandem/core";
+import type { Kysely } from "kysely";
+import { type AuditActor, recordAudit } from "../audit/audit-log";
+import type { Principal } from "../auth/principal";
+import type { AppContext } from "../context";
+import type { GrantStatus, Schema } from "../db/schema";
+import { ApiError, badRequest, conflict, forbidden, notFound } from "../http/errors";
+import { newId } from "../ids";
+import { hasAgentPermission } from "../network/permissions";
+import { finishGrant } from "./grant-ending";
+import { notifyRecipient, notifyRequester } from "./grant-events";
+import { expireDueGrants, settleGrant } from "./grant-expiry";
+import { type GrantRecord, lockGrant, requireGrantParty, toGrantRow } from "./grant-rows";
+import { currentGrantStatus } from "./grant-status";
+import { type RuntimeRoute, resolveInboundRoute, resolveReplyRoute } from "./routes-of-parties";
+import { inWriteUnit, type WriteUnit } from "./write-unit";
+
+/** The only target kind bridges use: the person's default route, resolved when they accept. */
+export const PERSON_DEFAULT_RUNTIME = "person_default_runtime";
+
+const MINUTE = 60_000;
+
+function ttlMinutes(requested: number | undefined): number {
+  return Math.min(requested ?? MAX_GRANT_TTL_MINUTES, MAX_GRANT_TTL_MINUTES);
+}
+
+/** The time now and `minutes` later, from one reading of the clock, so the gap is exact. */
+function nowAndLater(context: AppContext, minutes: number): [string, string] {
+  const nowMs = context.clock.nowMs();
+  return [new Date(nowMs).toISOString(), new Date(nowMs + minutes * MINUTE).toISOString()];
+}
+
+function deviceIdOf(principal: Principal): string | null {
+  return principal.credential.kind === "device" ? principal.credential.deviceId : null;
+}
+
+/**
+ * The person a grant targets. An unknown id is 404; a known person who has not given the
+ * requester agent access is 403, connected or not, as agent RPC answers (v1 interface, Errors).
+ */
+async function resolveTarget(context: AppContext, requesterId: number, principalId: string): Promise<number> {
+  const targetId = /^[1-9]\d{0,15}$/.test(principalId) ? Number(principalId) : null;
+  if (targetId === requesterId) throw badRequest("cannot_grant_self", "A grant cannot target its own requester");
+  const user =
+    targetId === null ? undefined : await context.db.selectFrom("users").select("id").where("id", "=", targetId).executeTakeFirst();
+  if (!user) throw new ApiError(404, "person_not_found", `No person with principal id ${principalId}`);
+  if (!(await hasAgentPermission(context.db, user.id, requesterId))) {
+    throw forbidden("agent_permission_required", "This person has not given you agent access; ask them first (POST /network/request)");
+  }
+  return user.id;
+}
+
+interface NewGrant {
+  requesterId: number;
+  requesterDeviceId: string | null;
+  replyRoute: RuntimeRoute | null;
+  recipientId: number;
+  ttlMinutes: number | undefined;
+  targetOfferId: string | null;
+  /** How long the request waits for an answer. */
+  requestTtlMinutes: number;
+}
+
+/** Stores a new pending grant (no route frozen yet). */
+async function insertPendingGrant(context: AppContext, tx: Kysely<Schema>, grant: NewGrant): Promise<GrantRecord> {
+  const [now, requestExpiresAt] = nowAndLater(context, grant.requestTtlMinutes);
+  return tx
+    .insertInto("grants")
+    .values({
+      id: newId("cs"),
+      requester_id: grant.requesterId,
+      requester_device_id: grant.requesterDeviceId,
+      requester_reply_endpoint_id: grant.replyRoute?.endpointId ?? null,
+      requester_reply_session_handle: grant.replyRoute?.sessionHandle ?? null,
+      recipient_id: grant.recipientId,
+      target_kind: PERSON_DEFAULT_RUNTIME,
+      target_offer_id: grant.targetOfferId,
+      frozen_endpoint_id: null,
+      frozen_session_handle: null,
+      status: "pending",
+      requested_ttl_minutes: ttlMinutes(grant.ttlMinutes),
+      requested_at: now,
+      request_expires_at: requestExpiresAt,
+      activated_at: null,
+      grant_expires_at: null,
+      revoked_at: null,
+      ended_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Asks `target` for a grant; needs the agent permission from target to requester. Answers the pending row. */
+export async function requestGrant(context: AppContext, principal: Principal, body: RequestGrantBody): Promise<GrantRow> {
+  if (body.target.kind !== PERSON_DEFAULT_RUNTIME) {
+    throw badRequest("unsupported_target_kind", `target.kind must be ${PERSON_DEFAULT_RUNTIME}, not "${body.target.kind}"`);
+  }
+  const requesterId = principal.userId;
+  const recipientId = await resolveTarget(context, requesterId, body.target.principalId);
+  return inWriteUnit(context, undefined, async ({ tx, events }) => {
+    const grant = await insertPendingGrant(context, tx, {
+      requesterId,
+      requesterDeviceId: deviceIdOf(principal),
+      replyRoute: await resolveReplyRoute(tx, requesterId, body),
+      recipientId,
+      ttlMinutes: body.requestedTtlMinutes,
+      targetOfferId: null,
+      requestTtlMinutes: GRANT_REQUEST_TTL_MINUTES,
+    });
+    const row = toGrantRow(grant);
+    await events.appendToUser(tx, recipientId, "grant.request", row);
+    await recordAudit(tx, context.clock, {
+      actor: principal,
+      action: "grant.request",
+      objectType: "grant",
+      objectId: grant.id,
+      parties: [requesterId, recipientId],
+      detail: { ttlMinutes: grant.requested_ttl_minutes },
+    });
+    return row;
+  });
+}
+
+/**
+ * Makes a locked grant active on the recipient's default route as it is now, frozen: later route
+ * changes never redirect it. Expiry: its ttl (at most 30 minutes) from now.
+ */
+async function activate(context: AppContext, unit: WriteUnit, grant: GrantRecord, actor: AuditActor, action: string): Promise<GrantRecord> {
+  const { tx, events } = unit;
+  const route = await resolveInboundRoute(context, tx, grant.recipient_id);
+  const [activatedAt, grantExpiresAt] = nowAndLater(context, ttlMinutes(grant.requested_ttl_minutes));
+  const active = await tx
+    .updateTable("grants")
+    .set({
+      status: "active",
+      frozen_endpoint_id: route.endpointId,
+      frozen_session_handle: route.sessionHandle,
+      activated_at: activatedAt,
+      grant_expires_at: grantExpiresAt,
+    })
+    .where("id", "=", grant.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const activated = {
+    communicationSessionId: active.id,
+    endpointId: route.endpointId,
+    sessionHandle: route.sessionHandle,
+    activatedAt: active.activated_at,
+    grantExpiresAt: active.grant_expires_at,
+  };
+  await notifyRecipient(tx, events, active, "grant.activated", activated);
+  await notifyRequester(tx, events, active, "grant.activated", activated);
+  await recordAudit(tx, context.clock, {
+    actor,
+    action,
+    objectType: "grant",
+    objectId: grant.id,
+    parties: [grant.requester_id, grant.recipient_id],
+    detail: { endpointId: route.endpointId, sessionHandle: route.sessionHandle, grantExpiresAt: active.grant_expires_at },
+  });
+  return active;
+}
+
+/** A pending grant's status check, under the lock: expired requests and answered ones are refused. */
+function requirePending(grant: GrantRecord, nowIso: string): void {
+  const status = currentGrantStatus(grant, nowIso);
+  if (status === "expired") throw conflict("grant_expired", "The grant request has expired");
+  if (status !== "pending") throw conflict("grant_not_pending", `The grant is ${status}, not pending`);
+}
+
+/** The recipient's grant, settled (a passed expiry is recorded first, and committed). */
+async function recipientGrant(context: AppContext, principal: Principal, id: string): Promise<GrantRecord> {
+  const grant = await requireGrantParty(context.db, id, principal.userId);
+  if (grant.recipient_id !== principal.userId) throw notFound(`communication session ${id}`);
+  return settleGrant(context, grant);
+}
+
+/** The recipient accepts: the grant becomes active on their default route, frozen. */
+export async function acceptGrant(context: AppContext, principal: Principal, id: string): Promise<GrantRow> {
+  await recipientGrant(context, principal, id);
+  return inWriteUnit(context, undefined, async (unit) => {
+    const grant = (await lockGrant(unit.tx, id)) as GrantRecord;
+    requirePending(grant, context.clock.iso());
+    // Checked again under the lock: a request that raced a withdrawal of the permission must not
+    // become active after the withdrawal has ended every grant it could see.
+    if (!(await hasAgentPermission(unit.tx, grant.recipient_id, grant.requester_id))) {
+      throw forbidden("agent_permission_required", "You no longer give this person agent access; the request cannot be accepted");
+    }
+    return toGrantRow(await activate(context, unit, grant, principal, "grant.accept"));
+  });
+}
+
+export async function declineGrant(context: AppContext, principal: Principal, id: string): Promise<GrantRow> {
+  await recipientGrant(context, principal, id);
+  return inWriteUnit(context, undefined, async (unit) => {
+    const grant = (await lockGrant(unit.tx, id)) as GrantRecord;
+    requirePending(grant, context.clock.iso());
+    return toGrantRow(await finishGrant(context, unit, grant, "declined", principal));
+  });
+}
+
+const REVOCABLE: readonly GrantStatus[] = ["pending", "active"];
+
+/**
+ * Either party ends a pending or active grant; its open deliveries are revoked in the same
+ * commit, so nothing more of it can be injected. Revoking again answers the revoked row.
+ */
+export async function revokeGrant(context: AppContext, principal: Principal, id: string): Promise<GrantRow> {
+  const settled = await settleGrant(context, await requireGrantParty(context.db, id, principal.userId));
+  return inWriteUnit(context, undefined, async (unit) => {
+    const grant = (await lockGrant(unit.tx, id)) ?? settled;
+    if (grant.status === "revoked") return toGrantRow(grant);
+    const status = currentGrantStatus(grant, context.clock.iso());
+    if (!REVOCABLE.includes(status)) throw conflict("grant_ended", `The grant is already ${status}`);
+    return toGrantRow(await finishGrant(context, unit, grant, "revoked", principal));
+  });
+}
+
+/**
+ * Revokes every pending or active grant from `requesterId` to `recipientId`: what follows when
+ * the recipient withdraws the agent permission those grants rest on. Answers the ids revoked.
+ */
+export async function endGrantsBetween(
+  context: AppContext,
+  parties: { requesterId: number; recipientId: number },
+  actor: AuditActor,
+  unit?: WriteUnit,
+): Promise<string[]> {
+  return inWriteUnit(context, unit, async (u) => {
+    const open = await u.tx
+      .selectFrom("grants")
+      .select("id")
+      .where("requester_id", "=", parties.requesterId)
+      .where("recipient_id", "=", parties.recipientId)
+      .where("status", "in", REVOCABLE)
+      .execute();
+    const revoked: string[] = [];
+    for (const { id } of open) {
+      const grant = await lockGrant(u.tx, id);
+      if (!grant || !REVOCABLE.includes(grant.status)) continue;
+      await finishGrant(context, u, grant, "revoked", actor);
+      revoked.push(id);
+    }
+    return revoked;
+  });
+}
+
+export interface OpenActiveGrantInput {
+  requesterId: number;
+  recipientId: number;
+  /** The requester's device, when a bridge asked. */
+  requesterDeviceId?: string | null;
+  /** Where replies go; default: the requester's default route. */
+  replyEndpointId?: string;
+  replySessionHandle?: string;
+  /** Capped at 30; default 30. */
+  ttlMinutes?: number;
+  /** What the grant came from (for example a collaboration id); shown as `targetOfferId`. */
+  targetOfferId?: string | null;
+}
+
+/**
+ * Opens a grant that is active at once, for a delegation its recipient's owner has already
+ * allowed: the same route freezing and expiry as an accept (409 `no_default_route`,
+ * `default_route_offline`, `default_route_unavailable` when the route cannot take it). The
+ * caller is responsible for that consent; this function does not check agent permissions.
+ * Pass `unit` to commit together with the caller's own change (then publish its events).
+ */
+export async function openActiveGrant(
+  context: AppContext,
+  actor: AuditActor,
+  input: OpenActiveGrantInput,
+  unit?: WriteUnit,
+): Promise<GrantRow> {
+  if (input.requesterId === input.recipientId) throw badRequest("cannot_grant_self", "A grant cannot target its own requester");
+  return inWriteUnit(context, unit, async (u) => {
+    const pending = await insertPendingGrant(context, u.tx, {
+      requesterId: input.requesterId,
+      requesterDeviceId: input.requesterDeviceId ?? null,
+      replyRoute: await resolveReplyRoute(u.tx, input.requesterId, input),
+      recipientId: input.recipientId,
+      ttlMinutes: input.ttlMinutes,
+      targetOfferId: input.targetOfferId ?? null,
+      // Activated in the same transaction: it is never seen pending.
+      requestTtlMinutes: 0,
+    });
+    return toGrantRow(await activate(context, u, pending, actor, "grant.open"));
+  });
+}
+
+/** Every grant the caller is party to, newest first (passed expiries recorded first). */
+export async function listGrants(context: AppContext, userId: number): Promise<GrantRow[]> {
+  await expireDueGrants(context, userId);
+  const grants = await context.db
+    .selectFrom("grants")
+    .selectAll()
+    .where((eb) => eb.or([eb("requester_id", "=", userId), eb("recipient_id", "=", userId)]))
+    .orderBy("requested_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+  return grants.map(toGrantRow);
+}
+
+export async function getGrant(context: AppContext, userId: number, id: string): Promise<GrantRow> {
+  return toGrantRow(await settleGrant(context, await requireGrantParty(context.db, id, userId)));
+}

@@ -1,0 +1,59 @@
+import type { GrantRow } from "@tandem/core";
+import type { Kysely, Selectable } from "kysely";
+import type { GrantsTable, Schema } from "../db/schema";
+import { notFound } from "../http/errors";
+
+/** A grant as stored. */
+export type GrantRecord = Selectable<GrantsTable>;
+
+/** The flat row bridges read; principal ids are strings on the wire. */
+export function toGrantRow(grant: GrantRecord): GrantRow {
+  return {
+    commSessionId: grant.id,
+    communicationSessionId: grant.id,
+    requesterPrincipalId: String(grant.requester_id),
+    requesterDeviceId: grant.requester_device_id,
+    requesterReplyEndpointId: grant.requester_reply_endpoint_id,
+    requesterReplySessionHandle: grant.requester_reply_session_handle,
+    recipientPrincipalId: String(grant.recipient_id),
+    targetKind: grant.target_kind,
+    targetOfferId: grant.target_offer_id,
+    frozenEndpointId: grant.frozen_endpoint_id,
+    frozenSessionHandle: grant.frozen_session_handle,
+    status: grant.status,
+    requestedAt: grant.requested_at,
+    requestExpiresAt: grant.request_expires_at,
+    activatedAt: grant.activated_at,
+    grantExpiresAt: grant.grant_expires_at,
+    revokedAt: grant.revoked_at,
+  };
+}
+
+export function isGrantParty(grant: GrantRecord, userId: number): boolean {
+  return grant.requester_id === userId || grant.recipient_id === userId;
+}
+
+export async function findGrant(db: Kysely<Schema>, id: string): Promise<GrantRecord | undefined> {
+  return db.selectFrom("grants").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** The grant, if `userId` is party to it; anyone else learns nothing, not even that it exists. */
+export async function requireGrantParty(db: Kysely<Schema>, id: string, userId: number): Promise<GrantRecord> {
+  const grant = await findGrant(db, id);
+  if (!grant || !isGrantParty(grant, userId)) throw notFound(`communication session ${id}`);
+  return grant;
+}
+
+/**
+ * Reads the grant and locks its row until the transaction ends (a no-op update: `select … for
+ * update` is not portable to SQLite, whose writers are serialised anyway). Everything that
+ * changes a grant or numbers its messages goes through this first, so such changes never race.
+ */
+export async function lockGrant(tx: Kysely<Schema>, id: string): Promise<GrantRecord | undefined> {
+  return tx
+    .updateTable("grants")
+    .set((eb) => ({ status: eb.ref("status") }))
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,60 @@
+import type { ValidateInjectionBody } from "@tandem/core";
+import type { DevicePrincipal } from "../auth/principal";
+import type { AppContext } from "../context";
+import { settleGrant } from "./grant-expiry";
+import { findGrant } from "./grant-rows";
+import { currentGrantStatus, inactiveGrantReason } from "./grant-status";
+import { findMessage, isTerminalDelivery } from "./message-rows";
+
+export type InjectionVerdict = { success: true; valid: true } | { success: true; valid: false; reason: string };
+
+const reject = (reason: string): InjectionVerdict => ({ success: true, valid: false, reason });
+
+/**
+ * Whether a bridge may put a delivered message into a session now. The checks run in the order
+ * bridges rely on (runtime-wire.md, "Injection validation"); anything missing or unknown fails.
+ */
+async function check(context: AppContext, device: DevicePrincipal, body: ValidateInjectionBody): Promise<InjectionVerdict> {
+  const grantId = body.communicationSessionId ?? body.commSessionId;
+  const message = body.messageId ? await findMessage(context.db, body.messageId) : undefined;
+  if (!message || !grantId || message.grant_id !== grantId) return reject("wrong_target");
+  if (body.endpointId !== device.credential.id || message.target_endpoint_id !== device.credential.id) {
+    return reject("endpoint_not_owned");
+  }
+  const found = await findGrant(context.db, grantId);
+  if (!found) return reject("wrong_target");
+  const grant = await settleGrant(context, found);
+  const now = context.clock.iso();
+  const status = currentGrantStatus(grant, now);
+  if (status !== "active") return reject(inactiveGrantReason(status));
+  // Read again: settling or a revocation may have ended the delivery since the first read.
+  const current = (await findMessage(context.db, message.id)) ?? message;
+  if (isTerminalDelivery(current.status)) return reject("delivery_terminal");
+  if (current.expires_at <= now) return reject("message_expired");
+  const sessionHandle = body.sessionHandle ?? current.target_session_handle;
+  if (sessionHandle !== current.target_session_handle) return reject("wrong_target");
+  const session = await context.db
+    .selectFrom("runtime_sessions")
+    .select(["state", "allow_inbound"])
+    .where("handle", "=", sessionHandle)
+    .where("endpoint_id", "=", current.target_endpoint_id)
+    .executeTakeFirst();
+  if (!session) return reject("session_not_found");
+  if (session.state === "closed") return reject("session_closed");
+  if (session.allow_inbound !== 1) return reject("inbound_disabled");
+  return { success: true, valid: true };
+}
+
+/** Always an answer, never an error: if the checks themselves fail, the injection is refused. */
+export async function validateInjection(
+  context: AppContext,
+  device: DevicePrincipal,
+  body: ValidateInjectionBody,
+): Promise<InjectionVerdict> {
+  try {
+    return await check(context, device, body);
+  } catch (error) {
+    context.logger.error({ err: error }, "injection validation failed; refusing");
+    return reject("validation_unavailable");
+  }
+}
