@@ -1,0 +1,284 @@
+import { COLLABORATION_TTL_MINUTES, MAX_GRANT_TTL_MINUTES } from "@tandem/core";
+import type { Kysely } from "kysely";
+import { recordAudit } from "../audit/audit-log";
+import type { DevicePrincipal } from "../auth/principal";
+import type { AppContext } from "../context";
+import type { Schema } from "../db/schema";
+import { canonicalHash, inWriteUnit, type MessageReceipt, openActiveGrant, sendMessage } from "../grants";
+import { serializePayload } from "../grants/message-queue";
+import { findMessage, toReceipt } from "../grants/message-rows";
+import { ApiError, badRequest, conflict, forbidden } from "../http/errors";
+import { newId } from "../ids";
+import { settleCollaboration } from "./collaboration-expiry";
+import { type CollaborationRecord, selectCollaborations } from "./collaboration-records";
+import { checkContext } from "./context-safety";
+import { type DelegationTargetInput, resolveDelegationTarget } from "./delegation-target";
+
+const MINUTE = 60_000;
+
+export interface DelegationInput {
+  target: DelegationTargetInput;
+  task: string;
+  sessionHandle: string;
+  clientMessageId?: string | undefined;
+  requestedTtlMinutes?: number | undefined;
+  context?: unknown;
+}
+
+interface Common {
+  collaborationId: string;
+  targetPrincipalId: string;
+  clientMessageId: string;
+}
+
+/** 202: the target's owner has not allowed it (yet). */
+export interface CollaborationRequested extends Common {
+  status: "collaboration_requested";
+  expiresAt: string;
+  message: string;
+}
+
+/** 201: the task went out as a `task_invite` on a grant of its own. */
+export interface Delegated extends Common {
+  status: "delegated";
+  communicationSessionId: string;
+  messageId: string;
+  deliveryId: string;
+  correlationId: string | null;
+  duplicate: boolean;
+  queuedAt: string;
+}
+
+export type DelegationAnswer = CollaborationRequested | Delegated;
+
+/** The caller's own session, open: replies to the task come back to it. */
+async function requireOpenSession(db: Kysely<Schema>, endpointId: string, handle: string): Promise<void> {
+  const session = await db
+    .selectFrom("runtime_sessions")
+    .select("state")
+    .where("handle", "=", handle)
+    .where("endpoint_id", "=", endpointId)
+    .executeTakeFirst();
+  if (!session || session.state === "closed") throw new ApiError(404, "session_not_found", `No open session ${handle} on this endpoint`);
+}
+
+const taskInvitePayload = (record: Pick<CollaborationRecord, "task" | "context">) => ({
+  task: record.task,
+  context: record.context === null ? null : (JSON.parse(record.context) as unknown),
+});
+
+function requestedAnswer(record: CollaborationRecord): CollaborationRequested {
+  return {
+    status: "collaboration_requested",
+    collaborationId: record.id,
+    targetPrincipalId: String(record.target_id),
+    clientMessageId: record.client_message_id,
+    expiresAt: record.expires_at,
+    message: `Waiting for ${record.target_username} to allow this collaboration; send it again with the same clientMessageId`,
+  };
+}
+
+function delegatedAnswer(record: Pick<CollaborationRecord, "id" | "target_id" | "client_message_id">, receipt: MessageReceipt): Delegated {
+  return {
+    status: "delegated",
+    collaborationId: record.id,
+    targetPrincipalId: String(record.target_id),
+    clientMessageId: record.client_message_id,
+    communicationSessionId: receipt.communicationSessionId,
+    messageId: receipt.messageId,
+    deliveryId: receipt.deliveryId,
+    correlationId: receipt.correlationId,
+    duplicate: receipt.duplicate,
+    queuedAt: receipt.queuedAt,
+  };
+}
+
+/** Why a collaboration that is neither waiting nor allowed cannot carry the task. */
+function endedError(status: "declined" | "expired"): ApiError {
+  return status === "declined"
+    ? forbidden("collaboration_declined", "The person declined this collaboration; a new clientMessageId asks again")
+    : new ApiError(410, "collaboration_expired", "This collaboration expired before the task was sent; a new clientMessageId asks again");
+}
+
+/**
+ * Opens the collaboration for a new clientMessageId: `requested` (the target hears
+ * `collaboration.request` on every endpoint of theirs), or `accepted` at once when the target
+ * always allows this requester. A concurrent call with the same id makes only one.
+ */
+async function openCollaboration(
+  context: AppContext,
+  device: DevicePrincipal,
+  fields: { targetId: number; clientMessageId: string; requestHash: string; input: DelegationInput; ttlMinutes: number },
+): Promise<void> {
+  const { targetId, input } = fields;
+  await inWriteUnit(context, undefined, async ({ tx, events }) => {
+    const allowance = await tx
+      .selectFrom("collaboration_allowances")
+      .select("created_at")
+      .where("owner_id", "=", targetId)
+      .where("requester_id", "=", device.userId)
+      .executeTakeFirst();
+    const now = context.clock.iso();
+    const id = newId("col");
+    const expiresAt = context.clock.isoIn(COLLABORATION_TTL_MINUTES * MINUTE);
+    const inserted = await tx
+      .insertInto("collaborations")
+      .values({
+        id,
+        requester_id: device.userId,
+        requester_endpoint_id: device.credential.id,
+        requester_session_handle: input.sessionHandle,
+        target_id: targetId,
+        client_message_id: fields.clientMessageId,
+        request_hash: fields.requestHash,
+        task: input.task,
+        context: input.context === undefined ? null : JSON.stringify(input.context),
+        requested_ttl_minutes: fields.ttlMinutes,
+        status: allowance ? "accepted" : "requested",
+        answer: allowance ? "always" : null,
+        grant_id: null,
+        message_id: null,
+        created_at: now,
+        expires_at: expiresAt,
+        resolved_at: allowance ? now : null,
+      })
+      .onConflict((oc) => oc.columns(["requester_id", "client_message_id"]).doNothing())
+      .returning("id")
+      .executeTakeFirst();
+    if (!inserted) return;
+    if (!allowance) {
+      await events.appendToUser(tx, targetId, "collaboration.request", {
+        collaborationId: id,
+        requesterPrincipalId: String(device.userId),
+        requesterUsername: device.username,
+        clientMessageId: fields.clientMessageId,
+        task: input.task,
+        context: input.context ?? null,
+        expiresAt,
+      });
+    }
+    await recordAudit(tx, context.clock, {
+      actor: device,
+      action: "collaboration.request",
+      objectType: "collaboration",
+      objectId: id,
+      parties: [device.userId, targetId],
+      detail: { clientMessageId: fields.clientMessageId, alwaysAllowed: allowance !== undefined },
+    });
+  });
+}
+
+/**
+ * Sends an allowed collaboration's task: an active grant from requester to target, frozen on the
+ * target's default route as it is now, and a `task_invite` on it (one credit), committed together
+ * with the collaboration becoming `delegated`. If the route is missing or offline, or credit is
+ * short, nothing is written and the collaboration stays allowed for the next try.
+ */
+async function deliver(context: AppContext, device: DevicePrincipal, collaborationId: string): Promise<Delegated> {
+  return inWriteUnit(context, undefined, async (unit) => {
+    const { tx } = unit;
+    // A no-op update locks the row, so two concurrent retries send the task once.
+    const record = await tx
+      .updateTable("collaborations")
+      .set((eb) => ({ status: eb.ref("status") }))
+      .where("id", "=", collaborationId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (record.status === "delegated") {
+      const message = await findMessage(tx, record.message_id as string);
+      if (!message) throw new Error(`collaboration ${record.id} names a missing message`);
+      return delegatedAnswer(record, toReceipt(message, true));
+    }
+    if (record.status === "declined" || record.status === "expired") throw endedError(record.status);
+    const grant = await openActiveGrant(
+      context,
+      device,
+      {
+        requesterId: record.requester_id,
+        recipientId: record.target_id,
+        requesterDeviceId: device.credential.deviceId,
+        replyEndpointId: record.requester_endpoint_id,
+        replySessionHandle: record.requester_session_handle,
+        ttlMinutes: record.requested_ttl_minutes,
+        targetOfferId: record.id,
+      },
+      unit,
+    );
+    const receipt = await sendMessage(
+      context,
+      device,
+      {
+        communicationSessionId: grant.commSessionId,
+        clientMessageId: record.client_message_id,
+        kind: "task_invite",
+        payload: taskInvitePayload(record),
+        replyTo: null,
+        correlationId: record.id,
+      },
+      unit,
+    );
+    await tx
+      .updateTable("collaborations")
+      .set({ status: "delegated", grant_id: grant.commSessionId, message_id: receipt.messageId })
+      .where("id", "=", record.id)
+      .execute();
+    await recordAudit(tx, context.clock, {
+      actor: device,
+      action: "collaboration.delegate",
+      objectType: "collaboration",
+      objectId: record.id,
+      parties: [record.requester_id, record.target_id],
+      detail: { communicationSessionId: grant.commSessionId, messageId: receipt.messageId },
+    });
+    return delegatedAnswer(record, receipt);
+  });
+}
+
+/**
+ * `POST /local-agent/delegations`. The first call with a clientMessageId asks the target's owner
+ * (202); repeating it answers 202 until they allow it, then sends the task once (201) and repeats
+ * that receipt with `duplicate: true`. A new clientMessageId is a new request.
+ */
+export async function delegate(context: AppContext, device: DevicePrincipal, input: DelegationInput): Promise<DelegationAnswer> {
+  const { db } = context;
+  if (input.context !== undefined) {
+    const check = checkContext(input.context);
+    if (!check.safe) throw badRequest("unsafe_context", check.reason);
+  }
+  await requireOpenSession(db, device.credential.id, input.sessionHandle);
+  const targetId = await resolveDelegationTarget(db, device.userId, input.target);
+  // The task invite must fit a message; better to say so now than after the owner said yes.
+  serializePayload(taskInvitePayload({ task: input.task, context: input.context === undefined ? null : JSON.stringify(input.context) }));
+  const ttlMinutes = Math.min(input.requestedTtlMinutes ?? MAX_GRANT_TTL_MINUTES, MAX_GRANT_TTL_MINUTES);
+  const clientMessageId = input.clientMessageId ?? newId("dlg");
+  const requestHash = canonicalHash({
+    targetId,
+    task: input.task,
+    context: input.context ?? null,
+    sessionHandle: input.sessionHandle,
+    ttlMinutes,
+  });
+  const find = () =>
+    selectCollaborations(db)
+      .where("c.requester_id", "=", device.userId)
+      .where("c.client_message_id", "=", clientMessageId)
+      .executeTakeFirst();
+  let record = await find();
+  if (!record) {
+    await openCollaboration(context, device, { targetId, clientMessageId, requestHash, input, ttlMinutes });
+    record = (await find()) as CollaborationRecord;
+  }
+  if (record.request_hash !== requestHash) {
+    throw conflict("client_message_id_conflict", "This clientMessageId was already used for a different delegation");
+  }
+  record = await settleCollaboration(context, record);
+  switch (record.status) {
+    case "requested":
+      return requestedAnswer(record);
+    case "declined":
+    case "expired":
+      throw endedError(record.status);
+    default:
+      return deliver(context, device, record.id);
+  }
+}
