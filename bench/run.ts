@@ -26,6 +26,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary: "10,000 todos: GET /os/todos?date=today and ?q= latency vs /healthz (target: p50 ≤ 15 ms)",
     load: () => import("./todos"),
   },
+  realtime: {
+    summary:
+      "message POST → message.dispatch on the recipient's stream vs a bare node:http SSE push (target: p50 ≤ 5 ms); 1,000 streams: RSS",
+    load: () => import("./realtime"),
+  },
   sync: {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),

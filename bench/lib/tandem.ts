@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ALL_SCOPES } from "@tandem/core";
 import { createApiKey } from "../../apps/server/src/auth/api-keys";
-import { loadConfig } from "../../apps/server/src/config";
+import { loadConfig, type ServerConfig } from "../../apps/server/src/config";
 import { type RunningServer, startServer } from "../../apps/server/src/server";
 import { createUser } from "../../apps/server/src/users/users-service";
 
@@ -23,15 +23,27 @@ export interface BenchTandem {
 /**
  * Starts the real server in this process on a fresh SQLite database in a temp directory, with a
  * user and an API key created through the services (as `tandem-server users add` does).
+ * `overrides` changes settings a benchmark depends on (e.g. the realtime stream lifetime).
  */
-export async function startBenchTandem(username = "bench"): Promise<BenchTandem> {
+export async function startBenchTandem(
+  username = "bench",
+  overrides: Partial<Record<keyof ServerConfig, string | number>> = {},
+): Promise<BenchTandem> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "tandem-bench-"));
   let server: RunningServer | undefined;
   try {
     // An empty environment: a DATABASE_URL or TANDEM_* variable in the caller's shell must not
     // point the benchmark at another database or change its limits.
     const config = loadConfig(
-      { port: 0, dataDir, logLevel: "silent", rateLimitPerMinute: UNLIMITED, rateLimitBurst: UNLIMITED, shutdownGraceMs: 1_000 },
+      {
+        port: 0,
+        dataDir,
+        logLevel: "silent",
+        rateLimitPerMinute: UNLIMITED,
+        rateLimitBurst: UNLIMITED,
+        shutdownGraceMs: 1_000,
+        ...overrides,
+      },
       {},
     );
     server = await startServer(config);
