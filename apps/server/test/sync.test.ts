@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { noteDocName, putNote, readNotes, workspaceDocName } from "@tandem/core";
+import { noteDocName, putNote, readNotes, todosDocName, workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -37,6 +37,27 @@ describe("sync hub at /sync", () => {
     const result = await open(t.server.syncUrl, alice.apiKey, name);
     result.close();
     expect(result.outcome).toBe("refused");
+  });
+
+  it("syncs only for user keys with the area's scopes: a device token or a key without them is refused", async () => {
+    const registered = await fetch(`${t.server.apiUrl}/local-agent/endpoints`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${alice.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ runtime: "codex", deviceId: "sync-test-device" }),
+    });
+    const { deviceToken } = (await registered.json()) as { deviceToken: string };
+    for (const name of [workspaceDocName(alice.userId), todosDocName(alice.userId)]) {
+      const asDevice = await open(t.server.syncUrl, deviceToken, name);
+      asDevice.close();
+      expect(asDevice.outcome).toBe("refused");
+    }
+    const todosOnly = await t.addUser("todos-only", ["os.todos:read", "os.todos:write"]);
+    const notesRefused = await open(t.server.syncUrl, todosOnly.apiKey, workspaceDocName(todosOnly.userId));
+    notesRefused.close();
+    expect(notesRefused.outcome).toBe("refused");
+    const todosOpened = await open(t.server.syncUrl, todosOnly.apiKey, todosDocName(todosOnly.userId));
+    todosOpened.close();
+    expect(todosOpened.outcome).toBe("synced");
   });
 
   it("opens a note listed in the user's workspace, and refuses it to others", async () => {

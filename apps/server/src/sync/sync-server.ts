@@ -10,6 +10,7 @@ import { materializeNoteBody } from "../views/note-view";
 import { materializeTodos } from "../views/todos-view";
 import { ViewScheduler } from "../views/view-scheduler";
 import { materializeWorkspace } from "../views/workspace-view";
+import { credentialAccess } from "./credential-access";
 import { documentAccess } from "./document-access";
 import { DocumentStore } from "./document-store";
 
@@ -85,9 +86,10 @@ export class SyncServer {
       onAuthenticate: async ({ token, documentName, connectionConfig }) => {
         const principal = await this.context.authenticator.verify(token);
         if (!principal) throw new Error("invalid credential");
-        const access = await documentAccess(principal.userId, documentName, this);
-        if (!access) throw new Error(`no access to ${documentName}`);
-        connectionConfig.readOnly = access === "read";
+        const allowed = credentialAccess(principal, documentName);
+        const access = allowed && (await documentAccess(principal.userId, documentName, this));
+        if (!allowed || !access) throw new Error(`no access to ${documentName}`);
+        connectionConfig.readOnly = access === "read" || allowed === "read";
         return { userId: principal.userId } satisfies SyncContext;
       },
       onLoadDocument: async ({ documentName, document }) => {
