@@ -6,7 +6,7 @@ export default defineConfig({
   main: {
     build: {
       // Workspace packages export TypeScript sources, which Electron cannot load: bundle them.
-      externalizeDeps: { exclude: ["@tandem/core"] },
+      externalizeDeps: { exclude: ["@tandem/core", "@tandem/server"] },
     },
   },
   preload: {

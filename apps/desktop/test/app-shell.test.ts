@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHost } from "../src/host/host";
+import { type Host, startHost } from "../src/host/host";
+import { FileSecretStore } from "../src/host/session/file-secret-store";
 import { readDesktopVersion } from "../src/web/package-version";
 import { type RunningWebServer, startWebServer } from "../src/web/web-server";
 
@@ -42,6 +43,7 @@ async function buildApp(outDir: string): Promise<void> {
 describe.skipIf(chromiumMissing)("app shell in web mode", () => {
   let outDir: string;
   let server: RunningWebServer;
+  let host: Host;
   let browser: Browser;
   let page: Page;
   let version: string;
@@ -52,7 +54,9 @@ describe.skipIf(chromiumMissing)("app shell in web mode", () => {
     [browser] = await Promise.all([chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS }), buildApp(outDir)]);
     // The renderer has no other source for the version or the mode: showing them proves the typed API works.
     version = await readDesktopVersion();
-    server = await startWebServer(createHost({ mode: "web", version }), { rendererDir: path.join(outDir, "renderer") });
+    const dataDir = path.join(outDir, "data");
+    host = await startHost({ mode: "web", version, dataDir, secrets: new FileSecretStore(dataDir) });
+    server = await startWebServer(host.api, { rendererDir: path.join(outDir, "renderer") });
     page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
     page.on("pageerror", (error) => pageErrors.push(error.message));
     page.on("console", (message) => {
@@ -64,6 +68,7 @@ describe.skipIf(chromiumMissing)("app shell in web mode", () => {
   afterAll(async () => {
     await browser?.close();
     await server?.close();
+    await host?.close();
     if (outDir) await rm(outDir, { recursive: true, force: true });
   });
 

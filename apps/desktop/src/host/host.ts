@@ -1,21 +1,77 @@
-import type { AppInfo, AppMode, DesktopApi } from "../shared/desktop-api";
+import { EventEmitter } from "node:events";
+import type { AppInfo, DesktopApi, HostStatus } from "../shared/desktop-api";
+import { type BridgeHandle, startBridge } from "./bridge/bridge";
+import type { HostConfig, HostContext } from "./host-context";
+import { type SyncHandle, startSync } from "./replication/sync";
+import { startSession } from "./session/session";
+import { openLocalStore } from "./store/local-store";
+import { createWorkspaceFacet } from "./workspace/workspace";
 
-export interface HostConfig {
-  /** How the renderer reaches this host; reported to the renderer as is. */
-  readonly mode: AppMode;
-  /** The desktop app's version: Electron's `app.getVersion()`, or the package's own version in web mode. */
-  readonly version: string;
+export type { HostConfig } from "./host-context";
+
+/** The running host: the API for the renderer, events for Electron's main process. */
+export interface Host {
+  readonly api: DesktopApi;
+  readonly context: HostContext;
+  /** Documents with changes the server has not confirmed; main warns before quitting with any. */
+  unsyncedDocuments(): number;
+  status(): Promise<HostStatus>;
+  close(): Promise<void>;
 }
 
 /**
  * The app's local back end. It is plain Node (never `electron`), so Electron's main process and
  * web mode run the very same code, and tests exercise it without Electron.
  */
-export function createHost(config: HostConfig): DesktopApi {
+export async function startHost(config: HostConfig): Promise<Host> {
   const appInfo: AppInfo = Object.freeze({ name: "Tandem", version: config.version, mode: config.mode });
+  const store = await openLocalStore(config.dataDir);
+  const events = new EventEmitter();
+  const session = await startSession(config, store);
+  const context: HostContext = { config, store, session, events };
+  let sync: SyncHandle | undefined;
+  let bridge: BridgeHandle | undefined;
+  try {
+    sync = await startSync(context);
+    bridge = await startBridge(context);
+  } catch (error) {
+    await bridge?.close();
+    await sync?.close();
+    await store.close();
+    throw error;
+  }
+  const running = { sync, bridge };
+
+  const status = async (): Promise<HostStatus> => ({
+    sync: running.sync.status(),
+    bridge: running.bridge.status(),
+    approvalsPending: running.bridge.pendingApprovals(),
+  });
+
+  const api: DesktopApi = {
+    getAppInfo: async () => appInfo,
+    ...session.facet,
+    ...running.sync.facet,
+    getStatus: status,
+    ...createWorkspaceFacet(context, running.sync),
+    ...running.bridge.facet,
+    openExternal: async ({ url }) => {
+      if (!config.openExternal || !/^https?:\/\//.test(url)) return { opened: false };
+      await config.openExternal(url);
+      return { opened: true };
+    },
+  };
+
   return {
-    async getAppInfo() {
-      return appInfo;
+    api,
+    context,
+    unsyncedDocuments: () => running.sync.unsyncedDocuments(),
+    status,
+    async close() {
+      await running.bridge.close();
+      await running.sync.close();
+      await session.close();
+      await store.close();
     },
   };
 }

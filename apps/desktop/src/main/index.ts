@@ -1,15 +1,14 @@
 import path from "node:path";
 import { app, BrowserWindow, ipcMain } from "electron";
-import { createHost } from "../host/host";
+import { type Host, startHost } from "../host/host";
+import { FileSecretStore } from "../host/session/file-secret-store";
 import { DESKTOP_API_METHODS } from "../shared/desktop-api";
 import { invokeDesktopApi, ipcChannelFor } from "../shared/desktop-api-transport";
 
 // Electron glue only: everything the app does lives in the host, which web mode runs too.
-const host = createHost({ mode: "electron", version: app.getVersion() });
-
-function exposeHostOverIpc(): void {
+function exposeHostOverIpc(host: Host): void {
   for (const method of DESKTOP_API_METHODS) {
-    ipcMain.handle(ipcChannelFor(method), (_event, ...args: unknown[]) => invokeDesktopApi(host, method, args));
+    ipcMain.handle(ipcChannelFor(method), (_event, ...args: unknown[]) => invokeDesktopApi(host.api, method, args));
   }
 }
 
@@ -43,8 +42,10 @@ function openMainWindow(): void {
 
 // Not a top-level await: Electron emits `ready` only after the ES module entry has finished evaluating,
 // so awaiting it here would wait forever.
-void app.whenReady().then(() => {
-  exposeHostOverIpc();
+void app.whenReady().then(async () => {
+  const dataDir = app.getPath("userData");
+  const host = await startHost({ mode: "electron", version: app.getVersion(), dataDir, secrets: new FileSecretStore(dataDir) });
+  exposeHostOverIpc(host);
   openMainWindow();
   // macOS keeps apps running without windows and reopens one from the dock.
   app.on("activate", () => {

@@ -27,6 +27,7 @@ export function createDesktopApiClient(call: DesktopApiCall): DesktopApi {
 
 /** The host's side: runs one call that arrived over a transport. */
 export function invokeDesktopApi(api: DesktopApi, method: DesktopApiMethod, args: unknown[]): Promise<unknown> {
-  const implementation: (...args: unknown[]) => Promise<unknown> = api[method];
+  // Arguments arrive as untrusted JSON; every host method validates its own input.
+  const implementation = api[method] as unknown as (...args: unknown[]) => Promise<unknown>;
   return implementation.apply(api, args);
 }

@@ -1,10 +1,55 @@
 /**
  * The one API the renderer uses to reach the host. Electron's preload provides it over IPC and
  * web mode provides it over HTTP, so the renderer never knows which one it runs in.
- * It moves to `packages/core` once the server needs to know it too.
+ *
+ * Notes, folders and todos are not here: the renderer edits their Yjs documents directly, through
+ * the host's local sync hub (see {@link LocalSyncInfo}), so editing works the same offline.
+ * Everything here is plain JSON in and out.
  */
 export interface DesktopApi {
   getAppInfo(): Promise<AppInfo>;
+
+  // Sign-in (src/host/session)
+  getSession(): Promise<SessionInfo>;
+  /** Checks the key against the server (`GET /identity`), then keeps it in the secret store. */
+  signInWithApiKey(input: { serverUrl: string; apiKey: string }): Promise<SessionInfo>;
+  /** Starts device-code sign-in: the owner approves at `approvalUrl`; then {@link pollSignInPairing}. */
+  startSignInPairing(input: { serverUrl: string }): Promise<PairingPrompt>;
+  pollSignInPairing(): Promise<SignInPairingProgress>;
+  /** Forgets the credentials and stops replication; the local copy of the documents stays. */
+  signOut(): Promise<SessionInfo>;
+
+  // Local-first sync (src/host/store, src/host/replication)
+  /** Where the renderer opens documents: the host's sync hub on 127.0.0.1, with this launch's secret. */
+  getLocalSync(): Promise<LocalSyncInfo>;
+  /** Sync, bridge and approvals at a glance; the renderer polls it (about once a second). */
+  getStatus(): Promise<HostStatus>;
+
+  // Notes services that need the server or a scan (src/host/workspace)
+  /** Server search when online, a scan of the local documents when not. */
+  searchNotes(input: { query: string }): Promise<NoteSearchAnswer>;
+  listSnapshots(input: { noteUuid: string }): Promise<SnapshotSummary[]>;
+  getSnapshot(input: { noteUuid: string; seq: number }): Promise<SnapshotPreview>;
+  createSnapshot(input: { noteUuid: string; label?: string }): Promise<SnapshotSummary>;
+  restoreSnapshot(input: { noteUuid: string; seq: number }): Promise<void>;
+
+  // The bridge (src/host/bridge)
+  getBridgeStatus(): Promise<BridgeStatus>;
+  /** Pairs this app as a runtime endpoint by device code; the bridge polls and starts by itself once approved. */
+  startBridgePairing(input: { runtime: BridgeRuntime }): Promise<PairingPrompt>;
+  /** Revokes the endpoint on the server and forgets its device token. */
+  unpairBridge(): Promise<BridgeStatus>;
+  /** Tool calls waiting for the owner, newest first (they live on the server, so they survive restarts). */
+  listApprovals(): Promise<ApprovalItem[]>;
+  resolveApproval(input: { approvalId: string; decision: "allow" | "deny"; scope?: "once" | "session" }): Promise<void>;
+  /** Grants where the owner is requester or recipient. */
+  listGrants(): Promise<GrantItem[]>;
+  acceptGrant(input: { grantId: string }): Promise<void>;
+  declineGrant(input: { grantId: string }): Promise<void>;
+  revokeGrant(input: { grantId: string }): Promise<void>;
+
+  /** Opens a link in the system browser (Electron); web mode answers `opened: false` and the page opens it. */
+  openExternal(input: { url: string }): Promise<{ opened: boolean }>;
 }
 
 export type AppMode = "electron" | "web";
@@ -16,10 +61,147 @@ export interface AppInfo {
   readonly mode: AppMode;
 }
 
+export type SessionInfo =
+  | { readonly state: "signed_out"; readonly serverUrl: string | null }
+  | {
+      readonly state: "signed_in";
+      readonly serverUrl: string;
+      readonly userId: number;
+      readonly username: string;
+      readonly name: string | null;
+    };
+
+export interface PairingPrompt {
+  /** `ABCD-EFGH`, shown to the owner. */
+  readonly userCode: string;
+  /** The server's approval page; the app offers to open it. */
+  readonly approvalUrl: string;
+  readonly expiresAt: string;
+}
+
+export type SignInPairingProgress =
+  | { readonly status: "pending" | "denied" | "expired" }
+  | { readonly status: "approved"; readonly session: SessionInfo };
+
+export interface LocalSyncInfo {
+  /** `ws://127.0.0.1:<port>`: the host's Hocuspocus, which replicates with the server. */
+  readonly url: string;
+  /** This launch's secret; the local hub refuses any other token. */
+  readonly token: string;
+  readonly userId: number;
+  /** `workspace:<userId>` and `todos:<userId>`; notes are `note:<uuid>`. */
+  readonly workspaceDoc: string;
+  readonly todosDoc: string;
+}
+
+export type SyncState = "signed_out" | "synced" | "syncing" | "offline" | "error";
+
+export interface SyncStatus {
+  readonly state: SyncState;
+  /** Documents with changes the server has not confirmed yet. */
+  readonly pending: number;
+  /** Documents replicated (known to the host). */
+  readonly documents: number;
+  readonly message: string | null;
+}
+
+export interface HostStatus {
+  readonly sync: SyncStatus;
+  readonly bridge: BridgeStatus;
+  /** Tool calls waiting for the owner's decision (the tray's badge). */
+  readonly approvalsPending: number;
+}
+
+export interface NoteSearchHit {
+  readonly uuid: string;
+  readonly title: string;
+  readonly snippet: string;
+}
+
+export interface NoteSearchAnswer {
+  /** `server` when the server answered, `local` when offline. */
+  readonly source: "server" | "local";
+  readonly results: NoteSearchHit[];
+}
+
+export interface SnapshotSummary {
+  readonly seq: number;
+  readonly label: string | null;
+  readonly createdAt: string;
+  readonly wordCount: number;
+}
+
+export interface SnapshotPreview extends SnapshotSummary {
+  /** The snapshot's content as HTML (sanitised by the server's conversion). */
+  readonly html: string;
+}
+
+/** What the server is told the endpoint runs; `fake` is a scripted runtime for tests (registered as `claude-code`). */
+export type BridgeRuntime = "claude-code" | "codex" | "fake";
+
+export type BridgeState = "unpaired" | "pairing" | "connecting" | "online" | "offline" | "error";
+
+export interface BridgeStatus {
+  readonly state: BridgeState;
+  readonly runtime: BridgeRuntime | null;
+  readonly endpointId: string | null;
+  /** While pairing: the code to show. */
+  readonly pairing: PairingPrompt | null;
+  /** Tasks received and not yet finished. */
+  readonly activeTasks: number;
+  readonly message: string | null;
+}
+
+export interface ApprovalItem {
+  readonly approvalId: string;
+  readonly toolName: string;
+  /** Untrusted: written by the runtime from the peer's request. Shown as plain text. */
+  readonly toolInputSummary: string;
+  readonly requesterPrincipalId: string;
+  readonly requesterName: string | null;
+  readonly communicationSessionId: string;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+}
+
+export interface GrantItem {
+  readonly grantId: string;
+  readonly direction: "incoming" | "outgoing";
+  readonly peerPrincipalId: string;
+  readonly peerName: string | null;
+  readonly status: "pending" | "active" | "declined" | "revoked" | "expired";
+  readonly requestedAt: string;
+  readonly grantExpiresAt: string | null;
+}
+
 export type DesktopApiMethod = keyof DesktopApi;
 
 /** Listing every method as a record key makes the compiler reject a method added to the API but not here. */
-const methodPresence: Record<DesktopApiMethod, true> = { getAppInfo: true };
+const methodPresence: Record<DesktopApiMethod, true> = {
+  getAppInfo: true,
+  getSession: true,
+  signInWithApiKey: true,
+  startSignInPairing: true,
+  pollSignInPairing: true,
+  signOut: true,
+  getLocalSync: true,
+  getStatus: true,
+  searchNotes: true,
+  listSnapshots: true,
+  getSnapshot: true,
+  createSnapshot: true,
+  restoreSnapshot: true,
+  getBridgeStatus: true,
+  startBridgePairing: true,
+  unpairBridge: true,
+  listApprovals: true,
+  resolveApproval: true,
+  listGrants: true,
+  acceptGrant: true,
+  declineGrant: true,
+  revokeGrant: true,
+  openExternal: true,
+};
 
 /** Every method of the API, so each transport wires them all without naming them again. */
 export const DESKTOP_API_METHODS = Object.freeze(Object.keys(methodPresence) as DesktopApiMethod[]);

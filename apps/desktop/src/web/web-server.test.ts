@@ -3,7 +3,8 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHost } from "../host/host";
+import { type Host, startHost } from "../host/host";
+import { FileSecretStore } from "../host/session/file-secret-store";
 import { type RunningWebServer, startWebServer } from "./web-server";
 
 const JSON_CONTENT = { "content-type": "application/json" };
@@ -43,6 +44,7 @@ function send(
 describe("web server", () => {
   let workDir: string;
   let server: RunningWebServer;
+  let host: Host;
 
   beforeAll(async () => {
     workDir = await mkdtemp(path.join(tmpdir(), "tandem-web-server-"));
@@ -51,11 +53,14 @@ describe("web server", () => {
     await writeFile(path.join(rendererDir, "index.html"), "<!doctype html><title>Tandem</title>");
     await writeFile(path.join(rendererDir, "assets", "app.js"), "export {};");
     await writeFile(path.join(workDir, "secret.txt"), "outside the renderer");
-    server = await startWebServer(createHost({ mode: "web", version: "1.2.3" }), { rendererDir });
+    const dataDir = path.join(workDir, "data");
+    host = await startHost({ mode: "web", version: "1.2.3", dataDir, secrets: new FileSecretStore(dataDir) });
+    server = await startWebServer(host.api, { rendererDir });
   });
 
   afterAll(async () => {
     await server?.close();
+    await host?.close();
     if (workDir) await rm(workDir, { recursive: true, force: true });
   });
 

@@ -1,0 +1,23 @@
+import type { DesktopApi } from "../shared/desktop-api";
+
+/** Each part of the host answers a slice of the API; `startHost` joins the slices. */
+export type SessionFacet = Pick<DesktopApi, "getSession" | "signInWithApiKey" | "startSignInPairing" | "pollSignInPairing" | "signOut">;
+export type SyncFacet = Pick<DesktopApi, "getLocalSync">;
+export type WorkspaceFacet = Pick<DesktopApi, "searchNotes" | "listSnapshots" | "getSnapshot" | "createSnapshot" | "restoreSnapshot">;
+export type BridgeFacet = Pick<
+  DesktopApi,
+  | "getBridgeStatus"
+  | "startBridgePairing"
+  | "unpairBridge"
+  | "listApprovals"
+  | "resolveApproval"
+  | "listGrants"
+  | "acceptGrant"
+  | "declineGrant"
+  | "revokeGrant"
+>;
+
+/** A host method that the work in progress has not built yet; says so instead of failing obscurely. */
+export function notBuilt(what: string): never {
+  throw new Error(`${what} is not available in this build yet`);
+}

@@ -1,0 +1,79 @@
+import type { EventEmitter } from "node:events";
+import type { TandemClient } from "@tandem/core";
+import type { Kysely } from "kysely";
+import type { AppMode, BridgeRuntime, SessionInfo, SyncStatus } from "../shared/desktop-api";
+import type { LocalSchema } from "./store/local-schema";
+
+/** Keeps secrets (API key, device token) out of plain files: Electron's safeStorage, or a 0600 file in web mode. */
+export interface SecretStore {
+  get(name: string): Promise<string | null>;
+  set(name: string, value: string): Promise<void>;
+  delete(name: string): Promise<void>;
+}
+
+export interface HostConfig {
+  readonly mode: AppMode;
+  /** The desktop app's version: Electron's `app.getVersion()`, or the package's own version in web mode. */
+  readonly version: string;
+  /** Where the local database lives (Electron: `app.getPath("userData")`). */
+  readonly dataDir: string;
+  readonly secrets: SecretStore;
+  /** Opens a link in the system browser; absent in web mode, where the page opens it. */
+  readonly openExternal?: (url: string) => Promise<void>;
+  /** The bridge's runtime adapters; tests use the fake one. */
+  readonly bridge?: BridgeOptions;
+}
+
+export interface BridgeOptions {
+  /** Forces an adapter whatever was paired (tests: "fake"). */
+  readonly adapter?: BridgeRuntime;
+  /** Script for the fake runtime: tool calls it asks for, in order, per task. */
+  readonly fakeToolCalls?: readonly { toolName: string; toolInputSummary: string }[];
+  /** Command lines of the real CLIs, if not on PATH. */
+  readonly claudeCommand?: string;
+  readonly codexCommand?: string;
+  /** Heartbeat period in ms (default 20 s; the server drops an endpoint after 60 s without one). */
+  readonly heartbeatMs?: number;
+}
+
+/** The local SQLite database (documents, settings, the bridge's cursor and spool). */
+export interface LocalStore {
+  readonly db: Kysely<LocalSchema>;
+  getSetting(key: string): Promise<string | null>;
+  setSetting(key: string, value: string | null): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Who is signed in, and a client for the server's v1 API with their key. */
+export interface SessionService {
+  info(): SessionInfo;
+  /** The server's base URL (`http://host:port`) and the user's key, or null when signed out. */
+  credentials(): { serverUrl: string; apiKey: string; userId: number } | null;
+  /** A typed v1 client with the user's key; null when signed out. */
+  client(): TandemClient | null;
+  /** Called with the new session whenever it changes (sign-in, sign-out). */
+  onChange(listener: (info: SessionInfo) => void): () => void;
+}
+
+/** Replication's view for the rest of the host. */
+export interface SyncService {
+  status(): SyncStatus;
+  /** Documents with changes not yet confirmed by the server (the quit warning uses this). */
+  unsyncedDocuments(): number;
+}
+
+/**
+ * Events for Electron's main process (tray, notifications, quit warning):
+ * - `status` (HostStatus) whenever sync, bridge or approvals change;
+ * - `approval` (ApprovalItem) when a new tool call waits for the owner;
+ * - `grant-request` (GrantItem) when someone asks for a grant.
+ */
+export type HostEvents = EventEmitter;
+
+/** What every part of the host shares; built once by `startHost`. */
+export interface HostContext {
+  readonly config: HostConfig;
+  readonly store: LocalStore;
+  readonly session: SessionService;
+  readonly events: HostEvents;
+}

@@ -1,0 +1,35 @@
+/**
+ * The desktop's local database. Documents are the truth (Yjs states, as on the server); the rest
+ * is the host's own bookkeeping. Timestamps are ISO strings; flags 0/1.
+ */
+export interface LocalDocumentsTable {
+  name: string;
+  /** The document's full state as one Yjs update. */
+  state: Uint8Array;
+  updated_at: string;
+}
+
+export interface LocalSettingsTable {
+  key: string;
+  value: string;
+}
+
+/** Messages the bridge received, kept until the runtime has finished with them. */
+export interface BridgeSpoolTable {
+  message_id: string;
+  delivery_id: string;
+  communication_session_id: string;
+  /** The `message.dispatch` envelope as JSON. */
+  envelope: string;
+  /** received → validated → running → done | rejected | failed */
+  state: string;
+  reason: string | null;
+  received_at: string;
+  updated_at: string;
+}
+
+export interface LocalSchema {
+  documents: LocalDocumentsTable;
+  settings: LocalSettingsTable;
+  bridge_spool: BridgeSpoolTable;
+}
