@@ -62,7 +62,8 @@ describe.skipIf(chromiumMissing)("pairing approval page in a browser", () => {
 
     await page.fill("#api-key", "svc_sk_wrongwrongwrongwrongwrongwrongwrongwrongww");
     await page.click('button[data-action="approve"]');
-    await page.waitForFunction('document.getElementById("result").textContent.includes("not valid")');
+    // A locator, not waitForFunction: the page's CSP forbids eval, which a string predicate needs.
+    await page.locator("#result", { hasText: "not valid" }).waitFor();
     expect(await poll(started.pollToken)).toBe("pending");
 
     await page.fill("#api-key", alice.apiKey);

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, ok } from "./delegation-fixture";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
-
-const storages: StorageKind[] = ["sqlite", ...(POSTGRES_URL ? (["postgres"] as const) : [])];
-if (!POSTGRES_URL) it.skip("pairing suite on PostgreSQL (set TANDEM_TEST_DATABASE_URL to run it)", () => {});
+import { call, ok, storages } from "./delegation-fixture";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 interface Started {
   success: true;
@@ -17,6 +14,8 @@ interface Polled {
   success: true;
   status: string;
   deviceToken?: string;
+  apiKey?: string;
+  username?: string;
   userId?: number;
   endpointId?: string;
   error?: string;
@@ -24,7 +23,7 @@ interface Polled {
 
 const TEN_MINUTES = 10 * 60_000;
 
-describe.each(storages)("device-code pairing on %s", (storage) => {
+describe.each(storages("pairing suite"))("device-code pairing on %s", (storage) => {
   let ts: TestServer;
   let alice: TestUser;
   let bob: TestUser;
@@ -111,6 +110,32 @@ describe.each(storages)("device-code pairing on %s", (storage) => {
       .orderBy("id")
       .execute();
     expect(audit.map((a) => a.action)).toEqual(["pairing.start", "pairing.approve", "pairing.consume"]);
+  });
+
+  it("signs an app in: a sign_in pairing answers an API key with every scope, once, and registers no endpoint", async () => {
+    const started = await start("alice-desktop-app", { purpose: "sign_in", label: "Tandem desktop" });
+    const page = await ts.fetch(new URL(started.approvalUrl).pathname + new URL(started.approvalUrl).search);
+    expect(await page.text()).toContain("asks to sign in as you");
+    expect((await decide(alice, started.userCode, "approve")).status).toBe(200);
+
+    const approved = await poll(started.pollToken);
+    expect(approved.body).toMatchObject({ status: "approved", userId: alice.userId, username: "alice" });
+    expect(approved.body.deviceToken).toBeUndefined();
+    const identity = await ok<{ userId: number; credential: { type: string; scopes: string[] } }>(
+      ts,
+      approved.body.apiKey as string,
+      "GET",
+      "/identity",
+    );
+    expect(identity.userId).toBe(alice.userId);
+    expect(identity.credential.type).toBe("api_key");
+    expect(identity.credential.scopes).toContain("os.notes:write");
+    expect((await poll(started.pollToken)).body.status).toBe("consumed");
+    const endpoints = await ok<{ endpoints: { deviceId: string }[] }>(ts, alice.apiKey, "GET", "/local-agent/endpoints");
+    expect(endpoints.endpoints.map((e) => e.deviceId)).not.toContain("alice-desktop-app");
+    expect(
+      (await call(ts, "anonymous", "POST", "/local-agent/device-code/start", { deviceId: "x", runtime: "codex", purpose: "admin" })).status,
+    ).toBe(400);
   });
 
   it("accepts the code in any case, with or without the dash", async () => {

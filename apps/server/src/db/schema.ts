@@ -195,6 +195,9 @@ export interface DefaultRoutesTable {
 
 export type PairingStatus = "pending" | "approved" | "denied" | "consumed";
 
+/** `bridge`: the device gets a device token for a runtime endpoint; `sign_in`: an app gets an API key. */
+export type PairingPurpose = "bridge" | "sign_in";
+
 export interface DevicePairingsTable {
   id: Generated<number>;
   user_code: string;
@@ -206,6 +209,7 @@ export interface DevicePairingsTable {
   capabilities: string;
   label: string | null;
   status: PairingStatus;
+  purpose: Generated<PairingPurpose>;
   /** The owner who approved or denied. */
   user_id: number | null;
   endpoint_id: string | null;

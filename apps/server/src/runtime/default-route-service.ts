@@ -1,9 +1,11 @@
+import type { Kysely, Selectable } from "kysely";
 import { recordAudit } from "../audit/audit-log";
 import type { Principal } from "../auth/principal";
 import type { AppContext } from "../context";
+import type { DefaultRoutesTable, Schema } from "../db/schema";
 import { ApiError, conflict } from "../http/errors";
 import { endpointFor, endpointNotFound, lockLiveEndpoint } from "./endpoints-service";
-import { sessionNotFound } from "./sessions-service";
+import { findEndpointSession, sessionNotFound } from "./sessions-service";
 
 export interface DefaultRoute {
   endpointId: string;
@@ -30,12 +32,7 @@ export async function setDefaultRoute(
   return context.db.transaction().execute(async (tx) => {
     await endpointFor(tx, principal, endpointId);
     if (!(await lockLiveEndpoint(tx, endpointId))) throw endpointNotFound(endpointId);
-    const session = await tx
-      .selectFrom("runtime_sessions")
-      .select(["handle", "state"])
-      .where("handle", "=", sessionHandle)
-      .where("endpoint_id", "=", endpointId)
-      .executeTakeFirst();
+    const session = await findEndpointSession(tx, endpointId, sessionHandle);
     if (!session) throw sessionNotFound(sessionHandle);
     if (session.state === "closed") throw conflict("session_closed", `session ${sessionHandle} is closed; register an open session first`);
     const updatedAt = clock.iso();
@@ -57,8 +54,13 @@ export async function setDefaultRoute(
   });
 }
 
+/** The owner's default route as stored (at most one per owner). */
+export async function findDefaultRoute(db: Kysely<Schema>, ownerId: number): Promise<Selectable<DefaultRoutesTable> | undefined> {
+  return db.selectFrom("default_routes").selectAll().where("owner_id", "=", ownerId).executeTakeFirst();
+}
+
 export async function getDefaultRoute(context: AppContext, ownerId: number): Promise<DefaultRoute | undefined> {
-  const row = await context.db.selectFrom("default_routes").selectAll().where("owner_id", "=", ownerId).executeTakeFirst();
+  const row = await findDefaultRoute(context.db, ownerId);
   return row && { endpointId: row.endpoint_id, sessionHandle: row.session_handle, updatedAt: row.updated_at };
 }
 

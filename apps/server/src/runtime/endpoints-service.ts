@@ -1,7 +1,6 @@
 import { RUNTIMES, type RuntimeEndpoint, type RuntimeName } from "@tandem/core";
 import type { Kysely } from "kysely";
-import type { AuditActor } from "../audit/audit-log";
-import { recordAudit } from "../audit/audit-log";
+import { type AuditActor, recordAudit } from "../audit/audit-log";
 import type { Principal } from "../auth/principal";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
@@ -27,6 +26,18 @@ export const endpointNotFound = (endpointId: string) => new ApiError(404, "endpo
 export function parseRuntime(runtime: string): RuntimeName {
   if ((RUNTIMES as readonly string[]).includes(runtime)) return runtime as RuntimeName;
   throw badRequest("invalid_runtime", `runtime must be "claude-code" or "codex", not ${JSON.stringify(runtime.slice(0, 100))}`);
+}
+
+/** A device's description as endpoints and pairings store it: omitted fields null, capabilities `[]`. */
+export function storedDescription(device: DeviceDescription, runtime: RuntimeName) {
+  return {
+    device_id: device.deviceId,
+    runtime,
+    bridge_version: device.bridgeVersion ?? null,
+    adapter_version: device.adapterVersion ?? null,
+    capabilities: JSON.stringify(device.capabilities ?? []),
+    label: device.label ?? null,
+  };
 }
 
 export interface Registration {
@@ -59,12 +70,7 @@ export async function registerEndpointIn(
     .values({
       id: newId("ep"),
       owner_id: ownerId,
-      device_id: device.deviceId,
-      runtime,
-      bridge_version: device.bridgeVersion ?? null,
-      adapter_version: device.adapterVersion ?? null,
-      capabilities: JSON.stringify(device.capabilities ?? []),
-      label: device.label ?? null,
+      ...storedDescription(device, runtime),
       token_id: token.id,
       token_hash: token.secretHash,
       created_at: now,

@@ -103,11 +103,18 @@ export function renderPairingPage(pairing: PairingSummary | null, nonce: string)
   if (pairing.state !== "pending") {
     return { status: 200, html: page(nonce, `<h1>Pair a device</h1>${details}<p>${escapeHtml(STATE_TEXT[pairing.state])}</p>`) };
   }
+  const signIn = pairing.purpose === "sign_in";
+  const intro = signIn
+    ? "A Tandem app asks to sign in as you. Check that this code is the one the app shows."
+    : "A local bridge asks to act for you. Check that this code is the one your device shows.";
+  const warning = signIn
+    ? "Approve only an app you started signing in yourself: it will receive an API key with full access to your notes, todos and agent settings."
+    : "Approve only a device you started pairing yourself: it will receive a credential for your account.";
   const body = `<main id="pairing" data-code="${escapeHtml(pairing.userCode)}">
-<h1>Pair a device</h1>
-<p>A local bridge asks to act for you. Check that this code is the one your device shows.</p>
+<h1>${signIn ? "Sign in an app" : "Pair a device"}</h1>
+<p>${intro}</p>
 ${details}
-<p class="warn">Approve only a device you started pairing yourself: it will receive a credential for your account.</p>
+<p class="warn">${warning}</p>
 <div id="form"><label for="api-key">Your API key (used once by this page, never stored)</label>
 <input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="svc_sk_…">
 <button type="button" data-action="approve">Approve</button><button type="button" data-action="deny">Deny</button></div>

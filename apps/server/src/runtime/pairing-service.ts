@@ -1,11 +1,19 @@
-import type { RuntimeEndpoint, RuntimeName } from "@tandem/core";
-import type { Selectable } from "kysely";
+import { ALL_SCOPES, type RuntimeEndpoint, type RuntimeName } from "@tandem/core";
+import type { Kysely, Selectable } from "kysely";
 import { recordAudit } from "../audit/audit-log";
+import { createApiKey } from "../auth/api-keys";
 import type { UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
-import type { DevicePairingsTable } from "../db/schema";
+import type { DevicePairingsTable, PairingPurpose, Schema } from "../db/schema";
 import { ApiError, conflict } from "../http/errors";
-import { type DeviceDescription, endEndpointStreams, parseRuntime, present, registerEndpointIn } from "./endpoints-service";
+import {
+  type DeviceDescription,
+  endEndpointStreams,
+  parseRuntime,
+  present,
+  registerEndpointIn,
+  storedDescription,
+} from "./endpoints-service";
 import { formatUserCode, hashPollToken, newPollToken, newUserCode, normalizeUserCode } from "./pairing-codes";
 
 type PairingRow = Selectable<DevicePairingsTable>;
@@ -34,7 +42,11 @@ export interface StartedPairing {
 }
 
 /** Starts a pairing for a device that has no credential yet; nothing is trusted until the owner approves. */
-export async function startPairing(context: AppContext, device: DeviceDescription): Promise<StartedPairing> {
+export async function startPairing(
+  context: AppContext,
+  device: DeviceDescription,
+  purpose: PairingPurpose = "bridge",
+): Promise<StartedPairing> {
   const runtime = parseRuntime(device.runtime);
   const { clock } = context;
   const pollToken = newPollToken();
@@ -48,13 +60,9 @@ export async function startPairing(context: AppContext, device: DeviceDescriptio
         .values({
           user_code: userCode,
           poll_token_hash: hashPollToken(pollToken),
-          device_id: device.deviceId,
-          runtime,
-          bridge_version: device.bridgeVersion ?? null,
-          adapter_version: device.adapterVersion ?? null,
-          capabilities: JSON.stringify(device.capabilities ?? []),
-          label: device.label ?? null,
+          ...storedDescription(device, runtime),
           status: "pending",
+          purpose,
           created_at: clock.iso(),
           expires_at: expiresAt,
         })
@@ -68,7 +76,7 @@ export async function startPairing(context: AppContext, device: DeviceDescriptio
         objectType: "device_pairing",
         objectId: row.id,
         parties: [],
-        detail: { deviceId: device.deviceId, runtime },
+        detail: { deviceId: device.deviceId, runtime, purpose },
       });
       return true;
     });
@@ -81,6 +89,7 @@ export async function startPairing(context: AppContext, device: DeviceDescriptio
 export interface PairingSummary {
   userCode: string;
   state: PairingState;
+  purpose: PairingPurpose;
   deviceId: string;
   runtime: RuntimeName;
   label: string | null;
@@ -96,6 +105,7 @@ export async function findPairingByCode(context: AppContext, rawCode: string): P
   return {
     userCode: formatUserCode(row.user_code),
     state: pairingState(row, context.clock.nowMs()),
+    purpose: row.purpose,
     deviceId: row.device_id,
     runtime: row.runtime,
     label: row.label,
@@ -148,7 +158,45 @@ export async function decidePairing(
 
 export type PollAnswer =
   | { status: "pending" | "denied" | "expired" | "consumed" }
-  | { status: "approved"; deviceToken: string; userId: number; endpointId: string; endpoint: RuntimeEndpoint };
+  | { status: "approved"; deviceToken: string; userId: number; endpointId: string; endpoint: RuntimeEndpoint }
+  | { status: "approved"; apiKey: string; userId: number; username: string };
+
+/**
+ * Marks an approved pairing consumed. Conditional on `approved`, so of two concurrent polls
+ * exactly one wins; the loser's transaction sees no row changed.
+ */
+async function consume(tx: Kysely<Schema>, id: number): Promise<boolean> {
+  const consumed = await tx
+    .updateTable("device_pairings")
+    .set({ status: "consumed" })
+    .where("id", "=", id)
+    .where("status", "=", "approved")
+    .executeTakeFirst();
+  return consumed.numUpdatedRows > 0n;
+}
+
+/** A sign-in pairing's answer: an API key with every scope for the approving owner, labelled by the app. */
+async function consumeSignIn(context: AppContext, row: PairingRow, ownerId: number): Promise<PollAnswer> {
+  const { clock } = context;
+  return context.db.transaction().execute(async (tx) => {
+    if (!(await consume(tx, row.id))) return { status: "consumed" } as const;
+    const owner = await tx.selectFrom("users").select("username").where("id", "=", ownerId).executeTakeFirstOrThrow();
+    const key = await createApiKey(tx, {
+      userId: ownerId,
+      scopes: ALL_SCOPES,
+      label: `app sign-in: ${row.label ?? row.device_id}`.slice(0, 200),
+    });
+    await recordAudit(tx, clock, {
+      actor: "system",
+      action: "pairing.consume",
+      objectType: "device_pairing",
+      objectId: row.id,
+      parties: [ownerId],
+      detail: { deviceId: row.device_id, purpose: "sign_in", keyId: key.keyId },
+    });
+    return { status: "approved", apiKey: key.apiKey, userId: ownerId, username: owner.username } as const;
+  });
+}
 
 /**
  * The bridge's poll. The first read of an approved pairing registers the endpoint for the
@@ -163,14 +211,9 @@ export async function pollPairing(context: AppContext, pollToken: string): Promi
   const state = pairingState(row, clock.nowMs());
   if (state !== "approved") return { status: state };
   const ownerId = row.user_id as number;
+  if (row.purpose === "sign_in") return consumeSignIn(context, row, ownerId);
   const registration = await db.transaction().execute(async (tx) => {
-    const consumed = await tx
-      .updateTable("device_pairings")
-      .set({ status: "consumed" })
-      .where("id", "=", row.id)
-      .where("status", "=", "approved")
-      .executeTakeFirst();
-    if (consumed.numUpdatedRows === 0n) return null;
+    if (!(await consume(tx, row.id))) return null;
     const device = {
       deviceId: row.device_id,
       runtime: row.runtime,

@@ -15,13 +15,22 @@ export interface ResolvedPerson {
 const personNotFound = (handle: string) =>
   new ApiError(404, "person_not_found", `No connected person matches ${JSON.stringify(handle)}; connect first through /network/request`);
 
+/** The same answer for a principal id given as such (a delegation target, a policy's peer). */
+export const connectedPersonNotFound = (principalId: string | number) =>
+  new ApiError(404, "person_not_found", `No connected person with principal id ${principalId}`);
+
+/** The user id a principal id names (a decimal string), or null when the text cannot be one. */
+export function parsePrincipalId(text: string): number | null {
+  const id = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : null;
+  return id !== null && Number.isSafeInteger(id) ? id : null;
+}
+
 /** `@bob`, `bob_coo` and `bob` all name bob; digits may also be a principal id. */
 function candidateNames(handle: string): { username: string; id: number | null } {
   let name = handle.trim().toLowerCase();
   if (name.startsWith("@")) name = name.slice(1);
   if (name.endsWith("_coo")) name = name.slice(0, -"_coo".length);
-  const id = /^[1-9][0-9]{0,15}$/.test(name) ? Number(name) : null;
-  return { username: name, id: id !== null && Number.isSafeInteger(id) ? id : null };
+  return { username: name, id: parsePrincipalId(name) };
 }
 
 /**

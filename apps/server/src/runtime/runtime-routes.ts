@@ -78,7 +78,8 @@ export function runtimeHandlers(context: AppContext): RouteHandlers<keyof typeof
     startDeviceCode: async ({ input, req }) => {
       const retryAfter = pairingStarts.take(`pairing-start:${req.ip}`);
       if (retryAfter !== null) throw tooManyRequests(retryAfter);
-      const started = await startPairing(context, input.body);
+      const { purpose, ...device } = input.body;
+      const started = await startPairing(context, device, purpose);
       const approvalUrl = `${publicOrigin(context, req)}${API_BASE_PATH}/local-agent/pair?code=${started.userCode}`;
       return { success: true, ...started, approvalUrl, interval: POLL_INTERVAL_S };
     },

@@ -144,6 +144,25 @@ export async function updateSession(
   });
 }
 
-export async function findSession(db: Kysely<Schema>, handle: string): Promise<SessionRow | undefined> {
-  return db.selectFrom("runtime_sessions").selectAll().where("handle", "=", handle).executeTakeFirst();
+/** A session of one endpoint; another endpoint's handle is not found. */
+export async function findEndpointSession(db: Kysely<Schema>, endpointId: string, handle: string): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom("runtime_sessions")
+    .selectAll()
+    .where("handle", "=", handle)
+    .where("endpoint_id", "=", endpointId)
+    .executeTakeFirst();
+}
+
+export type InboundRefusal = "session_not_found" | "session_closed" | "inbound_disabled";
+
+/**
+ * Why a session cannot take inbound work now, in the reasons bridges know (pair status, injection
+ * validation); null when it can: it exists, is open and allows inbound.
+ */
+export function inboundRefusal(session: Pick<SessionRow, "state" | "allow_inbound"> | undefined): InboundRefusal | null {
+  if (!session) return "session_not_found";
+  if (session.state === "closed") return "session_closed";
+  if (session.allow_inbound !== 1) return "inbound_disabled";
+  return null;
 }

@@ -275,7 +275,13 @@ export const runtimeRoutes = {
     summary: "Start device-code pairing (no credential): a code for the owner to approve and a poll token for the bridge",
     auth: "public",
     bodyLimit: 64 * 1024,
-    body: z.object(DeviceFields),
+    body: z.object({
+      ...DeviceFields,
+      purpose: z
+        .enum(["bridge", "sign_in"])
+        .optional()
+        .describe("bridge (default): a device token for a runtime endpoint; sign_in: an API key for an app of the owner"),
+    }),
     response: success({
       userCode: z.string().describe("ABCD-EFGH"),
       pollToken: z.string().describe("kept by the bridge; only its hash is stored"),
@@ -308,8 +314,10 @@ export const runtimeRoutes = {
     body: z.object({ pollToken: z.string().min(1).max(200) }),
     response: success({
       status: DevicePairingStatus,
-      deviceToken: z.string().optional().describe("only in the one approved answer"),
+      deviceToken: z.string().optional().describe("only in the one approved answer of a bridge pairing"),
+      apiKey: z.string().optional().describe("only in the one approved answer of a sign_in pairing: svc_sk_… with every scope"),
       userId: z.number().int().optional(),
+      username: z.string().optional().describe("with apiKey"),
       endpointId: z.string().optional(),
       endpoint: RuntimeEndpoint.optional(),
     }),

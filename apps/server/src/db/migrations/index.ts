@@ -7,6 +7,7 @@ import * as search from "./0005-search";
 import * as folderShares from "./0006-folder-shares";
 import * as todos from "./0007-todos";
 import * as delegation from "./0008-delegation";
+import * as pairingPurpose from "./0009-pairing-purpose";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0006-folder-shares": folderShares,
   "0007-todos": todos,
   "0008-delegation": delegation,
+  "0009-pairing-purpose": pairingPurpose,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
