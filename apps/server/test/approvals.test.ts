@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, call, grantAgentAccess, ok, registerBridge, type StreamEvent, StreamReader } from "./delegation-fixture";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
+import { agentPair, type Bridge, call, heartbeat, ok, openGrant, replayUntil, storages } from "./delegation-fixture";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 /**
  * Tool approvals over the wire: alice's agent has a grant to bob's runtime; every tool bob's
  * runtime wants to run for her needs bob's policy or bob's decision.
  */
-const storages: StorageKind[] = POSTGRES_URL ? ["sqlite", "postgres"] : ["sqlite"];
 
 const FIVE_MINUTES = 5 * 60_000;
 
@@ -30,7 +29,7 @@ interface Approval {
 /** An answer as it arrives: the approval, or an error body. */
 type Answer = Approval & { success: boolean; error?: string; message?: string };
 
-describe.each(storages)("tool approvals (%s)", (storage) => {
+describe.each(storages())("tool approvals (%s)", (storage) => {
   let ts: TestServer;
   let alice: TestUser;
   let bob: TestUser;
@@ -41,29 +40,18 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   beforeAll(async () => {
     // No timer: each test runs the sweep itself, or shows the lazy path without it.
     ts = await startTestServer({ maintenanceIntervalMs: 0 }, storage);
-    [alice, bob, carol] = [await ts.addUser("alice"), await ts.addUser("bob"), await ts.addUser("carol")];
-    await grantAgentAccess(ts, alice, bob);
-    aliceBridge = await registerBridge(ts, alice, "alice-laptop");
-    bobBridge = await registerBridge(ts, bob, "bob-desktop");
+    ({ alice, bob, aliceBridge, bobBridge } = await agentPair(ts));
+    carol = await ts.addUser("carol");
   });
   afterAll(() => ts?.stop());
 
   const clock = () => ts.server.context.clock;
 
   /** A fresh grant from alice to bob, frozen on bob's bridge (bob's bridge heartbeats first: tests move the clock). */
-  async function openGrant(requestedTtlMinutes = 30): Promise<string> {
-    await ok(ts, bobBridge.deviceToken, "POST", `/local-agent/endpoints/${bobBridge.endpointId}/heartbeat`, {});
-    const grant = await ok<{ communicationSessionId: string }>(ts, alice.apiKey, "POST", "/local-agent/grants", {
-      target: { kind: "person_default_runtime", principalId: String(bob.userId) },
-      requestedTtlMinutes,
-    });
-    const accepted = await ok<{ status: string; frozenEndpointId: string }>(
-      ts,
-      bob.apiKey,
-      "POST",
-      `/local-agent/grants/${grant.communicationSessionId}/accept`,
-    );
-    expect(accepted).toMatchObject({ status: "active", frozenEndpointId: bobBridge.endpointId });
+  async function grantToBob(requestedTtlMinutes = 30): Promise<string> {
+    await heartbeat(ts, bobBridge);
+    const grant = await openGrant(ts, alice.apiKey, bob, { requestedTtlMinutes });
+    expect(grant).toMatchObject({ status: "active", frozenEndpointId: bobBridge.endpointId });
     return grant.communicationSessionId;
   }
 
@@ -88,19 +76,11 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
     call<Answer>(ts, token, "POST", `/local-agent/tool-approvals/${approvalId}/resolve`, body);
 
   /** Replays bob's bridge's stream until the event about this approval arrives. */
-  async function bridgeEvent(type: string, approvalId: string): Promise<StreamEvent> {
-    const stream = StreamReader.open(ts, bobBridge);
-    try {
-      const match = (e: StreamEvent) => e.type === type && e.data.approvalId === approvalId;
-      await stream.until((s) => s.events.some(match), 10_000);
-      return stream.events.find(match) as StreamEvent;
-    } finally {
-      await stream.close();
-    }
-  }
+  const bridgeEvent = (type: string, approvalId: string) =>
+    replayUntil(ts, bobBridge, (e) => e.type === type && e.data.approvalId === approvalId);
 
   it("refuses malformed requests with 400 naming the field", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const long = await ask(grant, "Bash", { toolInputSummary: "x".repeat(501) });
     expect(long.status).toBe(400);
     expect(long.body).toMatchObject({ success: false, error: "invalid_request" });
@@ -138,7 +118,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("lets only the bridge the grant is frozen on ask (404 for the requester's side, unknown ids and foreign objects)", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const fromRequester = await call(ts, aliceBridge.deviceToken, "POST", "/local-agent/tool-approvals", {
       communicationSessionId: grant,
       toolName: "Bash",
@@ -166,7 +146,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("pending → the owner allows once → the decision reaches the asking bridge; resolving twice is 409", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const approvalId = await askPending(grant, "Bash");
 
     const requested = await bridgeEvent("tool.approval_requested", approvalId);
@@ -208,7 +188,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("the owner denies; the bridge hears deny; bad decisions are 400", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const approvalId = await askPending(grant, "Write");
     const bad = await resolve(bob.apiKey, approvalId, { decision: "maybe" });
     expect(bad.status).toBe(400);
@@ -224,7 +204,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("allow with scope session allows that tool on that grant and session from then on (auto_allow), and nothing else", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const approvalId = await askPending(grant, "Edit");
     const allowed = await resolve(bob.apiKey, approvalId, { decision: "allow", scope: "session" });
     expect(allowed.body).toMatchObject({ status: "allowed", decision: "allow", scope: "session" });
@@ -241,7 +221,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
     });
     // Another tool, or the same tool on another grant, still asks.
     expect((await ask(grant, "Bash")).body.status).toBe("pending");
-    expect((await ask(await openGrant(), "Edit")).body.status).toBe("pending");
+    expect((await ask(await grantToBob(), "Edit")).body.status).toBe("pending");
 
     const { policies } = await ok<{ policies: { policyId: number; source: string; toolName: string; communicationSessionId: string }[] }>(
       ts,
@@ -257,7 +237,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("owner policies: auto-allow by tool name, * only when narrowed, removable, and private to their owner", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const broad = await call(ts, bob.apiKey, "POST", "/local-agent/tool-policies", { toolName: "*" });
     expect(broad.status).toBe(400);
     expect(broad.body.error).toBe("wildcard_policy_too_broad");
@@ -319,7 +299,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("only the owner and the asking bridge see an approval; only the owner resolves it", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const approvalId = await askPending(grant, "Bash");
     expect((await read(bob.apiKey, approvalId)).status).toBe(200);
     expect((await read(bobBridge.deviceToken, approvalId)).status).toBe(200);
@@ -339,7 +319,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("a pending approval left alone for 5 minutes denies: through the sweep, and lazily on read", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const swept = await askPending(grant, "Bash");
     clock().advance(FIVE_MINUTES + 1_000);
     await ts.server.context.maintenance.runAll();
@@ -365,7 +345,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("a revoked grant denies its pending approvals at once and takes no new ones", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const approvalId = await askPending(grant, "Bash");
     await ok(ts, alice.apiKey, "POST", `/local-agent/grants/${grant}/revoke`);
     // Denied in the revocation's own commit, before anyone reads it.
@@ -387,7 +367,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("an expired grant denies its pending approvals (lazily, before any sweep)", async () => {
-    const grant = await openGrant(1);
+    const grant = await grantToBob(1);
     const approvalId = await askPending(grant, "Bash");
     clock().advance(61_000);
     expect((await read(bob.apiKey, approvalId)).body).toMatchObject({ status: "expired", decision: "deny" });
@@ -398,7 +378,7 @@ describe.each(storages)("tool approvals (%s)", (storage) => {
   });
 
   it("records every change in the audit log, for both people", async () => {
-    const grant = await openGrant();
+    const grant = await grantToBob();
     const approvalId = await askPending(grant, "Bash");
     await resolve(bob.apiKey, approvalId, { decision: "deny" });
     const rows = await ts.server.context.db

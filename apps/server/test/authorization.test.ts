@@ -1,6 +1,6 @@
 import { type RouteId, routes } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, call, grantAgentAccess, ok, openGrant, registerBridge } from "./delegation-fixture";
+import { agentPair, type Bridge, call, grantAgentAccess, ok, openGrant, registerBridge } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 /**
@@ -58,15 +58,11 @@ describe("authorization matrix of the delegation layer", () => {
 
   beforeAll(async () => {
     ts = await startTestServer({ rateLimitBurst: 1_000_000, rateLimitPerMinute: 1_000_000, maintenanceIntervalMs: 0 });
-    alice = await ts.addUser("alice");
-    bob = await ts.addUser("bob");
+    ({ alice, bob, aliceBridge, bobBridge } = await agentPair(ts));
     carol = await ts.addUser("carol");
-    await grantAgentAccess(ts, alice, bob);
-    aliceBridge = await registerBridge(ts, alice, "alice-laptop");
-    bobBridge = await registerBridge(ts, bob, "bob-desktop");
     carolBridge = await registerBridge(ts, carol, "carol-desktop");
     aliceSpare = await registerBridge(ts, alice, "alice-phone");
-    bobSpare = await registerBridge(ts, bob, "bob-laptop");
+    bobSpare = await registerBridge(ts, bob, "bob-phone");
     // registerBridge makes each new bridge the default route; the first ones stay the defaults.
     for (const bridge of [aliceBridge, bobBridge]) {
       await ok(ts, bridge.deviceToken, "PUT", "/local-agent/default-route", {
@@ -116,6 +112,12 @@ describe("authorization matrix of the delegation layer", () => {
       [202],
     );
   const stranger = () => ts.addUser(fresh("user"));
+  /** A stranger alice has given agent access (the handshake, accepted). */
+  const alicesGrantee = async () => {
+    const grantee = await stranger();
+    await grantAgentAccess(ts, grantee, alice);
+    return grantee;
+  };
   /** A stranger asks `target` for agent access; returns the stranger and the request id. */
   const incomingAgentRequest = async (target: TestUser) => {
     const from = await stranger();
@@ -169,8 +171,7 @@ describe("authorization matrix of the delegation layer", () => {
       kind: "owned",
       ok: 200,
       prepare: async () => {
-        const { from, requestId } = await incomingAgentRequest(alice);
-        await ok(ts, alice.apiKey, "POST", "/network/accept", { requestId, type: "agent", action: "accept" });
+        const from = await alicesGrantee();
         return { path: `/network/contacts/${from.userId}/permissions`, body: { permissions: { notesAccess: "read" } } };
       },
     },
@@ -179,8 +180,7 @@ describe("authorization matrix of the delegation layer", () => {
       kind: "owned",
       ok: 200,
       prepare: async () => {
-        const { from, requestId } = await incomingAgentRequest(alice);
-        await ok(ts, alice.apiKey, "POST", "/network/accept", { requestId, type: "agent", action: "accept" });
+        const from = await alicesGrantee();
         return { path: `/network/contacts/${from.userId}/permissions` };
       },
     },

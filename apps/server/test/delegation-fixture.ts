@@ -1,9 +1,20 @@
-import type { TestServer, TestUser } from "./harness";
+import { it } from "vitest";
+import { POSTGRES_URL, type StorageKind, type TestServer, type TestUser } from "./harness";
 
 /**
  * Helpers for delegation tests. They speak the wire of ../shared/spec/runtime-wire.md over real
  * HTTP with raw fetch (not the typed client), because that is exactly what bridges send.
  */
+
+/**
+ * The storages a suite runs on: SQLite, and PostgreSQL too when TANDEM_TEST_DATABASE_URL is set.
+ * With `suite`, a run without PostgreSQL shows a skipped test saying so.
+ */
+export function storages(suite?: string): StorageKind[] {
+  if (POSTGRES_URL) return ["sqlite", "postgres"];
+  if (suite !== undefined) it.skip(`${suite} on PostgreSQL (set TANDEM_TEST_DATABASE_URL to run it)`, () => {});
+  return ["sqlite"];
+}
 
 export interface WireResponse<T = Record<string, unknown>> {
   status: number;
@@ -107,6 +118,36 @@ export async function registerBridge(ts: TestServer, user: TestUser, deviceId: s
   });
   await ok(ts, deviceToken, "PUT", "/local-agent/default-route", { endpointId, sessionHandle: session.sessionHandle });
   return { user, deviceId, endpointId, deviceToken, sessionHandle: session.sessionHandle };
+}
+
+/** The bridge's heartbeat: its endpoint is online (again) from now, as routing needs after a test moves the clock. */
+export async function heartbeat(ts: TestServer, bridge: Pick<Bridge, "deviceToken" | "endpointId">): Promise<void> {
+  await ok(ts, bridge.deviceToken, "POST", `/local-agent/endpoints/${bridge.endpointId}/heartbeat`, {});
+}
+
+/** Two people on the delegation track: bob has given alice's agent access, and each has a bridge. */
+export interface AgentPair {
+  alice: TestUser;
+  bob: TestUser;
+  aliceBridge: Bridge;
+  bobBridge: Bridge;
+}
+
+/**
+ * Adds two users (named `alice` and `bob` unless told otherwise), runs the agent-access handshake
+ * from the first to the second, and registers a bridge for each (`<username>-laptop`).
+ */
+export async function agentPair(
+  ts: TestServer,
+  names: { alice: string; bob: string } = { alice: "alice", bob: "bob" },
+  options: { bobRuntime?: string } = {},
+): Promise<AgentPair> {
+  const alice = await ts.addUser(names.alice);
+  const bob = await ts.addUser(names.bob);
+  await grantAgentAccess(ts, alice, bob);
+  const aliceBridge = await registerBridge(ts, alice, `${names.alice}-laptop`);
+  const bobBridge = await registerBridge(ts, bob, `${names.bob}-laptop`, options.bobRuntime);
+  return { alice, bob, aliceBridge, bobBridge };
 }
 
 /** The `data:` JSON of a realtime frame. */
@@ -221,6 +262,22 @@ export class StreamReader {
   }
 }
 
+/** Replays a bridge's stream from the start until an event matching `match` arrives, and returns it. */
+export async function replayUntil(
+  ts: TestServer,
+  bridge: Pick<Bridge, "deviceToken" | "endpointId">,
+  match: (event: StreamEvent) => boolean,
+  timeoutMs = 10_000,
+): Promise<StreamEvent> {
+  const stream = StreamReader.open(ts, bridge);
+  try {
+    await stream.until((s) => s.events.some(match), timeoutMs);
+    return stream.events.find(match) as StreamEvent;
+  } finally {
+    await stream.close();
+  }
+}
+
 /** A grant row as `GET /local-agent/grants` answers it (the fields grant tests look at). */
 export interface WireGrant {
   commSessionId: string;
@@ -239,7 +296,21 @@ export interface WireGrant {
   revokedAt: string | null;
 }
 
-/** `requesterToken` (a user key or a device token) asks `recipient` for a grant; the recipient accepts. */
+/** A message receipt as a send or a reply answers it. */
+export interface WireReceipt {
+  success: boolean;
+  messageId: string;
+  deliveryId: string;
+  status: string;
+  duplicate: boolean;
+  queuedAt: string;
+  communicationSessionId: string;
+  commSessionId: string;
+  sequence: number;
+  correlationId: string | null;
+}
+
+/** `requesterToken` (a user key or a device token) asks `recipient` for a grant (pending); the recipient accepts. */
 export async function openGrant(
   ts: TestServer,
   requesterToken: string,
@@ -250,6 +321,7 @@ export async function openGrant(
     target: { kind: "person_default_runtime", principalId: String(recipient.userId) },
     ...body,
   });
+  if (requested.status !== "pending") throw new Error(`grant request answered ${requested.status}, not pending`);
   return ok<WireGrant>(ts, recipient.apiKey, "POST", `/local-agent/grants/${requested.commSessionId}/accept`);
 }
 
@@ -258,4 +330,87 @@ export async function pollEvents(ts: TestServer, bridge: Pick<Bridge, "deviceTok
   const query = new URLSearchParams({ endpointId: bridge.endpointId, cursor });
   const answer = await ok<{ events: StreamEvent[] }>(ts, bridge.deviceToken, "GET", `/local-realtime/poll?${query}`);
   return answer.events;
+}
+
+/**
+ * Writes a grant straight to storage, for tests of other areas that need one in a given state: a
+ * 10-minute request, and when active a 30-minute grant frozen on `route`.
+ */
+export async function insertGrant(
+  ts: TestServer,
+  grant: {
+    id: string;
+    requesterId: number;
+    recipientId: number;
+    status: "pending" | "active" | "declined";
+    route?: { endpointId: string; sessionHandle: string };
+  },
+): Promise<void> {
+  const { db, clock } = ts.server.context;
+  const now = clock.iso();
+  const active = grant.status === "active";
+  await db
+    .insertInto("grants")
+    .values({
+      id: grant.id,
+      requester_id: grant.requesterId,
+      requester_device_id: null,
+      requester_reply_endpoint_id: null,
+      requester_reply_session_handle: null,
+      recipient_id: grant.recipientId,
+      target_kind: "person_default_runtime",
+      target_offer_id: null,
+      frozen_endpoint_id: active ? (grant.route?.endpointId ?? null) : null,
+      frozen_session_handle: active ? (grant.route?.sessionHandle ?? null) : null,
+      status: grant.status,
+      requested_ttl_minutes: 30,
+      requested_at: now,
+      request_expires_at: clock.isoIn(10 * 60_000),
+      activated_at: active ? now : null,
+      grant_expires_at: active ? clock.isoIn(30 * 60_000) : null,
+      revoked_at: null,
+      ended_at: grant.status === "declined" ? now : null,
+    })
+    .execute();
+}
+
+/** Writes a queued text message and its delivery straight to storage, living as long as a 30-minute grant. */
+export async function insertQueuedMessage(
+  ts: TestServer,
+  message: {
+    id: string;
+    deliveryId: string;
+    grantId: string;
+    senderId: number;
+    recipientId: number;
+    route: { endpointId: string; sessionHandle: string };
+    clientMessageId: string;
+  },
+): Promise<void> {
+  const { db, clock } = ts.server.context;
+  const now = clock.iso();
+  await db
+    .insertInto("messages")
+    .values({
+      id: message.id,
+      delivery_id: message.deliveryId,
+      grant_id: message.grantId,
+      sender_id: message.senderId,
+      sender_device_id: null,
+      recipient_id: message.recipientId,
+      target_endpoint_id: message.route.endpointId,
+      target_session_handle: message.route.sessionHandle,
+      client_message_id: message.clientMessageId,
+      request_hash: "h",
+      kind: "text",
+      payload: "{}",
+      reply_to: null,
+      correlation_id: null,
+      sequence: 1,
+      created_at: now,
+      expires_at: clock.isoIn(30 * 60_000),
+      status: "queued",
+      queued_at: now,
+    })
+    .execute();
 }

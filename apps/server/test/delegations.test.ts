@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setCreditBalance } from "../src/grants/credits";
-import { type Bridge, call, grantAgentAccess, ok, registerBridge, type StreamEvent, StreamReader } from "./delegation-fixture";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
+import { agentPair, type Bridge, call, grantAgentAccess, heartbeat, ok, registerBridge, replayUntil, storages } from "./delegation-fixture";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 /**
  * Delegations over the wire: alice's bridge hands a task to bob's agent. Bob's owner answers
  * the collaboration request; the same call then opens a grant and dispatches a task_invite.
  */
-const storages: StorageKind[] = POSTGRES_URL ? ["sqlite", "postgres"] : ["sqlite"];
 
 const TEN_MINUTES = 10 * 60_000;
 
@@ -41,7 +40,7 @@ interface Collaboration {
   messageId: string | null;
 }
 
-describe.each(storages)("delegations (%s)", (storage) => {
+describe.each(storages())("delegations (%s)", (storage) => {
   let ts: TestServer;
   let alice: TestUser;
   let bob: TestUser;
@@ -54,13 +53,11 @@ describe.each(storages)("delegations (%s)", (storage) => {
 
   beforeAll(async () => {
     ts = await startTestServer({ maintenanceIntervalMs: 0 }, storage);
-    [alice, bob, carol, erin] = [await ts.addUser("alice"), await ts.addUser("bob"), await ts.addUser("carol"), await ts.addUser("erin")];
     // bob lets alice's agent in; carol is only alice's friend; erin knows nobody.
-    await grantAgentAccess(ts, alice, bob);
+    ({ alice, bob, aliceBridge, bobBridge } = await agentPair(ts, undefined, { bobRuntime: "codex" }));
+    [carol, erin] = [await ts.addUser("carol"), await ts.addUser("erin")];
     await ok(ts, alice.apiKey, "POST", "/network/request", { to: carol.username });
     await ok(ts, carol.apiKey, "POST", "/network/request", { to: alice.username });
-    aliceBridge = await registerBridge(ts, alice, "alice-laptop");
-    bobBridge = await registerBridge(ts, bob, "bob-desktop", "codex");
     carolBridge = await registerBridge(ts, carol, "carol-laptop");
     await setCredits(alice, 100);
   });
@@ -91,20 +88,6 @@ describe.each(storages)("delegations (%s)", (storage) => {
       { decision },
     );
 
-  /** bob's runtime must be online (tests move the clock) for a grant to freeze on it. */
-  const heartbeat = () => ok(ts, bobBridge.deviceToken, "POST", `/local-agent/endpoints/${bobBridge.endpointId}/heartbeat`, {});
-
-  /** Replays a bridge's stream until an event matching `match` arrives. */
-  async function streamEvent(bridge: Bridge, match: (e: StreamEvent) => boolean): Promise<StreamEvent> {
-    const stream = StreamReader.open(ts, bridge);
-    try {
-      await stream.until((s) => s.events.some(match), 10_000);
-      return stream.events.find(match) as StreamEvent;
-    } finally {
-      await stream.close();
-    }
-  }
-
   async function requested(body: Record<string, unknown> = {}, target: TestUser = bob): Promise<Answer> {
     const first = await delegate({ target: target.username, ...body });
     expect(first.status).toBe(202);
@@ -118,14 +101,15 @@ describe.each(storages)("delegations (%s)", (storage) => {
   }
 
   it("202 → bob allows once → the same call is 201 delegated with a task_invite on bob's stream; repeats are duplicates", async () => {
-    await heartbeat();
+    await heartbeat(ts, bobBridge);
     const clientMessageId = nextId();
     const body = { clientMessageId, context: { repo: "tandem", files: ["src/app.test.ts"] }, requestedTtlMinutes: 45 };
     const first = await requested(body);
     expect(first.clientMessageId).toBe(clientMessageId);
     expect(typeof first.message).toBe("string");
 
-    const request = await streamEvent(
+    const request = await replayUntil(
+      ts,
       bobBridge,
       (e) => e.type === "collaboration.request" && e.data.collaborationId === first.collaborationId,
     );
@@ -169,7 +153,8 @@ describe.each(storages)("delegations (%s)", (storage) => {
     const allowed = await respond(bob, first.collaborationId, "allow_once");
     expect(allowed.status).toBe(200);
     expect(allowed.body.collaboration).toMatchObject({ status: "accepted", answer: "once" });
-    const accepted = await streamEvent(
+    const accepted = await replayUntil(
+      ts,
       aliceBridge,
       (e) => e.type === "collaboration.accepted" && e.data.collaborationId === first.collaborationId,
     );
@@ -189,7 +174,7 @@ describe.each(storages)("delegations (%s)", (storage) => {
     });
     const { communicationSessionId, messageId, deliveryId } = delegated.body;
 
-    const dispatch = await streamEvent(bobBridge, (e) => e.type === "message.dispatch" && e.data.deliveryId === deliveryId);
+    const dispatch = await replayUntil(ts, bobBridge, (e) => e.type === "message.dispatch" && e.data.deliveryId === deliveryId);
     const envelope = dispatch.data.envelope as Record<string, unknown>;
     expect(envelope).toMatchObject({
       id: messageId,
@@ -332,7 +317,8 @@ describe.each(storages)("delegations (%s)", (storage) => {
 
     const declined = await respond(bob, first.collaborationId, "deny");
     expect(declined.body.collaboration).toMatchObject({ status: "declined", answer: null });
-    const revoked = await streamEvent(
+    const revoked = await replayUntil(
+      ts,
       aliceBridge,
       (e) => e.type === "collaboration.revoked" && e.data.collaborationId === first.collaborationId,
     );
@@ -343,7 +329,7 @@ describe.each(storages)("delegations (%s)", (storage) => {
   });
 
   it("always allow: later delegations from alice skip the question until bob removes the allowance", async () => {
-    await heartbeat();
+    await heartbeat(ts, bobBridge);
     const first = await requested({ clientMessageId: nextId() });
     const answered = await respond(bob, first.collaborationId, "always_allow");
     expect(answered.body.collaboration).toMatchObject({ status: "accepted", answer: "always" });
@@ -352,7 +338,7 @@ describe.each(storages)("delegations (%s)", (storage) => {
     const immediate = await delegate({ clientMessageId: nextId(), task: "Run the linter" });
     expect(immediate.status).toBe(201);
     expect(immediate.body).toMatchObject({ status: "delegated", duplicate: false });
-    await streamEvent(bobBridge, (e) => e.type === "message.dispatch" && e.data.deliveryId === immediate.body.deliveryId);
+    await replayUntil(ts, bobBridge, (e) => e.type === "message.dispatch" && e.data.deliveryId === immediate.body.deliveryId);
 
     const { allowances } = await ok<{ allowances: { principalId: string; username: string }[] }>(
       ts,
@@ -370,7 +356,7 @@ describe.each(storages)("delegations (%s)", (storage) => {
   });
 
   it("an allowed task that cannot go out (no credit, no route) is refused with nothing written, and goes out on a later try", async () => {
-    await heartbeat();
+    await heartbeat(ts, bobBridge);
     const clientMessageId = nextId();
     const first = await requested({ clientMessageId });
     await respond(bob, first.collaborationId, "allow_once");
@@ -399,7 +385,7 @@ describe.each(storages)("delegations (%s)", (storage) => {
   });
 
   it("concurrent calls with one clientMessageId open one collaboration and send the task once", async () => {
-    await heartbeat();
+    await heartbeat(ts, bobBridge);
     const clientMessageId = nextId();
     const firsts = await Promise.all([delegate({ clientMessageId }), delegate({ clientMessageId }), delegate({ clientMessageId })]);
     expect(firsts.map((a) => a.status)).toEqual([202, 202, 202]);
@@ -415,7 +401,8 @@ describe.each(storages)("delegations (%s)", (storage) => {
     const swept = await requested({ clientMessageId: nextId() });
     ts.server.context.clock.advance(TEN_MINUTES + 1_000);
     await ts.server.context.maintenance.runAll();
-    const expired = await streamEvent(
+    const expired = await replayUntil(
+      ts,
       aliceBridge,
       (e) => e.type === "collaboration.expired" && e.data.collaborationId === swept.collaborationId,
     );

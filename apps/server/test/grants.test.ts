@@ -1,19 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { endGrantsBetween } from "../src/grants";
 import {
-  type Bridge,
+  type AgentPair,
+  agentPair,
   call,
-  grantAgentAccess,
   ok,
   openGrant,
   pollEvents,
   registerBridge,
   StreamReader,
+  storages,
   type WireGrant,
 } from "./delegation-fixture";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
-
-const storages: StorageKind[] = POSTGRES_URL ? ["sqlite", "postgres"] : ["sqlite"];
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 const MINUTE = 60_000;
 const ROW_FIELDS = [
@@ -36,14 +35,7 @@ const ROW_FIELDS = [
   "revokedAt",
 ];
 
-interface People {
-  alice: TestUser;
-  bob: TestUser;
-  aliceBridge: Bridge;
-  bobBridge: Bridge;
-}
-
-describe.each(storages)("grants (%s)", (storage) => {
+describe.each(storages())("grants (%s)", (storage) => {
   let ts: TestServer;
   let counter = 0;
 
@@ -54,14 +46,9 @@ describe.each(storages)("grants (%s)", (storage) => {
   afterAll(() => ts.stop());
 
   /** alice has bob's agent permission; both have a bridge with a default route. */
-  async function people(): Promise<People> {
+  async function people(): Promise<AgentPair> {
     const n = ++counter;
-    const alice = await ts.addUser(`alice${n}`);
-    const bob = await ts.addUser(`bob${n}`);
-    await grantAgentAccess(ts, alice, bob);
-    const aliceBridge = await registerBridge(ts, alice, `alice${n}-laptop`);
-    const bobBridge = await registerBridge(ts, bob, `bob${n}-laptop`);
-    return { alice, bob, aliceBridge, bobBridge };
+    return agentPair(ts, { alice: `alice${n}`, bob: `bob${n}` });
   }
 
   const target = (user: TestUser) => ({ kind: "person_default_runtime", principalId: String(user.userId) });

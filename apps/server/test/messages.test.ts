@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  type AgentPair,
+  agentPair,
   type Bridge,
   call,
   grantAgentAccess,
@@ -8,40 +10,25 @@ import {
   pollEvents,
   registerBridge,
   StreamReader,
+  storages,
   type WireGrant,
+  type WireReceipt,
 } from "./delegation-fixture";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
-const storages: StorageKind[] = POSTGRES_URL ? ["sqlite", "postgres"] : ["sqlite"];
-
-interface Receipt {
-  success: boolean;
-  messageId: string;
-  deliveryId: string;
-  status: string;
-  duplicate: boolean;
-  queuedAt: string;
-  communicationSessionId: string;
-  sequence: number;
-  correlationId: string | null;
-  error?: string;
-  message?: string;
-}
+/** A receipt, or an error body. */
+type Receipt = WireReceipt & { error?: string; message?: string };
 
 interface Status {
   delivery: Record<string, unknown> & { status: string; deliveryId: string };
   attempts: { attemptId: string; phase: string; resultCode: string | null; retryable: boolean | null; runtimeAckId: string | null }[];
 }
 
-interface Setup {
-  alice: TestUser;
-  bob: TestUser;
-  aliceBridge: Bridge;
-  bobBridge: Bridge;
+interface Setup extends AgentPair {
   grant: WireGrant;
 }
 
-describe.each(storages)("messages, deliveries, acks, replies, credits (%s)", (storage) => {
+describe.each(storages())("messages, deliveries, acks, replies, credits (%s)", (storage) => {
   let ts: TestServer;
   let counter = 0;
 
@@ -51,16 +38,10 @@ describe.each(storages)("messages, deliveries, acks, replies, credits (%s)", (st
   afterAll(() => ts.stop());
 
   /** alice's bridge holds an active grant to bob's default runtime. */
-  async function setup(options: { aliceBridge?: boolean } = {}): Promise<Setup> {
+  async function setup(): Promise<Setup> {
     const n = ++counter;
-    const alice = await ts.addUser(`ann${n}`);
-    const bob = await ts.addUser(`ben${n}`);
-    await grantAgentAccess(ts, alice, bob);
-    const aliceBridge =
-      options.aliceBridge === false ? (undefined as unknown as Bridge) : await registerBridge(ts, alice, `ann${n}-laptop`);
-    const bobBridge = await registerBridge(ts, bob, `ben${n}-laptop`);
-    const grant = await openGrant(ts, aliceBridge?.deviceToken ?? alice.apiKey, bob);
-    return { alice, bob, aliceBridge, bobBridge, grant };
+    const pair = await agentPair(ts, { alice: `ann${n}`, bob: `ben${n}` });
+    return { ...pair, grant: await openGrant(ts, pair.aliceBridge.deviceToken, pair.bob) };
   }
 
   const send = (token: string, body: Record<string, unknown>) => call<Receipt>(ts, token, "POST", "/local-agent/messages", body);
@@ -534,10 +515,14 @@ describe.each(storages)("messages, deliveries, acks, replies, credits (%s)", (st
     expect([closed.status, closed.body.error]).toEqual([409, "communication_session_revoked"]);
 
     // A requester with only a user key and no default route can ask, but not be answered by reply.
-    const keyOnly = await setup({ aliceBridge: false });
-    expect(keyOnly.grant.requesterReplyEndpointId).toBeNull();
-    const asked = (await send(keyOnly.alice.apiKey, { commSessionId: keyOnly.grant.commSessionId, body: "q" })).body;
-    const noRoute = await reply(keyOnly.bobBridge.deviceToken, asked.messageId, { body: "a" });
+    const n = ++counter;
+    const [keyOnly, helper] = [await ts.addUser(`ann${n}`), await ts.addUser(`ben${n}`)];
+    await grantAgentAccess(ts, keyOnly, helper);
+    const helperBridge = await registerBridge(ts, helper, `ben${n}-laptop`);
+    const keyOnlyGrant = await openGrant(ts, keyOnly.apiKey, helper);
+    expect(keyOnlyGrant.requesterReplyEndpointId).toBeNull();
+    const asked = (await send(keyOnly.apiKey, { commSessionId: keyOnlyGrant.commSessionId, body: "q" })).body;
+    const noRoute = await reply(helperBridge.deviceToken, asked.messageId, { body: "a" });
     expect([noRoute.status, noRoute.body.error]).toEqual([409, "no_reply_route"]);
   });
 

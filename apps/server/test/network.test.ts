@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasAgentPermission } from "../src/network/permissions";
-import { call, grantAgentAccess, ok } from "./delegation-fixture";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
+import { call, grantAgentAccess, insertGrant, insertQueuedMessage, ok, storages } from "./delegation-fixture";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 interface Person {
   userId: string;
@@ -38,11 +38,7 @@ interface AuditBody {
 
 const NOTES_READ = { notesAccess: { scope: "all", access: "read" }, calendarAccess: { read: "free_busy", write: false } };
 
-const storages: StorageKind[] = ["sqlite"];
-if (POSTGRES_URL) storages.push("postgres");
-else it.skip("network suite on PostgreSQL (set TANDEM_TEST_DATABASE_URL to run it)", () => {});
-
-describe.each(storages)("network handshake and audit (%s)", (storage) => {
+describe.each(storages("network suite"))("network handshake and audit (%s)", (storage) => {
   let t: TestServer;
   let serial = 0;
   /** A fresh user per test, so tests never see each other's handshakes. */
@@ -377,28 +373,14 @@ describe.each(storages)("network handshake and audit (%s)", (storage) => {
     const [alice, bob] = [await user("alice"), await user("bob")];
     await grantAgentAccess(t, alice, bob);
     await grantAgentAccess(t, bob, alice);
-    const { db, clock } = t.server.context;
-    const now = clock.iso();
-    const later = clock.isoIn(30 * 60_000);
+    const { db } = t.server.context;
+    const frozen = { endpointId: "ep_frozen", sessionHandle: "sess_frozen" };
     const grant = (id: string, requester: TestUser, recipient: TestUser, status: "pending" | "active" | "declined") => ({
       id: `cs_${id}${serial}`,
-      requester_id: requester.userId,
-      requester_device_id: null,
-      requester_reply_endpoint_id: null,
-      requester_reply_session_handle: null,
-      recipient_id: recipient.userId,
-      target_kind: "person_default_runtime",
-      target_offer_id: null,
-      frozen_endpoint_id: status === "active" ? "ep_frozen" : null,
-      frozen_session_handle: status === "active" ? "sess_frozen" : null,
+      requesterId: requester.userId,
+      recipientId: recipient.userId,
       status,
-      requested_ttl_minutes: 30,
-      requested_at: now,
-      request_expires_at: clock.isoIn(10 * 60_000),
-      activated_at: status === "active" ? now : null,
-      grant_expires_at: status === "active" ? later : null,
-      revoked_at: null,
-      ended_at: status === "declined" ? now : null,
+      route: frozen,
     });
     const grants = [
       grant("active", alice, bob, "active"),
@@ -406,39 +388,17 @@ describe.each(storages)("network handshake and audit (%s)", (storage) => {
       grant("declined", alice, bob, "declined"),
       grant("reverse", bob, alice, "active"),
     ];
-    await db.insertInto("grants").values(grants).execute();
+    for (const g of grants) await insertGrant(t, g);
     const messageId = `msg_queued${serial}`;
-    await db
-      .insertInto("messages")
-      .values({
-        id: messageId,
-        delivery_id: `dlv_queued${serial}`,
-        grant_id: grants[0]?.id as string,
-        sender_id: alice.userId,
-        sender_device_id: null,
-        recipient_id: bob.userId,
-        target_endpoint_id: "ep_frozen",
-        target_session_handle: "sess_frozen",
-        client_message_id: "c1",
-        request_hash: "h",
-        kind: "text",
-        payload: "{}",
-        reply_to: null,
-        correlation_id: null,
-        sequence: 1,
-        created_at: now,
-        expires_at: later,
-        status: "queued",
-        queued_at: now,
-        dispatched_at: null,
-        device_ack_received_at: null,
-        runtime_pending_at: null,
-        runtime_ack_received_at: null,
-        terminal_at: null,
-        result_code: null,
-        runtime_ack_id: null,
-      })
-      .execute();
+    await insertQueuedMessage(t, {
+      id: messageId,
+      deliveryId: `dlv_queued${serial}`,
+      grantId: grants[0]?.id as string,
+      senderId: alice.userId,
+      recipientId: bob.userId,
+      route: frozen,
+      clientMessageId: "c1",
+    });
 
     const withdrawn = await call(t, bob.apiKey, "DELETE", `/network/contacts/${alice.userId}/permissions`);
     expect(withdrawn.status).toBe(200);

@@ -2,19 +2,10 @@ import { buildOpenApiDocument } from "@tandem/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ServerConfigSchema } from "../src/config";
 import { startServer } from "../src/server";
-import { type Bridge, call, registerBridge, StreamReader } from "./delegation-fixture";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
-
-const dialects: StorageKind[] = ["sqlite"];
-if (POSTGRES_URL) dialects.push("postgres");
-else it.skip("realtime suite on PostgreSQL (set TANDEM_TEST_DATABASE_URL to run it)", () => {});
+import { type Bridge, call, insertGrant, insertQueuedMessage, registerBridge, StreamReader, storages } from "./delegation-fixture";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A bridge as it registers over the wire: endpoint (user key), then session and default route (device token). */
-function endpointFor(ts: TestServer, user: TestUser, deviceId: string): Promise<Bridge> {
-  return registerBridge(ts, user, deviceId);
-}
 
 function append(ts: TestServer, bridge: Pick<Bridge, "endpointId">, type: string, data: Record<string, unknown> = {}) {
   return ts.server.context.realtime.appendNow(ts.server.context.db, bridge.endpointId, type, data);
@@ -42,57 +33,18 @@ function poll(ts: TestServer, bridge: Pick<Bridge, "deviceToken" | "endpointId">
 
 /** A queued message and its delivery to `bridge`, written straight to storage (messages are another area's). */
 async function queuedMessage(ts: TestServer, sender: TestUser, bridge: Bridge, label: string) {
-  const { db, clock } = ts.server.context;
-  const now = clock.iso();
+  const route = { endpointId: bridge.endpointId, sessionHandle: "sess_x" };
   const grantId = `cs_${label}`;
-  await db
-    .insertInto("grants")
-    .values({
-      id: grantId,
-      requester_id: sender.userId,
-      requester_device_id: null,
-      requester_reply_endpoint_id: null,
-      requester_reply_session_handle: null,
-      recipient_id: bridge.user.userId,
-      target_kind: "person_default_runtime",
-      target_offer_id: null,
-      frozen_endpoint_id: bridge.endpointId,
-      frozen_session_handle: "sess_x",
-      status: "active",
-      requested_ttl_minutes: 30,
-      requested_at: now,
-      request_expires_at: clock.isoIn(600_000),
-      activated_at: now,
-      grant_expires_at: clock.isoIn(1_800_000),
-      revoked_at: null,
-      ended_at: null,
-    })
-    .execute();
+  await insertGrant(ts, { id: grantId, requesterId: sender.userId, recipientId: bridge.user.userId, status: "active", route });
   const message = { id: `msg_${label}`, deliveryId: `dlv_${label}` };
-  await db
-    .insertInto("messages")
-    .values({
-      id: message.id,
-      delivery_id: message.deliveryId,
-      grant_id: grantId,
-      sender_id: sender.userId,
-      sender_device_id: null,
-      recipient_id: bridge.user.userId,
-      target_endpoint_id: bridge.endpointId,
-      target_session_handle: "sess_x",
-      client_message_id: `c_${label}`,
-      request_hash: "h",
-      kind: "text",
-      payload: "{}",
-      reply_to: null,
-      correlation_id: null,
-      sequence: 1,
-      created_at: now,
-      expires_at: clock.isoIn(1_800_000),
-      status: "queued",
-      queued_at: now,
-    })
-    .execute();
+  await insertQueuedMessage(ts, {
+    ...message,
+    grantId,
+    senderId: sender.userId,
+    recipientId: bridge.user.userId,
+    route,
+    clientMessageId: `c_${label}`,
+  });
   return message;
 }
 
@@ -117,7 +69,7 @@ function streamCursors(reader: StreamReader, type: string): string[] {
   return reader.events.filter((e) => e.type === type).map((e) => e.cursor);
 }
 
-describe.each(dialects)("realtime on %s", (storage) => {
+describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
   describe("with default settings", () => {
     let ts: TestServer;
     let alice: TestUser;
@@ -134,7 +86,7 @@ describe.each(dialects)("realtime on %s", (storage) => {
       ts = await startTestServer({ shutdownGraceMs: 30_000 }, storage);
       alice = await ts.addUser("alice");
       bob = await ts.addUser("bob");
-      aliceBridge = await endpointFor(ts, alice, "laptop");
+      aliceBridge = await registerBridge(ts, alice, "laptop");
     });
     afterEach(async () => {
       await Promise.all(readers.splice(0).map((r) => r.close()));
@@ -219,7 +171,7 @@ describe.each(dialects)("realtime on %s", (storage) => {
     });
 
     it("ends every open stream when the server shuts down, without waiting for the grace period", async () => {
-      const readersOpen = [open(aliceBridge), open(aliceBridge), open(await endpointFor(ts, bob, "desktop"))];
+      const readersOpen = [open(aliceBridge), open(aliceBridge), open(await registerBridge(ts, bob, "desktop"))];
       await append(ts, aliceBridge, "test.ready");
       await expect.poll(() => ts.server.context.realtime.openStreamCount()).toBe(3);
       await ts.restart();
@@ -322,8 +274,8 @@ describe.each(dialects)("realtime on %s", (storage) => {
     });
 
     it("gives a device token its own endpoint only: any other id is 404 endpoint_not_found", async () => {
-      const bobBridge = await endpointFor(ts, bob, "desktop");
-      const aliceOther = await endpointFor(ts, alice, "phone");
+      const bobBridge = await registerBridge(ts, bob, "desktop");
+      const aliceOther = await registerBridge(ts, alice, "phone");
       await append(ts, bobBridge, "test.secret", { secret: true });
       for (const endpointId of [bobBridge.endpointId, aliceOther.endpointId, "ep_does_not_exist"]) {
         for (const path of ["/local-realtime/stream", "/local-realtime/poll"]) {
@@ -377,7 +329,7 @@ describe.each(dialects)("realtime on %s", (storage) => {
       const queued = await queuedMessage(ts, bob, aliceBridge, "poll1");
       const acked = await queuedMessage(ts, bob, aliceBridge, "poll2");
       await ts.server.context.db.updateTable("messages").set({ status: "device_acked" }).where("id", "=", acked.id).execute();
-      const bobBridge = await endpointFor(ts, bob, "desktop");
+      const bobBridge = await registerBridge(ts, bob, "desktop");
       const elsewhere = await queuedMessage(ts, alice, bobBridge, "poll3");
       // An event naming someone else's delivery (never written by the server, but fail closed).
       await append(ts, aliceBridge, "message.dispatch", { envelope: {}, deliveryId: elsewhere.deliveryId });
@@ -396,7 +348,7 @@ describe.each(dialects)("realtime on %s", (storage) => {
     });
 
     it("lets the runtime layer end an endpoint's open streams (revocation, token rotation)", async () => {
-      const bobBridge = await endpointFor(ts, bob, "desktop");
+      const bobBridge = await registerBridge(ts, bob, "desktop");
       const a1 = open(aliceBridge);
       const a2 = open(aliceBridge);
       const b = open(bobBridge);
@@ -453,7 +405,7 @@ describe.each(dialects)("realtime on %s", (storage) => {
     it("sends `: ping` when idle, and picks up events it was not told about (another instance's) on that tick", async () => {
       ts = await startTestServer({ streamPingMs: 200 }, storage);
       alice = await ts.addUser("alice");
-      bridge = await endpointFor(ts, alice, "laptop");
+      bridge = await registerBridge(ts, alice, "laptop");
       const reader = StreamReader.open(ts, bridge);
       readers.push(reader);
       await reader.until((r) => r.pings >= 2, 10_000);
@@ -469,7 +421,7 @@ describe.each(dialects)("realtime on %s", (storage) => {
     it("follows events another server instance on the same storage appends, and its revocations, on the idle tick", async () => {
       ts = await startTestServer({ streamPingMs: 200 }, storage);
       alice = await ts.addUser("alice");
-      bridge = await endpointFor(ts, alice, "laptop");
+      bridge = await registerBridge(ts, alice, "laptop");
       const other = await startServer(
         ServerConfigSchema.parse({
           port: 0,
@@ -502,7 +454,7 @@ describe.each(dialects)("realtime on %s", (storage) => {
     it("ends a stream whose endpoint was revoked by another instance, on the idle tick", async () => {
       ts = await startTestServer({ streamPingMs: 200 }, storage);
       alice = await ts.addUser("alice");
-      bridge = await endpointFor(ts, alice, "laptop");
+      bridge = await registerBridge(ts, alice, "laptop");
       const reader = StreamReader.open(ts, bridge);
       readers.push(reader);
       await reader.until((r) => r.pings >= 1, 10_000);
@@ -518,7 +470,7 @@ describe.each(dialects)("realtime on %s", (storage) => {
       const jitterMs = 200;
       ts = await startTestServer({ streamLifetimeMs: lifetimeMs, streamJitterMs: jitterMs }, storage);
       alice = await ts.addUser("alice");
-      bridge = await endpointFor(ts, alice, "laptop");
+      bridge = await registerBridge(ts, alice, "laptop");
       // Appends keep coming for about 4 s: across three or more recycles.
       const appending = appendMany(ts, bridge, "test.recycle", 160, 25);
       let done = false;

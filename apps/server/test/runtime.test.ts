@@ -1,11 +1,8 @@
 import { createHash } from "node:crypto";
 import { TandemClient } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, call, grantAgentAccess, ok, registerBridge, StreamReader } from "./delegation-fixture";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
-
-const storages: StorageKind[] = ["sqlite", ...(POSTGRES_URL ? (["postgres"] as const) : [])];
-if (!POSTGRES_URL) it.skip("runtime suite on PostgreSQL (set TANDEM_TEST_DATABASE_URL to run it)", () => {});
+import { type Bridge, call, grantAgentAccess, ok, registerBridge, StreamReader, storages } from "./delegation-fixture";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 interface EndpointBody {
   endpointId: string;
@@ -27,7 +24,7 @@ interface Registered {
 
 const PRESENCE_TIMEOUT_MS = 60_000;
 
-describe.each(storages)("runtime endpoints, sessions and default route on %s", (storage) => {
+describe.each(storages("runtime suite"))("runtime endpoints, sessions and default route on %s", (storage) => {
   let ts: TestServer;
   let alice: TestUser;
   let bob: TestUser;

@@ -1,10 +1,11 @@
 import { recordAudit } from "../audit/audit-log";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
-import { type GrantEndHook, inactiveGrantReason, type WriteUnit } from "../grants";
-import { type ApprovalRecord, grantStatusOf, selectApprovals } from "./approval-records";
+import { type GrantEndHook, inactiveGrantReason, inWriteUnit, type WriteUnit } from "../grants";
+import { type ApprovalRecord, grantStatusOf, notifyDecision, selectApprovals } from "./approval-records";
 
-type Deps = Pick<AppContext, "db" | "clock" | "realtime">;
+/** What the approval services use of the context. */
+export type Deps = Pick<AppContext, "db" | "clock" | "realtime">;
 
 /** What expiring an approval needs to know about it. */
 type ExpiringApproval = Pick<ApprovalRecord, "id" | "owner_id" | "endpoint_id" | "grant_id" | "tool_name" | "requester_id">;
@@ -23,7 +24,8 @@ export function expiryReason(record: ApprovalRecord, nowIso: string): string | n
  * that asked hears so on its stream. The update is conditional, so a concurrent resolve or a
  * second sweep changes nothing twice. Answers whether this call expired it.
  */
-async function expireInUnit({ tx, events }: WriteUnit, clock: Clock, approval: ExpiringApproval, reason: string): Promise<boolean> {
+async function expireInUnit(unit: WriteUnit, clock: Clock, approval: ExpiringApproval, reason: string): Promise<boolean> {
+  const { tx } = unit;
   const resolvedAt = clock.iso();
   const result = await tx
     .updateTable("tool_approvals")
@@ -32,15 +34,7 @@ async function expireInUnit({ tx, events }: WriteUnit, clock: Clock, approval: E
     .where("status", "=", "pending")
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) return false;
-  await events.append(tx, approval.endpoint_id, "tool.approval_decision", {
-    approvalId: approval.id,
-    communicationSessionId: approval.grant_id,
-    toolName: approval.tool_name,
-    decision: "deny",
-    scope: null,
-    resolvedAt,
-    reason,
-  });
+  await notifyDecision(unit, approval, { decision: "deny", scope: null, resolvedAt, reason });
   await recordAudit(tx, clock, {
     actor: "system",
     action: "tool_approval.expire",
@@ -53,11 +47,8 @@ async function expireInUnit({ tx, events }: WriteUnit, clock: Clock, approval: E
 }
 
 /** Expires one approval in a transaction of its own, publishing its event after commit. */
-export async function expireApproval({ db, clock, realtime }: Deps, approval: ExpiringApproval, reason: string): Promise<boolean> {
-  const events = realtime.batch();
-  const expired = await db.transaction().execute((tx) => expireInUnit({ tx, events }, clock, approval, reason));
-  events.publish();
-  return expired;
+export async function expireApproval(deps: Deps, approval: ExpiringApproval, reason: string): Promise<boolean> {
+  return inWriteUnit(deps, undefined, (unit) => expireInUnit(unit, deps.clock, approval, reason));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ToolApproval } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { GrantStatus, Schema } from "../db/schema";
-import { currentGrantStatus, type GrantRecord } from "../grants";
+import { currentGrantStatus, type GrantRecord, type WriteUnit } from "../grants";
 
 /** The approval with what it needs of its grant: who asked, and whether the grant still stands. */
 export function selectApprovals(db: Kysely<Schema>) {
@@ -13,6 +13,32 @@ export function selectApprovals(db: Kysely<Schema>) {
 }
 
 export type ApprovalRecord = NonNullable<Awaited<ReturnType<ReturnType<typeof selectApprovals>["executeTakeFirst"]>>>;
+
+export async function findApproval(db: Kysely<Schema>, id: string): Promise<ApprovalRecord | undefined> {
+  return selectApprovals(db).where("a.id", "=", id).executeTakeFirst();
+}
+
+/** How an approval ended, as the bridge that asked hears it (`reason` only when it expired). */
+export interface DecisionNotice {
+  decision: NonNullable<ToolApproval["decision"]>;
+  scope: ToolApproval["scope"];
+  resolvedAt: string;
+  reason?: string;
+}
+
+/** Tells the bridge that asked: `tool.approval_decision` on its endpoint's stream. */
+export async function notifyDecision(
+  { tx, events }: WriteUnit,
+  approval: Pick<ApprovalRecord, "id" | "endpoint_id" | "grant_id" | "tool_name">,
+  decision: DecisionNotice,
+): Promise<void> {
+  await events.append(tx, approval.endpoint_id, "tool.approval_decision", {
+    approvalId: approval.id,
+    communicationSessionId: approval.grant_id,
+    toolName: approval.tool_name,
+    ...decision,
+  });
+}
 
 export function toToolApproval(row: ApprovalRecord): ToolApproval {
   return {

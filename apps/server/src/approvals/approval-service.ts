@@ -1,16 +1,13 @@
 import type { ToolApproval } from "@tandem/core";
 import { recordAudit } from "../audit/audit-log";
 import type { DevicePrincipal, Principal, UserPrincipal } from "../auth/principal";
-import type { AppContext } from "../context";
-import { currentGrantStatus, findGrant } from "../grants";
-import { inactiveGrantError } from "../grants/grant-status";
+import { findGrant, grantNotFound, inWriteUnit, requireActiveGrant } from "../grants";
 import { ApiError, conflict, notFound } from "../http/errors";
 import { newId } from "../ids";
-import { expireApproval, expireDueApprovals, expiryReason } from "./approval-expiry";
-import { type ApprovalRecord, selectApprovals, toToolApproval } from "./approval-records";
+import { findEndpointSession } from "../runtime/sessions-service";
+import { type Deps, expireApproval, expireDueApprovals, expiryReason } from "./approval-expiry";
+import { type ApprovalRecord, findApproval, notifyDecision, selectApprovals, toToolApproval } from "./approval-records";
 import { findMatchingPolicy } from "./tool-policies";
-
-type Deps = Pick<AppContext, "db" | "clock" | "realtime">;
 
 /** How long the owner has to answer; left alone, the approval denies. */
 export const APPROVAL_TTL_MS = 5 * 60_000;
@@ -36,13 +33,12 @@ export interface ApprovalReceipt {
  * recipient's, whose machine runs the tool) may ask; the owner's policy or decision answers.
  */
 export async function requestToolApproval(deps: Deps, device: DevicePrincipal, input: ApprovalRequest): Promise<ApprovalReceipt> {
-  const { db, clock, realtime } = deps;
+  const { db, clock } = deps;
   const endpointId = device.credential.id;
   const grant = await findGrant(db, input.communicationSessionId);
-  if (!grant || grant.frozen_endpoint_id !== endpointId) throw notFound(`communication session ${input.communicationSessionId}`);
+  if (!grant || grant.frozen_endpoint_id !== endpointId) throw grantNotFound(input.communicationSessionId);
   const now = clock.iso();
-  const status = currentGrantStatus(grant, now);
-  if (status !== "active") throw inactiveGrantError(status);
+  requireActiveGrant(grant, now);
   if (input.messageId !== undefined) {
     const message = await db
       .selectFrom("messages")
@@ -52,14 +48,8 @@ export async function requestToolApproval(deps: Deps, device: DevicePrincipal, i
       .executeTakeFirst();
     if (!message) throw notFound(`message ${input.messageId} on this communication session`);
   }
-  if (input.sessionHandle !== undefined) {
-    const session = await db
-      .selectFrom("runtime_sessions")
-      .select("handle")
-      .where("handle", "=", input.sessionHandle)
-      .where("endpoint_id", "=", endpointId)
-      .executeTakeFirst();
-    if (!session) throw new ApiError(404, "session_not_found", `session ${input.sessionHandle} not found on this endpoint`);
+  if (input.sessionHandle !== undefined && !(await findEndpointSession(db, endpointId, input.sessionHandle))) {
+    throw new ApiError(404, "session_not_found", `session ${input.sessionHandle} not found on this endpoint`);
   }
   const ownerId = grant.recipient_id;
   const sessionHandle = input.sessionHandle ?? grant.frozen_session_handle;
@@ -70,8 +60,7 @@ export async function requestToolApproval(deps: Deps, device: DevicePrincipal, i
   );
   const approvalId = newId("apr");
   const expiresAt = clock.isoIn(APPROVAL_TTL_MS);
-  const events = realtime.batch();
-  await db.transaction().execute(async (tx) => {
+  await inWriteUnit(deps, undefined, async ({ tx, events }) => {
     await tx
       .insertInto("tool_approvals")
       .values({
@@ -112,7 +101,6 @@ export async function requestToolApproval(deps: Deps, device: DevicePrincipal, i
       });
     }
   });
-  events.publish();
   return policy
     ? { approvalId, status: "auto_allow", decision: "allow", scope: "once", expiresAt }
     : { approvalId, status: "pending", decision: null, scope: null, expiresAt };
@@ -125,13 +113,12 @@ function canSee(principal: Principal, record: ApprovalRecord): boolean {
 
 /** Reads one approval, expiring it first if it is due (so a poll never sees a stale pending). */
 async function loadApproval(deps: Deps, principal: Principal, approvalId: string): Promise<ApprovalRecord> {
-  const find = () => selectApprovals(deps.db).where("a.id", "=", approvalId).executeTakeFirst();
-  const record = await find();
+  const record = await findApproval(deps.db, approvalId);
   if (!record || !canSee(principal, record)) throw notFound(`tool approval ${approvalId}`);
   const reason = expiryReason(record, deps.clock.iso());
   if (reason === null) return record;
   await expireApproval(deps, record, reason);
-  return (await find()) as ApprovalRecord;
+  return (await findApproval(deps.db, approvalId)) as ApprovalRecord;
 }
 
 export async function getToolApproval(deps: Deps, principal: Principal, approvalId: string): Promise<ToolApproval> {
@@ -169,11 +156,11 @@ export async function resolveToolApproval(
   approvalId: string,
   answer: { decision: "allow" | "deny"; scope: "once" | "session" },
 ): Promise<ToolApproval> {
-  const { db, clock, realtime } = deps;
+  const { db, clock } = deps;
   const record = await loadApproval(deps, owner, approvalId);
   if (record.status !== "pending") throw notPending(record);
-  const events = realtime.batch();
-  const resolved = await db.transaction().execute(async (tx) => {
+  const resolved = await inWriteUnit(deps, undefined, async (unit) => {
+    const { tx } = unit;
     const resolvedAt = clock.iso();
     const result = await tx
       .updateTable("tool_approvals")
@@ -208,14 +195,7 @@ export async function resolveToolApproval(
       policyId = policy.id;
       await tx.updateTable("tool_approvals").set({ policy_id: policyId }).where("id", "=", record.id).execute();
     }
-    await events.append(tx, record.endpoint_id, "tool.approval_decision", {
-      approvalId: record.id,
-      communicationSessionId: record.grant_id,
-      toolName: record.tool_name,
-      decision: answer.decision,
-      scope: answer.scope,
-      resolvedAt,
-    });
+    await notifyDecision(unit, record, { decision: answer.decision, scope: answer.scope, resolvedAt });
     await recordAudit(tx, clock, {
       actor: owner,
       action: "tool_approval.resolve",
@@ -226,7 +206,7 @@ export async function resolveToolApproval(
     });
     return true;
   });
-  if (!resolved) throw notPending((await selectApprovals(db).where("a.id", "=", approvalId).executeTakeFirst()) as ApprovalRecord);
-  events.publish();
-  return toToolApproval((await selectApprovals(db).where("a.id", "=", approvalId).executeTakeFirst()) as ApprovalRecord);
+  const current = (await findApproval(db, approvalId)) as ApprovalRecord;
+  if (!resolved) throw notPending(current);
+  return toToolApproval(current);
 }

@@ -2,17 +2,17 @@ import type { ToolPolicy } from "@tandem/core";
 import type { Kysely, Selectable } from "kysely";
 import { recordAudit } from "../audit/audit-log";
 import type { Principal } from "../auth/principal";
-import type { Clock } from "../clock";
+import type { AppContext } from "../context";
 import type { Schema, ToolPoliciesTable } from "../db/schema";
-import { ApiError, badRequest, notFound } from "../http/errors";
+import { grantNotFound } from "../grants";
+import { badRequest, notFound } from "../http/errors";
 import { areConnected } from "../network/permissions";
+import { connectedPersonNotFound } from "../runtime/resolve-person";
+import { sessionNotFound } from "../runtime/sessions-service";
 
 type PolicyRow = Selectable<ToolPoliciesTable>;
 
-interface Deps {
-  db: Kysely<Schema>;
-  clock: Clock;
-}
+type Deps = Pick<AppContext, "db" | "clock">;
 
 /** Every tool, on the owner's side; allowed only when narrowed to a grant or a peer. */
 export const ANY_TOOL = "*";
@@ -94,7 +94,7 @@ async function checkNarrowing({ db }: Deps, ownerId: number, input: NewToolPolic
       .where("id", "=", input.communicationSessionId)
       .where("recipient_id", "=", ownerId)
       .executeTakeFirst();
-    if (!grant) throw notFound(`communication session ${input.communicationSessionId}`);
+    if (!grant) throw grantNotFound(input.communicationSessionId);
     if (peerId !== null && peerId !== grant.requester_id) {
       throw badRequest(
         "policy_mismatch",
@@ -103,9 +103,7 @@ async function checkNarrowing({ db }: Deps, ownerId: number, input: NewToolPolic
     }
     peerId ??= grant.requester_id;
   }
-  if (peerId !== null && !(await areConnected(db, ownerId, peerId))) {
-    throw new ApiError(404, "person_not_found", `No connected person with principal id ${peerId}`);
-  }
+  if (peerId !== null && !(await areConnected(db, ownerId, peerId))) throw connectedPersonNotFound(peerId);
   if (input.sessionHandle !== undefined) {
     const session = await db
       .selectFrom("runtime_sessions")
@@ -113,7 +111,7 @@ async function checkNarrowing({ db }: Deps, ownerId: number, input: NewToolPolic
       .where("handle", "=", input.sessionHandle)
       .where("owner_id", "=", ownerId)
       .executeTakeFirst();
-    if (!session) throw new ApiError(404, "session_not_found", `session ${input.sessionHandle} not found`);
+    if (!session) throw sessionNotFound(input.sessionHandle);
   }
   return peerId;
 }

@@ -1,4 +1,4 @@
-import { COLLABORATION_TTL_MINUTES, type Collaboration } from "@tandem/core";
+import type { Collaboration } from "@tandem/core";
 import { recordAudit } from "../audit/audit-log";
 import type { UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
@@ -6,9 +6,7 @@ import { inWriteUnit } from "../grants";
 import { conflict, notFound } from "../http/errors";
 import { notifyRequestingBridge } from "./collaboration-events";
 import { expireDueCollaborations, settleCollaboration } from "./collaboration-expiry";
-import { findCollaboration, selectCollaborations, toCollaboration } from "./collaboration-records";
-
-const MINUTE = 60_000;
+import { collaborationExpiresAt, findCollaboration, selectCollaborations, toCollaboration } from "./collaboration-records";
 
 export type CollaborationDecision = "allow_once" | "always_allow" | "deny";
 
@@ -41,7 +39,7 @@ export async function respondToCollaboration(
         status: allowed ? "accepted" : "declined",
         answer: decision === "allow_once" ? "once" : decision === "always_allow" ? "always" : null,
         resolved_at: now,
-        ...(allowed ? { expires_at: context.clock.isoIn(COLLABORATION_TTL_MINUTES * MINUTE) } : {}),
+        ...(allowed ? { expires_at: collaborationExpiresAt(context.clock) } : {}),
       })
       .where("id", "=", record.id)
       .where("status", "=", "requested")
@@ -63,9 +61,8 @@ export async function respondToCollaboration(
         detail: { collaborationId: record.id },
       });
     }
-    const data = { collaborationId: record.id, clientMessageId: record.client_message_id, targetPrincipalId: String(owner.userId) };
-    if (allowed) await notifyRequestingBridge(tx, events, record, "collaboration.accepted", { ...data, decision });
-    else await notifyRequestingBridge(tx, events, record, "collaboration.revoked", { ...data, reason: "declined" });
+    if (allowed) await notifyRequestingBridge(tx, events, record, "collaboration.accepted", { decision });
+    else await notifyRequestingBridge(tx, events, record, "collaboration.revoked", { reason: "declined" });
     await recordAudit(tx, context.clock, {
       actor: owner,
       action: allowed ? "collaboration.accept" : "collaboration.decline",

@@ -26,13 +26,7 @@ async function expireCollaboration(context: AppContext, record: CollaborationRec
       .where("expires_at", "<=", now)
       .executeTakeFirst();
     if (result.numUpdatedRows === 0n) return false;
-    await notifyRequestingBridge(tx, events, record, "collaboration.expired", {
-      collaborationId: record.id,
-      clientMessageId: record.client_message_id,
-      targetPrincipalId: String(record.target_id),
-      previousStatus: record.status,
-      expiredAt: now,
-    });
+    await notifyRequestingBridge(tx, events, record, "collaboration.expired", { previousStatus: record.status, expiredAt: now });
     await recordAudit(tx, context.clock, {
       actor: "system",
       action: "collaboration.expire",

@@ -1,20 +1,26 @@
-import { COLLABORATION_TTL_MINUTES, MAX_GRANT_TTL_MINUTES } from "@tandem/core";
 import type { Kysely } from "kysely";
 import { recordAudit } from "../audit/audit-log";
 import type { DevicePrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import type { Schema } from "../db/schema";
-import { canonicalHash, inWriteUnit, type MessageReceipt, openActiveGrant, sendMessage } from "../grants";
-import { serializePayload } from "../grants/message-queue";
-import { findMessage, toReceipt } from "../grants/message-rows";
+import {
+  canonicalHash,
+  findMessage,
+  grantTtlMinutes,
+  inWriteUnit,
+  type MessageReceipt,
+  openActiveGrant,
+  sendMessage,
+  serializePayload,
+  toReceipt,
+} from "../grants";
 import { ApiError, badRequest, conflict, forbidden } from "../http/errors";
 import { newId } from "../ids";
+import { findEndpointSession } from "../runtime/sessions-service";
 import { settleCollaboration } from "./collaboration-expiry";
-import { type CollaborationRecord, selectCollaborations } from "./collaboration-records";
+import { type CollaborationRecord, collaborationExpiresAt, readContext, selectCollaborations, storeContext } from "./collaboration-records";
 import { checkContext } from "./context-safety";
 import { type DelegationTargetInput, resolveDelegationTarget } from "./delegation-target";
-
-const MINUTE = 60_000;
 
 export interface DelegationInput {
   target: DelegationTargetInput;
@@ -53,18 +59,13 @@ export type DelegationAnswer = CollaborationRequested | Delegated;
 
 /** The caller's own session, open: replies to the task come back to it. */
 async function requireOpenSession(db: Kysely<Schema>, endpointId: string, handle: string): Promise<void> {
-  const session = await db
-    .selectFrom("runtime_sessions")
-    .select("state")
-    .where("handle", "=", handle)
-    .where("endpoint_id", "=", endpointId)
-    .executeTakeFirst();
+  const session = await findEndpointSession(db, endpointId, handle);
   if (!session || session.state === "closed") throw new ApiError(404, "session_not_found", `No open session ${handle} on this endpoint`);
 }
 
 const taskInvitePayload = (record: Pick<CollaborationRecord, "task" | "context">) => ({
   task: record.task,
-  context: record.context === null ? null : (JSON.parse(record.context) as unknown),
+  context: readContext(record.context),
 });
 
 function requestedAnswer(record: CollaborationRecord): CollaborationRequested {
@@ -120,7 +121,7 @@ async function openCollaboration(
       .executeTakeFirst();
     const now = context.clock.iso();
     const id = newId("col");
-    const expiresAt = context.clock.isoIn(COLLABORATION_TTL_MINUTES * MINUTE);
+    const expiresAt = collaborationExpiresAt(context.clock);
     const inserted = await tx
       .insertInto("collaborations")
       .values({
@@ -132,7 +133,7 @@ async function openCollaboration(
         client_message_id: fields.clientMessageId,
         request_hash: fields.requestHash,
         task: input.task,
-        context: input.context === undefined ? null : JSON.stringify(input.context),
+        context: storeContext(input.context),
         requested_ttl_minutes: fields.ttlMinutes,
         status: allowance ? "accepted" : "requested",
         answer: allowance ? "always" : null,
@@ -248,8 +249,8 @@ export async function delegate(context: AppContext, device: DevicePrincipal, inp
   await requireOpenSession(db, device.credential.id, input.sessionHandle);
   const targetId = await resolveDelegationTarget(db, device.userId, input.target);
   // The task invite must fit a message; better to say so now than after the owner said yes.
-  serializePayload(taskInvitePayload({ task: input.task, context: input.context === undefined ? null : JSON.stringify(input.context) }));
-  const ttlMinutes = Math.min(input.requestedTtlMinutes ?? MAX_GRANT_TTL_MINUTES, MAX_GRANT_TTL_MINUTES);
+  serializePayload(taskInvitePayload({ task: input.task, context: storeContext(input.context) }));
+  const ttlMinutes = grantTtlMinutes(input.requestedTtlMinutes);
   const clientMessageId = input.clientMessageId ?? newId("dlg");
   const requestHash = canonicalHash({
     targetId,

@@ -1,17 +1,14 @@
 import type { Kysely } from "kysely";
 import type { Schema } from "../db/schema";
-import { ApiError, forbidden } from "../http/errors";
-import { areConnected, hasAgentPermission } from "../network/permissions";
-import { resolvePerson } from "../runtime/resolve-person";
+import { areConnected, requireAgentPermission } from "../network/permissions";
+import { connectedPersonNotFound, resolvePerson } from "../runtime/resolve-person";
 
 /** A handle (`bob`, `@bob`, `bob_coo`, a principal id) or an explicit `{principalId}`. */
 export type DelegationTargetInput = string | { principalId: string };
 
 async function connectedById(db: Kysely<Schema>, callerId: number, principalId: string): Promise<number> {
   const user = await db.selectFrom("users").select("id").where("id", "=", Number(principalId)).executeTakeFirst();
-  if (!user || !(await areConnected(db, callerId, user.id))) {
-    throw new ApiError(404, "person_not_found", `No connected person with principal id ${principalId}`);
-  }
+  if (!user || !(await areConnected(db, callerId, user.id))) throw connectedPersonNotFound(principalId);
   return user.id;
 }
 
@@ -24,8 +21,6 @@ async function connectedById(db: Kysely<Schema>, callerId: number, principalId: 
 export async function resolveDelegationTarget(db: Kysely<Schema>, callerId: number, target: DelegationTargetInput): Promise<number> {
   const targetId =
     typeof target === "string" ? (await resolvePerson(db, callerId, target)).userId : await connectedById(db, callerId, target.principalId);
-  if (!(await hasAgentPermission(db, targetId, callerId))) {
-    throw forbidden("agent_permission_required", "This person has not given you agent access; ask them first (POST /network/request)");
-  }
+  await requireAgentPermission(db, targetId, callerId);
   return targetId;
 }

@@ -4,8 +4,7 @@ import type { DevicePrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import type { MessagesTable } from "../db/schema";
 import { releaseCredit } from "./credits";
-import { settleGrant } from "./grant-expiry";
-import { findGrant } from "./grant-rows";
+import { findSettledGrant } from "./grant-expiry";
 import { findMessage, isTerminalDelivery, lockMessage, requireOwningDevice } from "./message-rows";
 import { inWriteUnit } from "./write-unit";
 
@@ -40,8 +39,7 @@ export interface AckResult {
  */
 export async function recordAck(context: AppContext, device: DevicePrincipal, id: string, ack: MessageAckBody): Promise<AckResult> {
   const found = requireOwningDevice(await findMessage(context.db, id), device, id);
-  const grant = await findGrant(context.db, found.grant_id);
-  if (grant) await settleGrant(context, grant);
+  await findSettledGrant(context, found.grant_id);
   return inWriteUnit(context, undefined, async ({ tx }) => {
     const message = requireOwningDevice(await lockMessage(tx, id), device, id);
     const answer = (recorded: AckResult["recorded"], status: DeliveryStatusName): AckResult => ({

@@ -6,19 +6,28 @@ import { isEndpointRegistered } from "./routes-of-parties";
 
 type Data = Record<string, unknown>;
 
+/** To one side's endpoint while it is still registered, otherwise to every endpoint of that person. */
+async function notifySide(
+  tx: Kysely<Schema>,
+  events: EventBatch,
+  side: { endpointId: string | null; userId: number },
+  type: string,
+  data: Data,
+): Promise<void> {
+  const { endpointId } = side;
+  if (endpointId !== null && (await isEndpointRegistered(tx, endpointId))) await events.append(tx, endpointId, type, data);
+  else await events.appendToUser(tx, side.userId, type, data);
+}
+
 /**
  * Tells the requester's side: their reply endpoint when it is still registered, otherwise every
  * endpoint they have (a grant asked for with a user key may have no route of its own).
  */
 export async function notifyRequester(tx: Kysely<Schema>, events: EventBatch, grant: GrantRecord, type: string, data: Data): Promise<void> {
-  const endpointId = grant.requester_reply_endpoint_id;
-  if (endpointId && (await isEndpointRegistered(tx, endpointId))) await events.append(tx, endpointId, type, data);
-  else await events.appendToUser(tx, grant.requester_id, type, data);
+  await notifySide(tx, events, { endpointId: grant.requester_reply_endpoint_id, userId: grant.requester_id }, type, data);
 }
 
 /** Tells the recipient's side: the frozen endpoint of an accepted grant, otherwise all their endpoints. */
 export async function notifyRecipient(tx: Kysely<Schema>, events: EventBatch, grant: GrantRecord, type: string, data: Data): Promise<void> {
-  const endpointId = grant.frozen_endpoint_id;
-  if (endpointId && (await isEndpointRegistered(tx, endpointId))) await events.append(tx, endpointId, type, data);
-  else await events.appendToUser(tx, grant.recipient_id, type, data);
+  await notifySide(tx, events, { endpointId: grant.frozen_endpoint_id, userId: grant.recipient_id }, type, data);
 }

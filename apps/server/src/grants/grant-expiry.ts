@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { finishGrant } from "./grant-ending";
-import { type GrantRecord, lockGrant } from "./grant-rows";
+import { findGrant, type GrantRecord, lockGrant } from "./grant-rows";
 import { currentGrantStatus } from "./grant-status";
 import { inWriteUnit, type WriteUnit } from "./write-unit";
 
@@ -20,7 +20,16 @@ export async function settleGrant(context: AppContext, grant: GrantRecord, unit?
   return (await inWriteUnit(context, unit, (u) => expireIfDue(context, u, grant.id))) ?? grant;
 }
 
-/** Expires every grant whose time has passed (only those `userId` is party to, if given). */
+/** The grant with this id, settled; undefined when there is none. */
+export async function findSettledGrant(context: AppContext, id: string): Promise<GrantRecord | undefined> {
+  const grant = await findGrant(context.db, id);
+  return grant && settleGrant(context, grant);
+}
+
+/**
+ * The sweep (and the check before a listing): expires every grant whose time has passed, only
+ * those `userId` is party to, if given.
+ */
 export async function expireDueGrants(context: AppContext, userId?: number): Promise<number> {
   const now = context.clock.iso();
   let query = context.db
@@ -36,9 +45,4 @@ export async function expireDueGrants(context: AppContext, userId?: number): Pro
   const due = await query.execute();
   for (const { id } of due) await inWriteUnit(context, undefined, (u) => expireIfDue(context, u, id));
   return due.length;
-}
-
-/** The timer half: a sweep, so grants expire (and their bridges hear it) even when nobody asks. */
-export function registerGrantExpiry(context: AppContext): void {
-  context.maintenance.add("grants.expire", () => expireDueGrants(context));
 }

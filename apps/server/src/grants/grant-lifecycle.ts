@@ -4,13 +4,14 @@ import { type AuditActor, recordAudit } from "../audit/audit-log";
 import type { Principal } from "../auth/principal";
 import type { AppContext } from "../context";
 import type { GrantStatus, Schema } from "../db/schema";
-import { ApiError, badRequest, conflict, forbidden, notFound } from "../http/errors";
+import { ApiError, badRequest, conflict, forbidden } from "../http/errors";
 import { newId } from "../ids";
-import { hasAgentPermission } from "../network/permissions";
+import { hasAgentPermission, requireAgentPermission } from "../network/permissions";
+import { parsePrincipalId } from "../runtime/resolve-person";
 import { finishGrant } from "./grant-ending";
 import { notifyRecipient, notifyRequester } from "./grant-events";
 import { expireDueGrants, settleGrant } from "./grant-expiry";
-import { type GrantRecord, lockGrant, requireGrantParty, toGrantRow } from "./grant-rows";
+import { type GrantRecord, grantNotFound, lockGrant, requireGrantParty, toGrantRow } from "./grant-rows";
 import { currentGrantStatus } from "./grant-status";
 import { type RuntimeRoute, resolveInboundRoute, resolveReplyRoute } from "./routes-of-parties";
 import { inWriteUnit, type WriteUnit } from "./write-unit";
@@ -20,7 +21,8 @@ export const PERSON_DEFAULT_RUNTIME = "person_default_runtime";
 
 const MINUTE = 60_000;
 
-function ttlMinutes(requested: number | undefined): number {
+/** A grant's lifetime: what was asked for, 30 minutes when nothing was, and never more. */
+export function grantTtlMinutes(requested: number | undefined): number {
   return Math.min(requested ?? MAX_GRANT_TTL_MINUTES, MAX_GRANT_TTL_MINUTES);
 }
 
@@ -39,14 +41,12 @@ function deviceIdOf(principal: Principal): string | null {
  * requester agent access is 403, connected or not, as agent RPC answers (v1 interface, Errors).
  */
 async function resolveTarget(context: AppContext, requesterId: number, principalId: string): Promise<number> {
-  const targetId = /^[1-9]\d{0,15}$/.test(principalId) ? Number(principalId) : null;
+  const targetId = parsePrincipalId(principalId);
   if (targetId === requesterId) throw badRequest("cannot_grant_self", "A grant cannot target its own requester");
   const user =
     targetId === null ? undefined : await context.db.selectFrom("users").select("id").where("id", "=", targetId).executeTakeFirst();
   if (!user) throw new ApiError(404, "person_not_found", `No person with principal id ${principalId}`);
-  if (!(await hasAgentPermission(context.db, user.id, requesterId))) {
-    throw forbidden("agent_permission_required", "This person has not given you agent access; ask them first (POST /network/request)");
-  }
+  await requireAgentPermission(context.db, user.id, requesterId);
   return user.id;
 }
 
@@ -78,7 +78,7 @@ async function insertPendingGrant(context: AppContext, tx: Kysely<Schema>, grant
       frozen_endpoint_id: null,
       frozen_session_handle: null,
       status: "pending",
-      requested_ttl_minutes: ttlMinutes(grant.ttlMinutes),
+      requested_ttl_minutes: grantTtlMinutes(grant.ttlMinutes),
       requested_at: now,
       request_expires_at: requestExpiresAt,
       activated_at: null,
@@ -128,7 +128,7 @@ export async function requestGrant(context: AppContext, principal: Principal, bo
 async function activate(context: AppContext, unit: WriteUnit, grant: GrantRecord, actor: AuditActor, action: string): Promise<GrantRecord> {
   const { tx, events } = unit;
   const route = await resolveInboundRoute(context, tx, grant.recipient_id);
-  const [activatedAt, grantExpiresAt] = nowAndLater(context, ttlMinutes(grant.requested_ttl_minutes));
+  const [activatedAt, grantExpiresAt] = nowAndLater(context, grantTtlMinutes(grant.requested_ttl_minutes));
   const active = await tx
     .updateTable("grants")
     .set({
@@ -171,7 +171,7 @@ function requirePending(grant: GrantRecord, nowIso: string): void {
 /** The recipient's grant, settled (a passed expiry is recorded first, and committed). */
 async function recipientGrant(context: AppContext, principal: Principal, id: string): Promise<GrantRecord> {
   const grant = await requireGrantParty(context.db, id, principal.userId);
-  if (grant.recipient_id !== principal.userId) throw notFound(`communication session ${id}`);
+  if (grant.recipient_id !== principal.userId) throw grantNotFound(id);
   return settleGrant(context, grant);
 }
 

@@ -29,6 +29,9 @@ export function toGrantRow(grant: GrantRecord): GrantRow {
   };
 }
 
+/** The one 404 for a grant the caller may not see: it does not say whether the id exists. */
+export const grantNotFound = (id: string) => notFound(`communication session ${id}`);
+
 export function isGrantParty(grant: GrantRecord, userId: number): boolean {
   return grant.requester_id === userId || grant.recipient_id === userId;
 }
@@ -40,7 +43,7 @@ export async function findGrant(db: Kysely<Schema>, id: string): Promise<GrantRe
 /** The grant, if `userId` is party to it; anyone else learns nothing, not even that it exists. */
 export async function requireGrantParty(db: Kysely<Schema>, id: string, userId: number): Promise<GrantRecord> {
   const grant = await findGrant(db, id);
-  if (!grant || !isGrantParty(grant, userId)) throw notFound(`communication session ${id}`);
+  if (!grant || !isGrantParty(grant, userId)) throw grantNotFound(id);
   return grant;
 }
 

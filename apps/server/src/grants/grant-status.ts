@@ -17,7 +17,13 @@ export function inactiveGrantReason(status: GrantStatus): string {
   return status === "pending" || status === "active" ? "communication_session_not_active" : `communication_session_${status}`;
 }
 
-/** 409 for a message or reply on a grant that is not active. */
+/** 409 for a message, reply or tool approval on a grant that is not active. */
 export function inactiveGrantError(status: GrantStatus): ApiError {
   return new ApiError(409, inactiveGrantReason(status), `The communication session is ${status}, not active`);
+}
+
+/** Only an active grant carries anything: otherwise the 409 {@link inactiveGrantError}. */
+export function requireActiveGrant(grant: GrantRecord, nowIso: string): void {
+  const status = currentGrantStatus(grant, nowIso);
+  if (status !== "active") throw inactiveGrantError(status);
 }

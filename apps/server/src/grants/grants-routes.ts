@@ -4,7 +4,7 @@ import { created, Reply } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { recordAck } from "./acks";
 import { creditBalance } from "./credits";
-import { registerGrantExpiry } from "./grant-expiry";
+import { expireDueGrants } from "./grant-expiry";
 import { acceptGrant, declineGrant, getGrant, listGrants, requestGrant, revokeGrant } from "./grant-lifecycle";
 import { validateInjection } from "./injection-validation";
 import type { MessageReceipt } from "./message-rows";
@@ -15,7 +15,8 @@ import { replyToMessage } from "./replies";
 const receipt = (result: MessageReceipt) => new Reply(result.duplicate ? 200 : 201, result);
 
 export function grantHandlers(context: AppContext): RouteHandlers<keyof typeof grantRoutes> {
-  registerGrantExpiry(context);
+  // Grants expire (and their bridges hear it) even when nobody reads them.
+  context.maintenance.add("grants.expire", () => expireDueGrants(context));
   return {
     requestGrant: async ({ input, principal }) => created({ success: true, ...(await requestGrant(context, principal, input.body)) }),
     listGrants: async ({ principal }) => ({ success: true, grants: await listGrants(context, principal.userId) }),

@@ -1,8 +1,8 @@
 import type { ValidateInjectionBody } from "@tandem/core";
 import type { DevicePrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
-import { settleGrant } from "./grant-expiry";
-import { findGrant } from "./grant-rows";
+import { findEndpointSession, inboundRefusal } from "../runtime/sessions-service";
+import { findSettledGrant } from "./grant-expiry";
 import { currentGrantStatus, inactiveGrantReason } from "./grant-status";
 import { findMessage, isTerminalDelivery } from "./message-rows";
 
@@ -21,9 +21,8 @@ async function check(context: AppContext, device: DevicePrincipal, body: Validat
   if (body.endpointId !== device.credential.id || message.target_endpoint_id !== device.credential.id) {
     return reject("endpoint_not_owned");
   }
-  const found = await findGrant(context.db, grantId);
-  if (!found) return reject("wrong_target");
-  const grant = await settleGrant(context, found);
+  const grant = await findSettledGrant(context, grantId);
+  if (!grant) return reject("wrong_target");
   const now = context.clock.iso();
   const status = currentGrantStatus(grant, now);
   if (status !== "active") return reject(inactiveGrantReason(status));
@@ -33,16 +32,8 @@ async function check(context: AppContext, device: DevicePrincipal, body: Validat
   if (current.expires_at <= now) return reject("message_expired");
   const sessionHandle = body.sessionHandle ?? current.target_session_handle;
   if (sessionHandle !== current.target_session_handle) return reject("wrong_target");
-  const session = await context.db
-    .selectFrom("runtime_sessions")
-    .select(["state", "allow_inbound"])
-    .where("handle", "=", sessionHandle)
-    .where("endpoint_id", "=", current.target_endpoint_id)
-    .executeTakeFirst();
-  if (!session) return reject("session_not_found");
-  if (session.state === "closed") return reject("session_closed");
-  if (session.allow_inbound !== 1) return reject("inbound_disabled");
-  return { success: true, valid: true };
+  const refusal = inboundRefusal(await findEndpointSession(context.db, current.target_endpoint_id, sessionHandle));
+  return refusal ? reject(refusal) : { success: true, valid: true };
 }
 
 /** Always an answer, never an error: if the checks themselves fail, the injection is refused. */

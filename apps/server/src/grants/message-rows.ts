@@ -1,8 +1,8 @@
-import type { DeliveryStatusName } from "@tandem/core";
+import type { DeliveryStatusName, MessageReceipt } from "@tandem/core";
 import type { Kysely, Selectable } from "kysely";
 import type { DevicePrincipal } from "../auth/principal";
 import type { DeliveryAttemptsTable, MessagesTable, Schema } from "../db/schema";
-import { forbidden, notFound } from "../http/errors";
+import { conflict, forbidden, notFound } from "../http/errors";
 
 /** A message and its delivery, as stored (one row holds both). */
 export type MessageRecord = Selectable<MessagesTable>;
@@ -21,20 +21,9 @@ export function isTerminalDelivery(status: DeliveryStatusName): boolean {
   return (TERMINAL_DELIVERY_STATUSES as readonly string[]).includes(status);
 }
 
-/** What a send or a reply answers. */
-export interface MessageReceipt {
-  success: true;
-  messageId: string;
-  deliveryId: string;
-  status: DeliveryStatusName;
-  duplicate: boolean;
-  queuedAt: string;
-  communicationSessionId: string;
-  commSessionId: string;
-  sequence: number;
-  correlationId: string | null;
-}
+export type { MessageReceipt };
 
+/** What a send or a reply answers; `duplicate` when it answers an earlier send again. */
 export function toReceipt(message: MessageRecord, duplicate: boolean): MessageReceipt {
   return {
     success: true,
@@ -103,6 +92,24 @@ export function toEnvelope(message: MessageRecord, targetKind: string) {
 export async function findMessage(db: Kysely<Schema>, id: string): Promise<MessageRecord | undefined> {
   return db.selectFrom("messages").selectAll().where("id", "=", id).executeTakeFirst();
 }
+
+/** The message a sender already sent on a grant under this clientMessageId (the idempotency key), if any. */
+export async function findByClientMessageId(
+  db: Kysely<Schema>,
+  key: { grantId: string; senderId: number; clientMessageId: string },
+): Promise<MessageRecord | undefined> {
+  return db
+    .selectFrom("messages")
+    .selectAll()
+    .where("grant_id", "=", key.grantId)
+    .where("sender_id", "=", key.senderId)
+    .where("client_message_id", "=", key.clientMessageId)
+    .executeTakeFirst();
+}
+
+/** 409 for a clientMessageId already used on the grant for a message with another body. */
+export const clientMessageIdConflict = () =>
+  conflict("client_message_id_conflict", "This clientMessageId was already used with a different message");
 
 /** Reads a message and locks its row until the transaction ends (see `lockGrant`). */
 export async function lockMessage(tx: Kysely<Schema>, id: string): Promise<MessageRecord | undefined> {

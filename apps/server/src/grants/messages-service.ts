@@ -6,9 +6,17 @@ import { newId } from "../ids";
 import { canonicalHash } from "./canonical-hash";
 import { settleGrant } from "./grant-expiry";
 import { findGrant, type GrantRecord, lockGrant, requireGrantParty } from "./grant-rows";
-import { currentGrantStatus, inactiveGrantError } from "./grant-status";
+import { requireActiveGrant } from "./grant-status";
 import { enqueueMessage, serializePayload } from "./message-queue";
-import { findMessage, type MessageReceipt, toAttempt, toDelivery, toReceipt } from "./message-rows";
+import {
+  clientMessageIdConflict,
+  findByClientMessageId,
+  findMessage,
+  type MessageReceipt,
+  toAttempt,
+  toDelivery,
+  toReceipt,
+} from "./message-rows";
 import { isEndpointRegistered } from "./routes-of-parties";
 import { inWriteUnit, type WriteUnit } from "./write-unit";
 
@@ -45,22 +53,14 @@ export async function sendMessage(
   return inWriteUnit(context, unit, async (u) => {
     const grant = (await lockGrant(u.tx, grantId)) as GrantRecord;
     if (input.clientMessageId !== undefined) {
-      const earlier = await u.tx
-        .selectFrom("messages")
-        .selectAll()
-        .where("grant_id", "=", grantId)
-        .where("sender_id", "=", sender.userId)
-        .where("client_message_id", "=", input.clientMessageId)
-        .executeTakeFirst();
+      const key = { grantId, senderId: sender.userId, clientMessageId: input.clientMessageId };
+      const earlier = await findByClientMessageId(u.tx, key);
       if (earlier) {
-        if (earlier.request_hash !== requestHash) {
-          throw conflict("client_message_id_conflict", "This clientMessageId was already used with a different message");
-        }
+        if (earlier.request_hash !== requestHash) throw clientMessageIdConflict();
         return toReceipt(earlier, true);
       }
     }
-    const status = currentGrantStatus(grant, context.clock.iso());
-    if (status !== "active") throw inactiveGrantError(status);
+    requireActiveGrant(grant, context.clock.iso());
     if (!(await isEndpointRegistered(u.tx, grant.frozen_endpoint_id))) {
       throw conflict("endpoint_revoked", "The runtime this grant is frozen to has been revoked");
     }

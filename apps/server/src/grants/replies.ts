@@ -4,11 +4,13 @@ import type { AppContext } from "../context";
 import { conflict } from "../http/errors";
 import { newId } from "../ids";
 import { canonicalHash } from "./canonical-hash";
-import { settleGrant } from "./grant-expiry";
-import { findGrant, type GrantRecord, lockGrant } from "./grant-rows";
-import { currentGrantStatus, inactiveGrantError } from "./grant-status";
+import { findSettledGrant } from "./grant-expiry";
+import { type GrantRecord, lockGrant } from "./grant-rows";
+import { requireActiveGrant } from "./grant-status";
 import { enqueueMessage, serializePayload } from "./message-queue";
 import {
+  clientMessageIdConflict,
+  findByClientMessageId,
   findMessage,
   isTerminalDelivery,
   lockMessage,
@@ -51,8 +53,7 @@ export async function replyToMessage(
   const payload = serializePayload(payloadValue);
   const requestHash = canonicalHash({ kind: "text", payload: payloadValue, replyTo: id });
   const found = requireOwningDevice(await findMessage(context.db, id), device, id);
-  const foundGrant = await findGrant(context.db, found.grant_id);
-  if (foundGrant) await settleGrant(context, foundGrant);
+  await findSettledGrant(context, found.grant_id);
   return inWriteUnit(context, undefined, async (unit) => {
     const { tx } = unit;
     // Grant before message, the order revocation and expiry lock in, so they never deadlock.
@@ -70,17 +71,10 @@ export async function replyToMessage(
       throw conflict("already_replied", "This message has already been answered");
     }
     if (body.clientMessageId !== undefined) {
-      const reused = await tx
-        .selectFrom("messages")
-        .select("id")
-        .where("grant_id", "=", original.grant_id)
-        .where("sender_id", "=", device.userId)
-        .where("client_message_id", "=", body.clientMessageId)
-        .executeTakeFirst();
-      if (reused) throw conflict("client_message_id_conflict", "This clientMessageId was already used with a different message");
+      const key = { grantId: original.grant_id, senderId: device.userId, clientMessageId: body.clientMessageId };
+      if (await findByClientMessageId(tx, key)) throw clientMessageIdConflict();
     }
-    const status = currentGrantStatus(grant, context.clock.iso());
-    if (status !== "active") throw inactiveGrantError(status);
+    requireActiveGrant(grant, context.clock.iso());
     if (isTerminalDelivery(original.status)) throw conflict("delivery_terminal", `The message's delivery is ${original.status}`);
     const route = replyRoute(grant, original);
     if (!route || !(await isEndpointRegistered(tx, route.endpointId))) {

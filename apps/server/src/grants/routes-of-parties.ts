@@ -1,40 +1,37 @@
 import type { Kysely } from "kysely";
 import type { AppContext } from "../context";
 import type { Schema } from "../db/schema";
-import { conflict, notFound } from "../http/errors";
-import { isEndpointOnline } from "../runtime/presence";
+import { type ApiError, conflict, notFound } from "../http/errors";
+import { findDefaultRoute } from "../runtime/default-route-service";
+import { type PairStatusReason, pairStatus } from "../runtime/pair-status";
 
 export interface RuntimeRoute {
   endpointId: string;
   sessionHandle: string;
 }
 
+/** Why a grant cannot be frozen on the recipient's default route, from the reason pair status gives. */
+function unpairedError(reason: PairStatusReason): ApiError {
+  switch (reason) {
+    case "no_default_route":
+      return conflict("no_default_route", "The recipient has no default route: no runtime is set to take inbound work");
+    case "endpoint_not_found":
+    case "endpoint_offline":
+      return conflict("default_route_offline", "The recipient's default runtime is offline or revoked");
+    default:
+      return conflict("default_route_unavailable", "The recipient's default session is closed or does not accept inbound messages");
+  }
+}
+
 /**
  * Where a grant to `recipientId` goes: their default route, which must lead to an online
- * endpoint and an open session that accepts inbound work. Accepting freezes the answer.
+ * endpoint and an open session that accepts inbound work (the owner's pair status, read in
+ * `tx`). Accepting freezes the answer.
  */
 export async function resolveInboundRoute(context: AppContext, tx: Kysely<Schema>, recipientId: number): Promise<RuntimeRoute> {
-  const route = await tx.selectFrom("default_routes").selectAll().where("owner_id", "=", recipientId).executeTakeFirst();
-  if (!route) throw conflict("no_default_route", "The recipient has no default route: no runtime is set to take inbound work");
-  const endpoint = await tx
-    .selectFrom("runtime_endpoints")
-    .select(["last_seen_at", "revoked_at"])
-    .where("id", "=", route.endpoint_id)
-    .where("owner_id", "=", recipientId)
-    .executeTakeFirst();
-  if (!endpoint || !isEndpointOnline(endpoint, context.clock.nowMs(), context.config.presenceTimeoutMs)) {
-    throw conflict("default_route_offline", "The recipient's default runtime is offline or revoked");
-  }
-  const session = await tx
-    .selectFrom("runtime_sessions")
-    .select(["state", "allow_inbound"])
-    .where("handle", "=", route.session_handle)
-    .where("endpoint_id", "=", route.endpoint_id)
-    .executeTakeFirst();
-  if (!session || session.state === "closed" || session.allow_inbound !== 1) {
-    throw conflict("default_route_unavailable", "The recipient's default session is closed or does not accept inbound messages");
-  }
-  return { endpointId: route.endpoint_id, sessionHandle: route.session_handle };
+  const status = await pairStatus(context, recipientId, tx);
+  if (!status.paired) throw unpairedError(status.reason);
+  return { endpointId: status.endpoint.endpointId, sessionHandle: status.sessionHandle };
 }
 
 /**
@@ -48,7 +45,7 @@ export async function resolveReplyRoute(
   named: { replyEndpointId?: string | undefined; replySessionHandle?: string | undefined },
 ): Promise<RuntimeRoute | null> {
   if (named.replyEndpointId === undefined || named.replySessionHandle === undefined) {
-    const route = await tx.selectFrom("default_routes").selectAll().where("owner_id", "=", requesterId).executeTakeFirst();
+    const route = await findDefaultRoute(tx, requesterId);
     return route ? { endpointId: route.endpoint_id, sessionHandle: route.session_handle } : null;
   }
   const session = await tx

@@ -14,7 +14,11 @@ export interface WriteUnit {
 }
 
 /** Runs `work` in `unit`, or in a transaction of its own whose events are published after commit. */
-export async function inWriteUnit<T>(context: AppContext, unit: WriteUnit | undefined, work: (unit: WriteUnit) => Promise<T>): Promise<T> {
+export async function inWriteUnit<T>(
+  context: Pick<AppContext, "db" | "realtime">,
+  unit: WriteUnit | undefined,
+  work: (unit: WriteUnit) => Promise<T>,
+): Promise<T> {
   if (unit) return work(unit);
   const events = context.realtime.batch();
   const result = await context.db.transaction().execute((tx) => work({ tx, events }));

@@ -9,7 +9,7 @@ import { findUserByUsername } from "../users/users-service";
 import { parseNetworkAddress } from "./network-address";
 import { loadPeople, toNetworkPerson } from "./network-people";
 import { lockPair } from "./pair-lock";
-import { hasAgentPermission } from "./permissions";
+import { areFriends, hasAgentPermission } from "./permissions";
 
 type Deps = Pick<AppContext, "db" | "database" | "clock">;
 type RequestRow = Selectable<ContactRequestsTable>;
@@ -18,11 +18,6 @@ const requestNotFound = (requestId: number) =>
   new ApiError(404, "request_not_found", `Request ${requestId} not found among the requests sent to you or by you`);
 
 const describeType = (type: ContactRequestType) => (type === "agent" ? "agent-access" : "contact");
-
-async function areFriends(db: Kysely<Schema>, a: number, b: number): Promise<boolean> {
-  const row = await db.selectFrom("contacts").select("user_id").where("user_id", "=", a).where("contact_id", "=", b).executeTakeFirst();
-  return row !== undefined;
-}
 
 function pendingRequest(db: Kysely<Schema>, from: number, to: number, type: ContactRequestType): Promise<RequestRow | undefined> {
   return db

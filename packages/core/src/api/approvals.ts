@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { IdParam, success, Timestamp } from "./common";
+import { checkCommSessionIds } from "./grants";
+import { PrincipalIdText } from "./network";
 import { defineRoute } from "./route";
 
 /**
@@ -55,7 +57,6 @@ export const ToolPolicy = z.object({
 });
 export type ToolPolicy = z.infer<typeof ToolPolicy>;
 
-/** `commSessionId` (the interface's name) and `communicationSessionId` (the bridges') are one field. */
 const RequestApprovalBody = z
   .object({
     commSessionId: OpaqueId.optional(),
@@ -67,17 +68,7 @@ const RequestApprovalBody = z
       .string()
       .max(MAX_TOOL_INPUT_SUMMARY_LENGTH, { error: `must be at most ${MAX_TOOL_INPUT_SUMMARY_LENGTH} characters` }),
   })
-  .superRefine((body, ctx) => {
-    if (body.commSessionId === undefined && body.communicationSessionId === undefined) {
-      ctx.addIssue({ code: "custom", path: ["communicationSessionId"], message: "communicationSessionId (or commSessionId) is required" });
-    } else if (
-      body.commSessionId !== undefined &&
-      body.communicationSessionId !== undefined &&
-      body.commSessionId !== body.communicationSessionId
-    ) {
-      ctx.addIssue({ code: "custom", path: ["commSessionId"], message: "differs from communicationSessionId; send one of them" });
-    }
-  })
+  .superRefine((body, ctx) => checkCommSessionIds(body, ctx, { required: true }))
   .transform(({ commSessionId, communicationSessionId, ...rest }) => ({
     ...rest,
     communicationSessionId: (communicationSessionId ?? commSessionId) as string,
@@ -88,22 +79,11 @@ const CreatePolicyBody = z
     toolName: z.union([z.literal("*"), ToolName]),
     commSessionId: OpaqueId.optional(),
     communicationSessionId: OpaqueId.optional(),
-    peerPrincipalId: z
-      .string()
-      .regex(/^[1-9][0-9]{0,15}$/, { error: "must be a principal id (a user id as a string)" })
-      .optional(),
+    peerPrincipalId: PrincipalIdText.optional(),
     sessionHandle: OpaqueId.optional(),
     expiresAt: z.iso.datetime({ error: "must be an ISO 8601 UTC timestamp" }).optional(),
   })
-  .superRefine((body, ctx) => {
-    if (
-      body.commSessionId !== undefined &&
-      body.communicationSessionId !== undefined &&
-      body.commSessionId !== body.communicationSessionId
-    ) {
-      ctx.addIssue({ code: "custom", path: ["commSessionId"], message: "differs from communicationSessionId; send one of them" });
-    }
-  })
+  .superRefine((body, ctx) => checkCommSessionIds(body, ctx, { required: false }))
   .transform(({ commSessionId, communicationSessionId, ...rest }) => ({
     ...rest,
     communicationSessionId: communicationSessionId ?? commSessionId,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { success, Timestamp } from "./common";
-import { MAX_GRANT_TTL_MINUTES } from "./grants";
+import { ClientMessageId, MAX_GRANT_TTL_MINUTES, RequestedTtlMinutes } from "./grants";
+import { PrincipalIdText } from "./network";
 import { defineRoute } from "./route";
 
 /**
@@ -21,9 +22,7 @@ export const CollaborationDecision = z
   .enum(["allow_once", "always_allow", "deny"])
   .describe("always_allow also lets this requester delegate later tasks without asking");
 
-const PrincipalId = z
-  .union([z.string().regex(/^[1-9][0-9]{0,15}$/, { error: "must be a principal id (a user id as a string)" }), z.number().int().positive()])
-  .transform(String);
+const PrincipalId = z.union([PrincipalIdText, z.number().int().positive()]).transform(String);
 
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
 
@@ -46,18 +45,10 @@ const CreateDelegationBody = z.object({
     .min(1, { error: "must not be empty" })
     .max(200)
     .describe("the caller's own open session; replies come back to it"),
-  clientMessageId: z
-    .string()
-    .min(1, { error: "must be 1 to 128 characters" })
-    .max(128, { error: "must be 1 to 128 characters" })
-    .optional()
-    .describe("the delegation's idempotency key: re-post with it until delegated; generated when absent"),
-  requestedTtlMinutes: z
-    .number()
-    .int({ error: "must be a whole number of minutes" })
-    .min(1, { error: "must be at least 1" })
-    .optional()
-    .describe(`the grant's lifetime; default and cap ${MAX_GRANT_TTL_MINUTES}`),
+  clientMessageId: ClientMessageId.optional().describe(
+    "the delegation's idempotency key: re-post with it until delegated; generated when absent",
+  ),
+  requestedTtlMinutes: RequestedTtlMinutes.optional().describe(`the grant's lifetime; default and cap ${MAX_GRANT_TTL_MINUTES}`),
   context: z
     .unknown()
     .optional()

@@ -35,8 +35,35 @@ export const GRANT_REQUEST_TTL_MINUTES = 10;
 
 /** Opaque runtime ids (`cs_…`, `msg_…`, `ep_…`, session handles). */
 const OpaqueId = z.string().min(1, { error: "must not be empty" }).max(200, { error: "is too long" });
-const ClientMessageId = z.string().min(1, { error: "must be 1 to 128 characters" }).max(128, { error: "must be 1 to 128 characters" });
+/** The caller's idempotency key for a message or a delegation. */
+export const ClientMessageId = z
+  .string()
+  .min(1, { error: "must be 1 to 128 characters" })
+  .max(128, { error: "must be 1 to 128 characters" });
+/** A grant's lifetime as asked for, in whole minutes; the server caps it at {@link MAX_GRANT_TTL_MINUTES}. */
+export const RequestedTtlMinutes = z.number().int({ error: "must be a whole number of minutes" }).min(1, { error: "must be at least 1" });
 const IdParams = z.object({ id: OpaqueId });
+
+/** A body that names a grant by either of its two names. */
+export interface CommSessionIds {
+  commSessionId?: string | undefined;
+  communicationSessionId?: string | undefined;
+}
+
+/**
+ * `commSessionId` (the interface's name) and `communicationSessionId` (the bridges') are one
+ * field: a body gives one of them, or both with the same value. For `superRefine`.
+ */
+export function checkCommSessionIds<T extends CommSessionIds>(body: T, ctx: z.RefinementCtx<T>, options: { required: boolean }): void {
+  const { commSessionId, communicationSessionId } = body;
+  if (commSessionId === undefined && communicationSessionId === undefined) {
+    if (options.required) {
+      ctx.addIssue({ code: "custom", path: ["communicationSessionId"], message: "communicationSessionId (or commSessionId) is required" });
+    }
+  } else if (commSessionId !== undefined && communicationSessionId !== undefined && commSessionId !== communicationSessionId) {
+    ctx.addIssue({ code: "custom", path: ["commSessionId"], message: "differs from communicationSessionId; send one of them" });
+  }
+}
 
 /** A grant as `GET /local-agent/grants` lists it: the flat row bridges rely on. */
 export const GrantRow = z.object({
@@ -69,12 +96,7 @@ export const RequestGrantBody = z
         .transform(String)
         .describe("the person's user id, as resolve-person answers it"),
     }),
-    requestedTtlMinutes: z
-      .number()
-      .int({ error: "must be a whole number of minutes" })
-      .min(1, { error: "must be at least 1" })
-      .optional()
-      .describe("default 30; larger values are capped at 30"),
+    requestedTtlMinutes: RequestedTtlMinutes.optional().describe("default 30; larger values are capped at 30"),
     replyEndpointId: OpaqueId.optional().describe("with replySessionHandle: where replies go (default: the requester's default route)"),
     replySessionHandle: OpaqueId.optional(),
   })
@@ -105,15 +127,7 @@ export const SendMessageBody = z
     correlationId: OpaqueId.nullable().optional(),
   })
   .superRefine((body, ctx) => {
-    if (body.communicationSessionId === undefined && body.commSessionId === undefined) {
-      ctx.addIssue({ code: "custom", path: ["communicationSessionId"], message: "communicationSessionId (or commSessionId) is required" });
-    } else if (
-      body.communicationSessionId !== undefined &&
-      body.commSessionId !== undefined &&
-      body.communicationSessionId !== body.commSessionId
-    ) {
-      ctx.addIssue({ code: "custom", path: ["commSessionId"], message: "differs from communicationSessionId" });
-    }
+    checkCommSessionIds(body, ctx, { required: true });
     if (body.payload === undefined && body.body === undefined) {
       ctx.addIssue({ code: "custom", path: ["payload"], message: "payload (or body) is required" });
     } else if (body.payload !== undefined && body.body !== undefined) {
@@ -155,6 +169,7 @@ export const MessageReceipt = success({
   sequence: z.number().int().describe("the message's number on its grant"),
   correlationId: z.string().nullable(),
 });
+export type MessageReceipt = z.infer<typeof MessageReceipt>;
 
 export const MessageDelivery = z.object({
   deliveryId: z.string(),

@@ -14,6 +14,9 @@ export const NetworkPerson = z.object({
 });
 export type NetworkPerson = z.infer<typeof NetworkPerson>;
 
+/** A principal id as text: a user id written as a decimal string. */
+export const PrincipalIdText = z.string().regex(/^[1-9][0-9]{0,15}$/, { error: "must be a principal id (a user id as a string)" });
+
 /** The largest permissions object, as UTF-8 JSON. */
 export const MAX_PERMISSIONS_BYTES = 4096;
 export const MAX_PERMISSION_CAPABILITIES = 32;
