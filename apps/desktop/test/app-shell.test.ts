@@ -1,98 +1,119 @@
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Host, startHost } from "../src/host/host";
-import { FileSecretStore } from "../src/host/session/file-secret-store";
-import { readDesktopVersion } from "../src/web/package-version";
+import type { Host } from "../src/host/host";
 import { type RunningWebServer, startWebServer } from "../src/web/web-server";
+import { buildApp, chromiumMissing, collectPageErrors, launchChromium, screenshot } from "./browser-harness";
+import { startTestHost } from "./host-harness";
 
-const CHROMIUM_PATH = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
-const DESKTOP_DIR = fileURLToPath(new URL("..", import.meta.url));
-const SCREENSHOT_PATH = fileURLToPath(new URL("../../../docs/screenshots/app-shell.png", import.meta.url));
+/** Changes travel page → host → server and back on a busy shared machine: be patient. */
+const PATIENCE = { timeout: 30_000 };
 
-const chromiumMissing = !existsSync(CHROMIUM_PATH);
-if (chromiumMissing) {
-  console.warn(`Skipping the app shell browser tests: ${CHROMIUM_PATH} is absent (install Debian's chromium package).`);
-}
-
-/** The real production build, written to a temporary directory so it never races a developer's `out/`. */
-async function buildApp(outDir: string): Promise<void> {
-  const electronVite = path.join(
-    path.dirname(createRequire(import.meta.url).resolve("electron-vite/package.json")),
-    "bin/electron-vite.js",
-  );
-  await promisify(execFile)(process.execPath, [electronVite, "build", "--outDir", outDir, "--logLevel", "warn"], { cwd: DESKTOP_DIR });
-}
-
-describe.skipIf(chromiumMissing)("app shell in web mode", () => {
+describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
   let outDir: string;
-  let server: RunningWebServer;
+  let ts: TestServer;
+  let user: TestUser;
   let host: Host;
+  let web: RunningWebServer;
   let browser: Browser;
   let page: Page;
-  let version: string;
-  const pageErrors: string[] = [];
+  let pageErrors: string[];
 
   beforeAll(async () => {
-    outDir = await mkdtemp(path.join(tmpdir(), "tandem-desktop-build-"));
-    [browser] = await Promise.all([chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS }), buildApp(outDir)]);
-    // The renderer has no other source for the version or the mode: showing them proves the typed API works.
-    version = await readDesktopVersion();
-    const dataDir = path.join(outDir, "data");
-    host = await startHost({ mode: "web", version, dataDir, secrets: new FileSecretStore(dataDir) });
-    server = await startWebServer(host.api, { rendererDir: path.join(outDir, "renderer") });
+    outDir = await mkdtemp(path.join(tmpdir(), "tandem-app-shell-"));
+    let rendererDir: string;
+    [browser, ts, rendererDir] = await Promise.all([launchChromium(), startTestServer(), buildApp(outDir)]);
+    user = await ts.addUser("shell");
+    host = await startTestHost(path.join(outDir, "data"));
+    web = await startWebServer(host.api, { rendererDir });
     page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
-    page.on("pageerror", (error) => pageErrors.push(error.message));
-    page.on("console", (message) => {
-      if (message.type() === "error") pageErrors.push(message.text());
-    });
-    await page.goto(server.url);
+    pageErrors = collectPageErrors(page);
+    await page.goto(web.url);
   });
 
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
+    await web?.close();
     await host?.close();
+    await ts?.stop();
     if (outDir) await rm(outDir, { recursive: true, force: true });
   });
 
-  it("shows the header, the sections and the app info the host reports", async () => {
+  it("opens on the sign-in screen, with the app info the host reports", async () => {
     await page.getByRole("banner").getByRole("heading", { name: "Tandem" }).waitFor();
-    const sections = page.getByRole("navigation", { name: "Sections" }).getByRole("button");
-    expect(await sections.allTextContents()).toEqual(["Notes", "Todos", "Approvals"]);
-    expect(await page.getByRole("main").getByRole("heading").textContent()).toBe("Notes");
-    expect(await page.getByRole("main").textContent()).toContain("No notes yet.");
-
-    const appInfo = page.getByTestId("app-info");
-    await appInfo.waitFor();
-    expect(await appInfo.textContent()).toBe(`v${version} · web`);
-
-    await mkdir(path.dirname(SCREENSHOT_PATH), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT_PATH });
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    // The renderer has no other source for the version or the mode: showing them proves the typed API works.
+    expect(await page.getByTestId("app-info").textContent()).toBe("v0.0.0-test · web");
+    await expect.poll(() => page.getByRole("button", { name: "Sign in", exact: true }).isDisabled()).toBe(true);
+    await page.getByLabel("Server URL").fill(ts.server.url);
+    await page.getByRole("button", { name: "Sign in with a code" }).waitFor();
+    await screenshot(page, "sign-in");
     expect(pageErrors).toEqual([]);
   });
 
-  it("shows the selected section's empty state", async () => {
+  it("shows why a wrong key is refused, and stays signed out", async () => {
+    await page.getByLabel("API key", { exact: true }).fill("svc_sk_not_a_real_key");
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    const alert = page.getByRole("form", { name: "Sign in with an API key" }).getByRole("alert");
+    await alert.waitFor(PATIENCE);
+    expect((await alert.textContent())?.length).toBeGreaterThan(0);
+    expect((await host.api.getSession()).state).toBe("signed_out");
+    // The refusal reached the page as the host API's error answer, which the browser logs; nothing else may have.
+    expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
+    pageErrors.length = 0;
+  });
+
+  it("signs in with a key: the sections, the user and a sync state that reaches synced", async () => {
+    await page.getByLabel("API key", { exact: true }).fill(user.apiKey);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    const sections = page.getByRole("navigation", { name: "Sections" }).getByRole("button");
+    await sections.first().waitFor(PATIENCE);
+    expect(await sections.allTextContents()).toEqual(["Notes", "Todos", "Approvals", "Bridge"]);
+    expect(await page.getByRole("main").getByRole("heading", { level: 2 }).textContent()).toBe("Notes");
+    expect(await page.getByRole("banner").textContent()).toContain("shell");
+    await expect.poll(() => page.getByTestId("sync-status").textContent(), PATIENCE).toBe("Synced");
+    expect(await page.getByRole("status").filter({ hasText: "Synced" }).count()).toBe(1);
+  });
+
+  it("switches sections", async () => {
     await page.getByRole("button", { name: "Approvals" }).click();
     expect(await page.getByRole("button", { name: "Approvals" }).getAttribute("aria-current")).toBe("page");
-    expect(await page.getByRole("main").getByRole("heading").textContent()).toBe("Approvals");
-    expect(await page.getByRole("main").textContent()).toContain("No tool calls are waiting for your decision.");
+    expect(await page.getByRole("main").getByRole("heading", { level: 2 }).textContent()).toBe("Approvals");
+    await page.getByRole("button", { name: "Notes" }).click();
+    await page.getByRole("button", { name: "New note" }).waitFor(PATIENCE);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("signs out back to the sign-in screen, with the server's address kept", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor(PATIENCE);
+    expect(await page.getByLabel("Server URL").inputValue()).toBe(ts.server.url);
+    expect((await host.api.getSession()).state).toBe("signed_out");
+    // A reload asks the host again: still signed out.
+    await page.reload();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor(PATIENCE);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("signs in with a code: shows the code, opens the approval page, and says when the owner denies it", async () => {
+    await page.getByRole("button", { name: "Sign in with a code" }).click();
+    const code = page.getByTestId("user-code");
+    await code.waitFor(PATIENCE);
+    const userCode = (await code.textContent()) ?? "";
+    expect(userCode).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
+
+    // Web mode's host cannot open a browser (openExternal answers opened: false): the page opens a tab.
+    const [popup] = await Promise.all([page.waitForEvent("popup"), page.getByRole("link", { name: "Open the approval page" }).click()]);
+    await popup.waitForURL((url) => url.href.includes(userCode), PATIENCE);
+    await popup.close();
+
+    await user.client.call("approveDeviceCode", { body: { userCode, action: "deny" } });
+    await page.getByText("The code was denied.").waitFor(PATIENCE);
+    expect((await host.api.getSession()).state).toBe("signed_out");
+    expect(await page.getByRole("button", { name: "Sign in with a code" }).isEnabled()).toBe(true);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import type { EventEmitter } from "node:events";
 import type { TandemClient } from "@tandem/core";
 import type { Kysely } from "kysely";
+import type * as Y from "yjs";
 import type { AppMode, BridgeRuntime, SessionInfo, SyncStatus } from "../shared/desktop-api";
 import type { LocalSchema } from "./store/local-schema";
 
@@ -28,13 +29,26 @@ export interface BridgeOptions {
   /** Forces an adapter whatever was paired (tests: "fake"). */
   readonly adapter?: BridgeRuntime;
   /** Script for the fake runtime: tool calls it asks for, in order, per task. */
-  readonly fakeToolCalls?: readonly { toolName: string; toolInputSummary: string }[];
+  readonly fakeToolCalls?: readonly FakeToolCall[];
+  /** Tests: told what the fake runtime received (the wrapped prompt), decided and answered. */
+  readonly onFakeRuntime?: (record: FakeRuntimeRecord) => void;
   /** Command lines of the real CLIs, if not on PATH. */
   readonly claudeCommand?: string;
   readonly codexCommand?: string;
   /** Heartbeat period in ms (default 20 s; the server drops an endpoint after 60 s without one). */
   readonly heartbeatMs?: number;
 }
+
+export interface FakeToolCall {
+  readonly toolName: string;
+  readonly toolInputSummary: string;
+}
+
+/** What the fake runtime reports to a test, per task (`messageId`). */
+export type FakeRuntimeRecord =
+  | { readonly kind: "started"; readonly messageId: string; readonly prompt: string }
+  | { readonly kind: "decision"; readonly messageId: string; readonly toolName: string; readonly decision: "allow" | "deny" }
+  | { readonly kind: "finished"; readonly messageId: string; readonly result: string };
 
 /** The local SQLite database (documents, settings, the bridge's cursor and spool). */
 export interface LocalStore {
@@ -51,8 +65,11 @@ export interface SessionService {
   credentials(): { serverUrl: string; apiKey: string; userId: number } | null;
   /** A typed v1 client with the user's key; null when signed out. */
   client(): TandemClient | null;
-  /** Called with the new session whenever it changes (sign-in, sign-out). */
-  onChange(listener: (info: SessionInfo) => void): () => void;
+  /**
+   * Called with the new session whenever it changes (sign-in, sign-out). Sign-in and sign-out wait
+   * for a listener's promise: replication has started (or stopped) when they answer.
+   */
+  onChange(listener: (info: SessionInfo) => void | Promise<void>): () => void;
 }
 
 /** Replication's view for the rest of the host. */
@@ -60,6 +77,12 @@ export interface SyncService {
   status(): SyncStatus;
   /** Documents with changes not yet confirmed by the server (the quit warning uses this). */
   unsyncedDocuments(): number;
+  /**
+   * Reads one of the signed-in user's local documents (`workspace:<id>`, `todos:<id>`,
+   * `note:<uuid>`): the live copy if it is open, else the stored one; works offline. `read` must
+   * not change the document. Undefined when this machine has no copy; throws when signed out.
+   */
+  readDocument<T>(name: string, read: (doc: Y.Doc) => T): Promise<T | undefined>;
 }
 
 /**

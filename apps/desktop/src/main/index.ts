@@ -1,59 +1,84 @@
-import path from "node:path";
-import { app, BrowserWindow, ipcMain } from "electron";
+import { app, dialog, ipcMain, safeStorage, shell } from "electron";
 import { type Host, startHost } from "../host/host";
-import { FileSecretStore } from "../host/session/file-secret-store";
 import { DESKTOP_API_METHODS } from "../shared/desktop-api";
 import { invokeDesktopApi, ipcChannelFor } from "../shared/desktop-api-transport";
+import { createMainWindow } from "./main-window";
+import { notifyOnHostEvents } from "./notifier";
+import { createQuitGuard } from "./quit-guard";
+import { openMainSecretStore } from "./safe-storage-secret-store";
+import { createAppTray } from "./tray";
 
 // Electron glue only: everything the app does lives in the host, which web mode runs too.
+
+/** electron-builder.yml's appId; Windows shows notifications only for an app with this id. */
+const APP_ID = "dev.tandem.desktop";
+
 function exposeHostOverIpc(host: Host): void {
   for (const method of DESKTOP_API_METHODS) {
     ipcMain.handle(ipcChannelFor(method), (_event, ...args: unknown[]) => invokeDesktopApi(host.api, method, args));
   }
 }
 
-function openMainWindow(): void {
-  const window = new BrowserWindow({
-    title: "Tandem",
-    width: 1100,
-    height: 720,
-    show: false,
-    webPreferences: {
-      // The build names the preload .cjs because sandboxed preloads cannot be ES modules.
-      preload: path.join(import.meta.dirname, "../preload/index.cjs"),
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-    },
-  });
-  // Showing once painted avoids a blank white flash.
-  window.once("ready-to-show", () => window.show());
-  // The app opens no windows of its own; any other page must not get a window holding the API.
-  window.webContents.setWindowOpenHandler(() => ({ action: "deny" }));
-
-  // `electron-vite dev` serves the renderer with hot reload and says where.
-  const devServerUrl = process.env.ELECTRON_RENDERER_URL;
-  if (devServerUrl) {
-    void window.loadURL(devServerUrl);
-  } else {
-    void window.loadFile(path.join(import.meta.dirname, "../renderer/index.html"));
-  }
+function logError(error: unknown): void {
+  console.error("[tandem]", error instanceof Error ? error.message : error);
 }
 
-// Not a top-level await: Electron emits `ready` only after the ES module entry has finished evaluating,
-// so awaiting it here would wait forever.
-void app.whenReady().then(async () => {
+async function start(): Promise<void> {
+  if (process.platform === "win32") app.setAppUserModelId(APP_ID);
   const dataDir = app.getPath("userData");
-  const host = await startHost({ mode: "electron", version: app.getVersion(), dataDir, secrets: new FileSecretStore(dataDir) });
-  exposeHostOverIpc(host);
-  openMainWindow();
-  // macOS keeps apps running without windows and reopens one from the dock.
-  app.on("activate", () => {
-    if (BrowserWindow.getAllWindows().length === 0) openMainWindow();
+  // safeStorage answers reliably only after `ready` (Linux picks its keyring then).
+  const secrets = openMainSecretStore(safeStorage, dataDir, process.platform, (message) => console.warn("[tandem]", message));
+  const host = await startHost({
+    mode: "electron",
+    version: app.getVersion(),
+    dataDir,
+    secrets: secrets.store,
+    openExternal: (url) => shell.openExternal(url),
   });
-});
+  exposeHostOverIpc(host);
 
-// Until the tray exists, a closed window would leave the app running with no way back in.
-app.on("window-all-closed", () => {
-  if (process.platform !== "darwin") app.quit();
-});
+  const guard = createQuitGuard({
+    unsyncedDocuments: () => host.unsyncedDocuments(),
+    confirmQuit: (message) =>
+      dialog.showMessageBoxSync({
+        type: "warning",
+        buttons: ["Quit anyway", "Cancel"],
+        defaultId: 1,
+        cancelId: 1,
+        message,
+        detail: "The changes are saved on this computer and are sent the next time Tandem runs and reaches the server.",
+      }) === 0,
+    closeHost: () => host.close(),
+    quit: () => app.quit(),
+    onCloseError: logError,
+  });
+  app.on("before-quit", (event) => guard.onBeforeQuit(event));
+
+  const window = createMainWindow(() => guard.quitting);
+  const openApprovals = () => window.show("approvals");
+  createAppTray(host, { openWindow: () => window.show(), openApprovals, quit: () => app.quit() }, logError);
+  notifyOnHostEvents(host, openApprovals);
+  window.show();
+
+  // Launching the app again, or clicking its dock icon on macOS, brings the window back.
+  app.on("second-instance", () => window.show());
+  app.on("activate", () => window.show());
+}
+
+// One instance per user: two would share the local database and pair twice.
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  // The window hides to the tray instead of closing; without this listener Electron would quit
+  // when the last window closes.
+  app.on("window-all-closed", () => {});
+  // Not a top-level await: Electron emits `ready` only after the ES module entry has finished
+  // evaluating, so awaiting it here would wait forever.
+  void app
+    .whenReady()
+    .then(start)
+    .catch((error: unknown) => {
+      dialog.showErrorBox("Tandem could not start", error instanceof Error ? error.message : String(error));
+      app.exit(1);
+    });
+}

@@ -1,42 +1,35 @@
-import { useState } from "react";
 import type { DesktopApi } from "../shared/desktop-api";
 import { AppInfoBadge } from "./app-info";
+import { ErrorNotice } from "./components/error-notice";
+import { MainLayout } from "./layout/main-layout";
+import { SignInScreen } from "./session/sign-in-screen";
+import { useSession } from "./session/use-session";
 
-interface Section {
-  readonly id: string;
-  readonly title: string;
-  readonly emptyState: string;
+function Brand({ api }: { api: DesktopApi }) {
+  return (
+    <div className="brand">
+      <h1>Tandem</h1>
+      <AppInfoBadge api={api} />
+    </div>
+  );
 }
 
-const SECTIONS: readonly [Section, ...Section[]] = [
-  { id: "notes", title: "Notes", emptyState: "No notes yet." },
-  { id: "todos", title: "Todos", emptyState: "No todos yet." },
-  { id: "approvals", title: "Approvals", emptyState: "No tool calls are waiting for your decision." },
-];
-
-/** The frame every screen lives in: header, section sidebar, and the selected section's content. */
+/** The whole window: the sign-in screen when signed out, the app when signed in. */
 export function AppShell({ api }: { api: DesktopApi }) {
-  const [current, setCurrent] = useState<Section>(SECTIONS[0]);
+  const session = useSession(api);
+  const { state, set } = session;
+  if (state.status === "known" && state.info.state === "signed_in") {
+    return <MainLayout api={api} session={state.info} header={<Brand api={api} />} onSignedOut={set} />;
+  }
   return (
-    <div className="app-shell">
+    <div className="app-shell signed-out">
       <header className="app-header">
-        <h1>Tandem</h1>
-        <AppInfoBadge api={api} />
+        <Brand api={api} />
       </header>
-      <nav className="sidebar" aria-label="Sections">
-        <ul>
-          {SECTIONS.map((section) => (
-            <li key={section.id}>
-              <button type="button" aria-current={section === current ? "page" : undefined} onClick={() => setCurrent(section)}>
-                {section.title}
-              </button>
-            </li>
-          ))}
-        </ul>
-      </nav>
-      <main className="main-area" aria-labelledby="section-title">
-        <h2 id="section-title">{current.title}</h2>
-        <p className="empty-state">{current.emptyState}</p>
+      <main className="main-area">
+        {state.status === "loading" && <p className="empty-state">Starting…</p>}
+        {state.status === "failed" && <ErrorNotice message={`The host did not answer: ${state.message}`} onRetry={session.reload} />}
+        {state.status === "known" && <SignInScreen api={api} lastServerUrl={state.info.serverUrl} onSignedIn={set} />}
       </main>
     </div>
   );

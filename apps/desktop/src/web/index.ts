@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { startHost } from "../host/host";
+import { type Host, startHost } from "../host/host";
 import { FileSecretStore } from "../host/session/file-secret-store";
 import { readDesktopVersion } from "./package-version";
 import { startWebServer } from "./web-server";
@@ -13,12 +13,23 @@ const { values } = parseArgs({
 });
 const port = Number(values.port ?? process.env.TANDEM_WEB_PORT ?? 5180);
 const dataDir = path.resolve(values["data-dir"] ?? process.env.TANDEM_DESKTOP_DATA_DIR ?? path.join(homedir(), ".tandem-desktop-web"));
-const host = await startHost({ mode: "web", version: await readDesktopVersion(), dataDir, secrets: new FileSecretStore(dataDir) });
+
+let host: Host;
+try {
+  host = await startHost({ mode: "web", version: await readDesktopVersion(), dataDir, secrets: new FileSecretStore(dataDir) });
+} catch (error) {
+  // The local database in use or damaged: the message says what to do; a stack trace would not help.
+  console.error(`Tandem (web mode) could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
 const server = await startWebServer(host.api, { port });
 console.log(`Tandem (web mode) at ${server.url}, data in ${dataDir}`);
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
+    const unsynced = host.unsyncedDocuments();
+    if (unsynced > 0) console.log(`${unsynced} document(s) not on the server yet: kept here, sent at the next start.`);
+    // The host stores every open document before it answers.
     void server.close().then(() => host.close());
   });
 }

@@ -60,12 +60,14 @@ if (!taskListTokenizer) throw new Error("@tiptap/extension-list TaskList no long
  * checklists from Markdown keep their structure. Links accept only isAllowedHref targets, in
  * parsed HTML and in editors using these extensions alike. Underline stays: @tiptap/markdown
  * writes it as `<u>…</u>` and reads that back, so it survives every format. UndoRedo is off
- * because collaborative editors must use Yjs' undo manager instead. The other StarterKit members
- * (dropcursor, gapcursor, list keymap, trailing node) are editor plugins that change neither the
- * schema nor these conversions.
+ * because collaborative editors must use Yjs' undo manager instead. TrailingNode is off because it
+ * appends an empty paragraph to any body that ends in another block (a list, a quote) as soon as
+ * an editor opens it: with the collaboration binding, merely opening a note would change it and
+ * sync that change. The other StarterKit members (dropcursor, gapcursor, list keymap) are editor
+ * plugins that change neither the schema nor these conversions.
  */
 export const noteExtensions: Extensions = [
-  StarterKit.configure({ undoRedo: false, link: { isAllowedUri: (url) => isAllowedHref(url) } }),
+  StarterKit.configure({ undoRedo: false, trailingNode: false, link: { isAllowedUri: (url) => isAllowedHref(url) } }),
   TaskList.extend({ markdownTokenizer: windowed(taskListTokenizer) }),
   TaskItem.configure({ nested: true }),
 ];

@@ -100,6 +100,55 @@ export function removeFolder(doc: Y.Doc, uuid: string): void {
   doc.getMap(FOLDERS_MAP).delete(uuid);
 }
 
+/**
+ * Deletes a folder without losing anything: its subfolders and notes move up to its parent
+ * (call inside a transaction). Answers where they went and how many moved.
+ */
+export function dissolveFolder(doc: Y.Doc, uuid: string, now: string): { parent: string | null; movedFolders: number; movedNotes: number } {
+  const folders = readFolders(doc);
+  const parent = folders.get(uuid)?.parent ?? null;
+  let movedFolders = 0;
+  let movedNotes = 0;
+  for (const [child, meta] of folders) {
+    if (meta.parent === uuid) {
+      putFolder(doc, child, { parent, updatedAt: now });
+      movedFolders++;
+    }
+  }
+  for (const [note, meta] of readNotes(doc)) {
+    if (meta.folder === uuid) {
+      putNote(doc, note, { folder: parent, updatedAt: now });
+      movedNotes++;
+    }
+  }
+  removeFolder(doc, uuid);
+  return { parent, movedFolders, movedNotes };
+}
+
+/**
+ * The effective parent of each folder: its parent when that exists, else none (an orphan shows
+ * at the top level). Concurrent offline moves can make a cycle; walking folders in uuid order,
+ * the first folder found on a cycle is cut loose, so every replica (the server's views, every
+ * client's tree) agrees.
+ */
+export function effectiveParents(folders: Map<string, FolderMeta>): Map<string, string | null> {
+  const parents = new Map<string, string | null>();
+  for (const [uuid, meta] of folders) parents.set(uuid, meta.parent !== null && folders.has(meta.parent) ? meta.parent : null);
+  for (const uuid of [...folders.keys()].sort()) {
+    const seen = new Set<string>([uuid]);
+    let current = parents.get(uuid) ?? null;
+    while (current !== null) {
+      if (seen.has(current)) {
+        parents.set(uuid, null);
+        break;
+      }
+      seen.add(current);
+      current = parents.get(current) ?? null;
+    }
+  }
+  return parents;
+}
+
 export function removeNote(doc: Y.Doc, uuid: string): void {
   doc.getMap(NOTES_MAP).delete(uuid);
 }

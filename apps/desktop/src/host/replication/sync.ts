@@ -1,20 +1,140 @@
-import type { SyncStatus } from "../../shared/desktop-api";
+import { todosDocName, workspaceDocName } from "@tandem/core";
+import type { LocalSyncInfo, SessionInfo, SyncStatus } from "../../shared/desktop-api";
 import type { SyncFacet } from "../facets";
-import { notBuilt } from "../facets";
 import type { HostContext, SyncService } from "../host-context";
+import { syncUrlOf } from "../session/server-url";
+import { LocalDocumentStore } from "../store/document-store";
+import { explainRefusal } from "./explain-refusal";
+import { LocalHub } from "./local-hub";
+import { Replicator } from "./replicator";
+import { syncStatusOf } from "./sync-status";
 
 export interface SyncHandle extends SyncService {
   readonly facet: SyncFacet;
   close(): Promise<void>;
 }
 
-/** Starts the local sync hub and replication with the server. Stub until they are built. */
-export async function startSync(_context: HostContext): Promise<SyncHandle> {
-  const status: SyncStatus = { state: "signed_out", pending: 0, documents: 0, message: null };
+/** Options for tests; the app uses the defaults. */
+export interface SyncOptions {
+  readonly maxAuthenticating?: number;
+  readonly reconnectDelayMs?: number;
+  readonly reconnectMaxDelayMs?: number;
+}
+
+/** How long status changes gather before one `status` event goes out. */
+const STATUS_EVENT_DELAY_MS = 100;
+
+/** Whose local documents these are: see LocalDocumentsTable.account. */
+export function accountKey(serverUrl: string, userId: number): string {
+  return `${serverUrl}#${userId}`;
+}
+
+interface Running {
+  readonly account: string;
+  readonly userId: number;
+  readonly hub: LocalHub;
+  readonly replicator: Replicator;
+}
+
+/**
+ * Local-first sync for the signed-in user: the local hub the renderer edits through, and
+ * replication of every document with the server. Both follow the session: signing in starts
+ * them for that account, signing out stops them (the local documents stay on disk).
+ */
+export async function startSync(context: HostContext, options: SyncOptions = {}): Promise<SyncHandle> {
+  let running: Running | undefined;
+  let closed = false;
+  // Session changes apply one after another; readers wait for the one in progress.
+  let transition: Promise<void> = Promise.resolve();
+  let statusTimer: ReturnType<typeof setTimeout> | undefined;
+  let lastStatus = "";
+
+  const status = (): SyncStatus => syncStatusOf(running ? running.replicator.progress() : null);
+
+  const statusMayHaveChanged = () => {
+    if (statusTimer || closed) return;
+    statusTimer = setTimeout(() => {
+      statusTimer = undefined;
+      const now = JSON.stringify(status());
+      if (now === lastStatus) return;
+      lastStatus = now;
+      context.events.emit("status");
+    }, STATUS_EVENT_DELAY_MS);
+  };
+
+  const stop = async () => {
+    const stopping = running;
+    running = undefined;
+    if (!stopping) return;
+    await stopping.replicator.stop();
+    await stopping.hub.close();
+  };
+
+  const start = async () => {
+    const credentials = context.session.credentials();
+    if (!credentials || closed) return;
+    const account = accountKey(credentials.serverUrl, credentials.userId);
+    if (running?.account === account) return;
+    await stop();
+    const { userId } = credentials;
+    const hub = await LocalHub.start({
+      userId,
+      store: new LocalDocumentStore(context.store.db, account),
+      onUnsyncedChange: statusMayHaveChanged,
+    });
+    const replicator = new Replicator({
+      hub,
+      syncUrl: syncUrlOf(credentials.serverUrl),
+      apiKey: credentials.apiKey,
+      userId,
+      onChange: statusMayHaveChanged,
+      explainRefusal: (name) => explainRefusal(credentials.serverUrl, credentials.apiKey, name),
+      ...options,
+    });
+    running = { account, userId, hub, replicator };
+    // Opening every document from disk takes a moment with thousands of notes; the hub serves
+    // the renderer meanwhile.
+    void replicator.start().catch((error: unknown) => {
+      console.error("Tandem: replication could not start:", error instanceof Error ? error.message : error);
+    });
+  };
+
+  const follow = (info: SessionInfo): Promise<void> => {
+    // A failed start is reported to whoever caused it (sign-in) and does not block the next change.
+    const next = transition.catch(() => {}).then(() => (info.state === "signed_in" ? start() : stop()));
+    transition = next.finally(statusMayHaveChanged);
+    return next;
+  };
+
+  const unsubscribe = context.session.onChange(follow);
+  await follow(context.session.info());
+
+  const signedIn = async (): Promise<Running> => {
+    await transition;
+    if (!running) throw new Error("Sign in first");
+    return running;
+  };
+
   return {
-    status: () => status,
-    unsyncedDocuments: () => 0,
-    facet: { getLocalSync: async () => notBuilt("Local sync") },
-    close: async () => {},
+    status,
+    unsyncedDocuments: () => running?.replicator.progress().unsynced ?? 0,
+    async readDocument(name, read) {
+      const { hub } = await signedIn();
+      if (!hub.servesDocument(name)) throw new Error(`${name} is not one of the signed-in user's documents`);
+      return hub.readDocument(name, read);
+    },
+    facet: {
+      getLocalSync: async (): Promise<LocalSyncInfo> => {
+        const { hub, userId } = await signedIn();
+        return { url: hub.url, token: hub.token, userId, workspaceDoc: workspaceDocName(userId), todosDoc: todosDocName(userId) };
+      },
+    },
+    async close() {
+      closed = true;
+      unsubscribe();
+      clearTimeout(statusTimer);
+      await transition;
+      await stop();
+    },
   };
 }

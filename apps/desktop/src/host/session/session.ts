@@ -1,28 +1,151 @@
-import type { SessionInfo } from "../../shared/desktop-api";
+import { randomUUID } from "node:crypto";
+import type { TandemClient } from "@tandem/core";
+import { z } from "zod";
+import type { SessionInfo, SignInPairingProgress } from "../../shared/desktop-api";
 import type { SessionFacet } from "../facets";
-import { notBuilt } from "../facets";
 import type { HostConfig, LocalStore, SessionService } from "../host-context";
+import { parseInput } from "../parse-input";
+import { type VerifiedIdentity, verifyApiKey } from "./identity";
+import { serverClient } from "./server-client";
+import { normaliseServerUrl } from "./server-url";
+import { pollSignInCode, type SignInCode, startSignInCode } from "./sign-in-code";
 
 export interface SessionHandle extends SessionService {
   readonly facet: SessionFacet;
   close(): Promise<void>;
 }
 
-/** Restores the saved sign-in, if any. Stub until sign-in is built. */
-export async function startSession(_config: HostConfig, _store: LocalStore): Promise<SessionHandle> {
-  const info: SessionInfo = { state: "signed_out", serverUrl: null };
-  return {
-    info: () => info,
-    credentials: () => null,
-    client: () => null,
-    onChange: () => () => {},
-    facet: {
-      getSession: async () => info,
-      signInWithApiKey: async () => notBuilt("Signing in"),
-      startSignInPairing: async () => notBuilt("Signing in by device code"),
-      pollSignInPairing: async () => notBuilt("Signing in by device code"),
-      signOut: async () => info,
-    },
-    close: async () => {},
+/** The secret store's name for the signed-in user's API key. */
+export const API_KEY_SECRET = "apiKey";
+/** Settings: the last server (kept after sign-out, to fill in the form), who is signed in, and this install's id for sign-in codes. */
+export const SETTING_SERVER_URL = "session.serverUrl";
+export const SETTING_IDENTITY = "session.identity";
+export const SETTING_SIGN_IN_DEVICE_ID = "session.signInDeviceId";
+
+const SignInInput = z.object({
+  serverUrl: z.string().max(2048),
+  apiKey: z.string().trim().min(1, { error: "must not be empty" }).max(1024),
+});
+const PairingInput = z.object({ serverUrl: z.string().max(2048) });
+const StoredIdentity = z.object({ userId: z.number().int().positive(), username: z.string(), name: z.string().nullable() });
+
+interface SignedIn {
+  readonly serverUrl: string;
+  readonly apiKey: string;
+  readonly identity: VerifiedIdentity;
+}
+
+/**
+ * Who is signed in. The API key lives in the secret store, the server URL and identity in the
+ * settings; at start the saved session is restored without asking the server (it may be
+ * unreachable: replication retries, and reports an error if the server refuses the key).
+ */
+export async function startSession(config: HostConfig, store: LocalStore): Promise<SessionHandle> {
+  let current: SignedIn | null = await restore(config, store);
+  let lastServerUrl = current?.serverUrl ?? (await store.getSetting(SETTING_SERVER_URL));
+  let signInCode: SignInCode | null = null;
+  const listeners = new Set<(info: SessionInfo) => void>();
+  // Sign-in and sign-out change several stores; one at a time.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialised = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work);
+    queue = next.catch(() => {});
+    return next;
   };
+
+  const info = (): SessionInfo =>
+    current ? { state: "signed_in", serverUrl: current.serverUrl, ...current.identity } : { state: "signed_out", serverUrl: lastServerUrl };
+
+  /** Tells every listener, and waits for those that answer a promise (replication starting or stopping). */
+  const changed = async () => {
+    const now = info();
+    await Promise.all([...listeners].map(async (listener) => listener(now)));
+  };
+
+  /** Keeps a verified key and announces the new session. */
+  const adopt = async (serverUrl: string, apiKey: string, identity: VerifiedIdentity): Promise<SessionInfo> => {
+    await config.secrets.set(API_KEY_SECRET, apiKey);
+    await store.setSetting(SETTING_SERVER_URL, serverUrl);
+    await store.setSetting(SETTING_IDENTITY, JSON.stringify(identity));
+    current = { serverUrl, apiKey, identity };
+    lastServerUrl = serverUrl;
+    signInCode = null;
+    await changed();
+    return info();
+  };
+
+  const deviceId = async (): Promise<string> => {
+    const saved = await store.getSetting(SETTING_SIGN_IN_DEVICE_ID);
+    if (saved) return saved;
+    const created = `desktop-${randomUUID()}`;
+    await store.setSetting(SETTING_SIGN_IN_DEVICE_ID, created);
+    return created;
+  };
+
+  return {
+    info,
+    credentials: () => (current ? { serverUrl: current.serverUrl, apiKey: current.apiKey, userId: current.identity.userId } : null),
+    client: (): TandemClient | null => (current ? serverClient(current.serverUrl, current.apiKey) : null),
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    facet: {
+      getSession: async () => info(),
+      signInWithApiKey: (input) =>
+        serialised(async () => {
+          const { serverUrl, apiKey } = parseInput("signInWithApiKey", SignInInput, input);
+          const url = normaliseServerUrl(serverUrl);
+          return adopt(url, apiKey, await verifyApiKey(url, apiKey));
+        }),
+      startSignInPairing: async (input) => {
+        const url = normaliseServerUrl(parseInput("startSignInPairing", PairingInput, input).serverUrl);
+        signInCode = await startSignInCode(url, await deviceId());
+        return signInCode.prompt;
+      },
+      pollSignInPairing: () =>
+        serialised(async (): Promise<SignInPairingProgress> => {
+          const code = signInCode;
+          if (!code) throw new Error("No sign-in by code is in progress: start one first");
+          const result = await pollSignInCode(code);
+          if (result.status !== "approved") {
+            if (result.status !== "pending") signInCode = null;
+            return { status: result.status };
+          }
+          const session = await adopt(code.serverUrl, result.apiKey, await verifyApiKey(code.serverUrl, result.apiKey));
+          return { status: "approved", session };
+        }),
+      signOut: () =>
+        serialised(async () => {
+          if (!current) return info();
+          current = null;
+          // Replication stops before the key is forgotten; the local documents stay.
+          await changed();
+          await store.setSetting(SETTING_IDENTITY, null);
+          await config.secrets.delete(API_KEY_SECRET);
+          return info();
+        }),
+    },
+    close: async () => {
+      listeners.clear();
+      await queue;
+    },
+  };
+}
+
+/** The saved session, if the settings and the secret store both still hold it. */
+async function restore(config: HostConfig, store: LocalStore): Promise<SignedIn | null> {
+  const [serverUrl, identityJson, apiKey] = await Promise.all([
+    store.getSetting(SETTING_SERVER_URL),
+    store.getSetting(SETTING_IDENTITY),
+    config.secrets.get(API_KEY_SECRET),
+  ]);
+  if (!serverUrl || !identityJson || !apiKey) return null;
+  let identity: z.infer<typeof StoredIdentity>;
+  try {
+    identity = StoredIdentity.parse(JSON.parse(identityJson));
+  } catch {
+    return null;
+  }
+  return { serverUrl, apiKey, identity };
 }

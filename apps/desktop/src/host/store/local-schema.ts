@@ -3,9 +3,16 @@
  * is the host's own bookkeeping. Timestamps are ISO strings; flags 0/1.
  */
 export interface LocalDocumentsTable {
+  /**
+   * Whose copy this is: `<server origin>#<userId>`. Every row belongs to one account, so one
+   * user's documents are never served to, or replicated for, another (note names carry no user).
+   */
+  account: string;
   name: string;
   /** The document's full state as one Yjs update. */
   state: Uint8Array;
+  /** 1 while it holds local changes the server has not confirmed (the quit warning counts these). */
+  unsynced: number;
   updated_at: string;
 }
 

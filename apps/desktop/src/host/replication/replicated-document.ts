@@ -1,0 +1,32 @@
+import type { HocuspocusProvider } from "@hocuspocus/provider";
+import type { HubConnection } from "./local-hub";
+
+/**
+ * Where one document stands with the server:
+ * - `loading`: being opened in the local hub;
+ * - `waiting`: ready, not attached to the socket (offline, or waiting for a turn to authenticate);
+ * - `authenticating`: attached, its token sent, no answer yet;
+ * - `live`: accepted; syncing both ways;
+ * - `refused`: the server said no; retried later.
+ */
+export type ReplicationState = "loading" | "waiting" | "authenticating" | "live" | "refused";
+
+/** One document replicated with the server: the hub's copy and the provider bound to it. */
+export class ReplicatedDocument {
+  state: ReplicationState = "loading";
+  connection: HubConnection | undefined;
+  provider: HocuspocusProvider | undefined;
+  /** Refusals in a row, for the retry backoff, and what the latest one means (null once accepted). */
+  refusals = 0;
+  refusal: string | null = null;
+  retryTimer: ReturnType<typeof setTimeout> | undefined;
+  removed = false;
+
+  constructor(readonly name: string) {}
+
+  /** Accepted, through the first exchange, and every change sent since confirmed by the server. */
+  get upToDate(): boolean {
+    const provider = this.provider;
+    return this.state === "live" && provider !== undefined && provider.isSynced && provider.unsyncedChanges === 0;
+  }
+}

@@ -1,0 +1,259 @@
+import { rm } from "node:fs/promises";
+import { NOTE_FRAGMENT, putNote, readNotes, removeNote } from "@tandem/core";
+import type { RunningServer } from "@tandem/server";
+import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import * as Y from "yjs";
+import { HubClient, startServerAt, startTestHost, tempDir, waitFor } from "../../../test/host-harness";
+import type { Host } from "../host";
+
+const now = () => new Date().toISOString();
+
+/** The note's body as the server holds it, as plain text. */
+async function serverNoteText(ts: TestServer, uuid: string): Promise<string> {
+  const doc = await ts.server.context.sync.getDoc(`note:${uuid}`);
+  return doc.getXmlFragment(NOTE_FRAGMENT).toString();
+}
+
+function writeParagraph(doc: Y.Doc, text: string): void {
+  doc.transact(() => {
+    const paragraph = new Y.XmlElement("paragraph");
+    paragraph.insert(0, [new Y.XmlText(text)]);
+    const fragment = doc.getXmlFragment(NOTE_FRAGMENT);
+    fragment.insert(fragment.length, [paragraph]);
+  });
+}
+
+describe("replication between the local hub and the server", () => {
+  let ts: TestServer;
+  let user: TestUser;
+  let dataDir: string;
+  let host: Host | undefined;
+  let hub: HubClient | undefined;
+
+  beforeAll(async () => {
+    ts = await startTestServer();
+    user = await ts.addUser("ada");
+  });
+
+  afterEach(async () => {
+    hub?.close();
+    hub = undefined;
+    await host?.close();
+    host = undefined;
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  afterAll(async () => {
+    await ts?.stop();
+  });
+
+  async function signedInHost(): Promise<{ host: Host; hub: HubClient }> {
+    dataDir = await tempDir("tandem-desktop-sync-");
+    host = await startTestHost(dataDir);
+    await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: user.apiKey });
+    hub = new HubClient(await host.api.getLocalSync());
+    return { host, hub };
+  }
+
+  it("closes cleanly right after signing in, while the socket to the server is still connecting", async () => {
+    // ws emits `error` for a socket closed while connecting; unheard, it would end the process.
+    for (let round = 0; round < 3; round++) {
+      const roundDir = await tempDir("tandem-desktop-close-");
+      const running = await startTestHost(roundDir);
+      await running.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: user.apiKey });
+      await running.close();
+      await rm(roundDir, { recursive: true, force: true });
+    }
+  });
+
+  it("sends a note created and typed through the local hub to the server", async () => {
+    const { host, hub } = await signedInHost();
+    const sync = await host.api.getLocalSync();
+    expect(sync).toMatchObject({ userId: user.userId, workspaceDoc: `workspace:${user.userId}`, todosDoc: `todos:${user.userId}` });
+    expect(sync.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+
+    const workspace = await hub.open(sync.workspaceDoc);
+    const uuid = crypto.randomUUID();
+    workspace.transact(() =>
+      putNote(workspace, uuid, { title: "From the desktop", folder: null, pinned: false, tags: [], createdAt: now(), updatedAt: now() }),
+    );
+    writeParagraph(await hub.open(`note:${uuid}`), "typed offline-first");
+
+    const listed = await waitFor("the note in the server's list", async () => {
+      const { notes } = await user.client.call("listNotes", { query: {} });
+      return notes.find((note) => note.uuid === uuid);
+    });
+    expect(listed.title).toBe("From the desktop");
+    await waitFor("the body on the server", async () => (await serverNoteText(ts, uuid)).includes("typed offline-first"));
+    await waitFor("synced", async () => (await host.api.getStatus()).sync.state === "synced");
+  });
+
+  it("brings a REST change made on the server to the open local document", async () => {
+    const { title } = { title: "Written by REST" };
+    const created = await user.client.call("createNote", { body: { title, content: "first version" } });
+    const { uuid, id } = created.result.note;
+    const { hub, host } = await signedInHost();
+    const sync = await host.api.getLocalSync();
+    const workspace = await hub.open(sync.workspaceDoc);
+    await waitFor("the REST note in the local workspace", () => readNotes(workspace).has(uuid));
+    const note = await hub.open(`note:${uuid}`);
+    await waitFor("the REST body locally", () => note.getXmlFragment(NOTE_FRAGMENT).toString().includes("first version"));
+
+    await user.client.call("updateNote", { params: { id }, body: { content: "<p>second version</p>" } });
+    await waitFor("the PATCH in the open document", () => note.getXmlFragment(NOTE_FRAGMENT).toString().includes("second version"));
+  });
+
+  it("replicates every note of a workspace with 160 notes, and again after the server restarts, in bounded turns", async () => {
+    const server = await startTestServer();
+    const many = await server.addUser("many");
+    let restarted: RunningServer | undefined;
+    const warnings = vi.spyOn(console, "warn");
+    try {
+      const uuids: string[] = [];
+      for (let index = 0; index < 160; index++) {
+        const created = await many.client.call("createNote", { body: { title: `Note ${index}`, content: `body number ${index}` } });
+        uuids.push(created.result.note.uuid);
+      }
+      dataDir = await tempDir("tandem-desktop-sync-");
+      const running = await startTestHost(dataDir);
+      host = running;
+      const states: string[] = [];
+      running.context.events.on("status", () => void running.status().then((status) => states.push(status.sync.state)));
+      await running.api.signInWithApiKey({ serverUrl: server.server.url, apiKey: many.apiKey });
+      const synced = async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 162 ? sync : undefined;
+      };
+      expect(await waitFor("all 162 documents synced", synced, 60_000)).toEqual({
+        state: "synced",
+        pending: 0,
+        documents: 162,
+        message: null,
+      });
+      expect(states).toContain("syncing");
+
+      // After a reconnect all 162 documents want to authenticate at once: the server would close a
+      // socket with more than 100 waiting, so they go in turns.
+      const port = server.server.port;
+      await server.server.close();
+      await waitFor("offline", async () => (await running.status()).sync.state === "offline");
+      restarted = await startServerAt(port, server.dataDir);
+      await waitFor("all 162 documents synced again", synced, 60_000);
+      expect(warnings.mock.calls.flat().join(" ")).not.toMatch(/too many pending/);
+
+      // Every body is on this machine: read them from the local database.
+      const rows = await running.context.store.db.selectFrom("documents").select(["name", "state"]).execute();
+      const bodies = new Map(rows.map((row) => [row.name, row.state]));
+      for (const [index, uuid] of uuids.entries()) {
+        const doc = new Y.Doc();
+        Y.applyUpdate(doc, bodies.get(`note:${uuid}`) ?? new Uint8Array());
+        expect(doc.getXmlFragment(NOTE_FRAGMENT).toString()).toContain(`body number ${index}`);
+      }
+    } finally {
+      warnings.mockRestore();
+      await host?.close();
+      host = undefined;
+      await restarted?.close();
+      await rm(server.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps edits made offline across a restart of the host, and sends them when the server is back", async () => {
+    const server = await startTestServer();
+    const grace = await server.addUser("grace");
+    let restarted: RunningServer | undefined;
+    try {
+      dataDir = await tempDir("tandem-desktop-sync-");
+      let running = await startTestHost(dataDir);
+      host = running;
+      await running.api.signInWithApiKey({ serverUrl: server.server.url, apiKey: grace.apiKey });
+      let sync = await running.api.getLocalSync();
+      hub = new HubClient(sync);
+      const workspace = await hub.open(sync.workspaceDoc);
+      const uuid = crypto.randomUUID();
+      workspace.transact(() =>
+        putNote(workspace, uuid, { title: "Travel", folder: null, pinned: false, tags: [], createdAt: now(), updatedAt: now() }),
+      );
+      writeParagraph(await hub.open(`note:${uuid}`), "written online");
+      await waitFor("synced", async () => (await running.status()).sync.state === "synced");
+      expect(running.unsyncedDocuments()).toBe(0);
+
+      const port = server.server.port;
+      await server.server.close();
+      await waitFor("offline", async () => (await running.status()).sync.state === "offline");
+      writeParagraph(await hub.open(`note:${uuid}`), "written on the train");
+      await waitFor("the edit in the hub", () => hub?.settled());
+      await waitFor("one unsynced document", () => running.unsyncedDocuments() === 1);
+      expect((await running.status()).sync).toMatchObject({ state: "offline", pending: 1 });
+
+      hub.close();
+      hub = undefined;
+      await running.close();
+      running = await startTestHost(dataDir);
+      host = running;
+      await waitFor("the unsynced flag read back from disk", () => running.unsyncedDocuments() === 1);
+      sync = await running.api.getLocalSync();
+      hub = new HubClient(sync);
+      const note = await hub.open(`note:${uuid}`);
+      expect(note.getXmlFragment(NOTE_FRAGMENT).toString()).toContain("written on the train");
+      expect((await running.status()).sync.state).toBe("offline");
+
+      restarted = await startServerAt(port, server.dataDir);
+      const onServer = async () => (await restarted?.context.sync.getDoc(`note:${uuid}`))?.getXmlFragment(NOTE_FRAGMENT).toString();
+      await waitFor("the offline edit on the server", async () => (await onServer())?.includes("written on the train"), 60_000);
+      expect(await onServer()).toContain("written online");
+      await waitFor("synced", async () => (await running.status()).sync.state === "synced");
+      expect(running.unsyncedDocuments()).toBe(0);
+    } finally {
+      hub?.close();
+      hub = undefined;
+      await host?.close();
+      host = undefined;
+      await restarted?.close();
+      await rm(server.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("stops replicating a note removed from the workspace, and starts on one added on the server", async () => {
+    const { host, hub } = await signedInHost();
+    const sync = await host.api.getLocalSync();
+    const workspace = await hub.open(sync.workspaceDoc);
+    await waitFor("synced", async () => (await host.api.getStatus()).sync.state === "synced");
+    const before = (await host.api.getStatus()).sync.documents;
+
+    const created = await user.client.call("createNote", { body: { title: "Added remotely", content: "remote body" } });
+    await waitFor("one more document", async () => (await host.api.getStatus()).sync.documents === before + 1);
+    await waitFor("synced", async () => (await host.api.getStatus()).sync.state === "synced");
+
+    workspace.transact(() => removeNote(workspace, created.result.note.uuid));
+    await waitFor("one document less", async () => (await host.api.getStatus()).sync.documents === before);
+    await waitFor("the removal on the server", async () => {
+      const { notes } = await user.client.call("listNotes", { query: {} });
+      return !notes.some((note) => note.uuid === created.result.note.uuid);
+    });
+  });
+
+  it("reports an error, and why, when the server refuses the saved key", async () => {
+    const revoked = await ts.addUser("revoked");
+    dataDir = await tempDir("tandem-desktop-sync-");
+    let running = await startTestHost(dataDir);
+    host = running;
+    await running.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: revoked.apiKey });
+    await waitFor("synced", async () => (await running.status()).sync.state === "synced");
+    await running.close();
+    await ts.server.context.db.updateTable("api_keys").set({ revoked_at: now() }).where("user_id", "=", revoked.userId).execute();
+
+    running = await startTestHost(dataDir);
+    host = running;
+    const status = await waitFor("the error explained", async () => {
+      const { sync } = await running.status();
+      return sync.state === "error" && sync.message?.includes("no longer accepts") ? sync : undefined;
+    });
+    expect(status.message).toBe("The server no longer accepts this app's API key (revoked or expired): sign out and sign in again");
+    // The local copy is still there to read and edit.
+    const hubClient = new HubClient(await running.api.getLocalSync());
+    hub = hubClient;
+    await hubClient.open(`workspace:${revoked.userId}`);
+  });
+});

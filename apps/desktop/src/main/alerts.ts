@@ -1,0 +1,31 @@
+import type { ApprovalItem, GrantItem } from "../shared/desktop-api";
+import { personLabel } from "../shared/person-label";
+import { plainText } from "./plain-text";
+
+/** A system notification's text. */
+export interface AlertText {
+  readonly title: string;
+  readonly body: string;
+}
+
+const BODY_LENGTH = 160;
+
+/**
+ * A new tool call waiting for the owner. The summary stays out: it is untrusted and can be long;
+ * the owner reads it in the Approvals view, where it is shown in full as text.
+ */
+export function approvalAlert(approval: ApprovalItem): AlertText {
+  const requester = personLabel(approval.requesterName, approval.requesterPrincipalId);
+  return {
+    title: "A tool call waits for your decision",
+    body: plainText(`${approval.toolName}, while serving ${requester}. Click to allow or deny it.`, BODY_LENGTH),
+  };
+}
+
+export function grantRequestAlert(grant: GrantItem): AlertText {
+  const peer = personLabel(grant.peerName, grant.peerPrincipalId);
+  return {
+    title: "Someone asks to reach your agent",
+    body: plainText(`${peer} asks to send requests to your coding agent. Click to accept or decline.`, BODY_LENGTH),
+  };
+}

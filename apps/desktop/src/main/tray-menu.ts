@@ -1,0 +1,57 @@
+import type { MenuItemConstructorOptions } from "electron";
+import type { ApprovalItem } from "../shared/desktop-api";
+import { personLabel } from "../shared/person-label";
+import { plainText } from "./plain-text";
+
+/** What the tray's items do; main wires them to the host and the window. */
+export interface TrayActions {
+  decide(approvalId: string, decision: "allow" | "deny"): void;
+  openApprovals(): void;
+  openWindow(): void;
+  quit(): void;
+}
+
+/** A menu is no place for a long list: past this, one item leads to the Approvals view. */
+export const TRAY_MENU_MAX_APPROVALS = 8;
+const LABEL_LENGTH = 60;
+const SUMMARY_LENGTH = 90;
+
+/**
+ * The tray's context menu for the pending tool calls: one submenu per call, naming the tool and
+ * whom it serves, with its summary and Allow once / Deny. Pure, so it is tested without Electron.
+ */
+export function buildTrayMenu(approvals: readonly ApprovalItem[], actions: TrayActions): MenuItemConstructorOptions[] {
+  const shown = approvals.slice(0, TRAY_MENU_MAX_APPROVALS);
+  const hidden = approvals.length - shown.length;
+  const items: MenuItemConstructorOptions[] = [{ label: pendingLabel(approvals.length), enabled: false }];
+  for (const approval of shown) {
+    items.push({
+      label: plainText(`${approval.toolName} for ${personLabel(approval.requesterName, approval.requesterPrincipalId)}`, LABEL_LENGTH),
+      submenu: [
+        { label: plainText(approval.toolInputSummary || "(no details given)", SUMMARY_LENGTH), enabled: false },
+        { type: "separator" },
+        { label: "Allow once", click: () => actions.decide(approval.approvalId, "allow") },
+        { label: "Deny", click: () => actions.decide(approval.approvalId, "deny") },
+      ],
+    });
+  }
+  if (approvals.length > 0) {
+    items.push({ label: hidden > 0 ? `${hidden} more… Open Approvals` : "Open Approvals", click: () => actions.openApprovals() });
+  }
+  items.push(
+    { type: "separator" },
+    { label: "Open Tandem", click: () => actions.openWindow() },
+    { label: "Quit Tandem", click: () => actions.quit() },
+  );
+  return items;
+}
+
+/** The tray's tooltip, which is also its badge on systems whose trays show no title. */
+export function trayTooltip(pending: number): string {
+  return pending === 0 ? "Tandem" : `Tandem: ${pendingLabel(pending)}`;
+}
+
+export function pendingLabel(pending: number): string {
+  if (pending === 0) return "No tool calls waiting";
+  return pending === 1 ? "1 tool call waiting for you" : `${pending} tool calls waiting for you`;
+}

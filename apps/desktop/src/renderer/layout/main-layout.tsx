@@ -1,0 +1,91 @@
+import { type ReactNode, useEffect, useState } from "react";
+import type { DesktopApi, SessionInfo } from "../../shared/desktop-api";
+import { ApprovalsView } from "../approvals/approvals-view";
+import { BridgeView } from "../bridge/bridge-view";
+import { errorMessage } from "../components/error-message";
+import { ErrorNotice } from "../components/error-notice";
+import { NotesView } from "../notes/notes-view";
+import { DocumentsProvider } from "../sync/documents-context";
+import { TodosView } from "../todos/todos-view";
+import { HostStatusProvider } from "./host-status";
+import { SectionNav } from "./section-nav";
+import { SECTIONS, type SectionId, sectionFromHash } from "./sections";
+import { SyncIndicator } from "./sync-indicator";
+
+type SignedIn = Extract<SessionInfo, { state: "signed_in" }>;
+
+function SectionView({ section, api }: { section: SectionId; api: DesktopApi }) {
+  switch (section) {
+    case "notes":
+      return <NotesView api={api} />;
+    case "todos":
+      return <TodosView />;
+    case "approvals":
+      return <ApprovalsView api={api} />;
+    case "bridge":
+      return <BridgeView api={api} />;
+  }
+}
+
+/**
+ * The signed-in app: sync state, who is signed in and sign-out in the header; sections in the
+ * sidebar; the chosen section's view in the main area. Views that edit documents find them
+ * through the {@link DocumentsProvider} here.
+ */
+export function MainLayout({
+  api,
+  session,
+  header,
+  onSignedOut,
+}: {
+  api: DesktopApi;
+  session: SignedIn;
+  header: ReactNode;
+  onSignedOut: (session: SessionInfo) => void;
+}) {
+  const [section, setSection] = useState<SectionId>(() => sectionFromHash(window.location.hash) ?? "notes");
+  // The tray and notifications open the window on a section by setting the hash.
+  useEffect(() => {
+    const follow = () => {
+      const named = sectionFromHash(window.location.hash);
+      if (named) setSection(named);
+    };
+    window.addEventListener("hashchange", follow);
+    return () => window.removeEventListener("hashchange", follow);
+  }, []);
+  const [signOutError, setSignOutError] = useState<string | null>(null);
+  const signOut = () => {
+    setSignOutError(null);
+    api.signOut().then(onSignedOut, (error: unknown) => setSignOutError(`Signing out failed: ${errorMessage(error)}`));
+  };
+  const title = SECTIONS.find((candidate) => candidate.id === section)?.title;
+  return (
+    <HostStatusProvider api={api}>
+      <div className="app-shell">
+        <header className="app-header">
+          {header}
+          <div className="header-tools">
+            <SyncIndicator />
+            <span className="signed-in-as" title={session.serverUrl}>
+              {session.name ?? session.username}
+            </span>
+            <button type="button" onClick={signOut}>
+              Sign out
+            </button>
+          </div>
+          {signOutError && <ErrorNotice message={signOutError} />}
+        </header>
+        <SectionNav current={section} onSelect={setSection} />
+        <main className="main-area" aria-labelledby="section-title">
+          <h2 id="section-title" className="section-title">
+            {title}
+          </h2>
+          {/* Keyed by user: another account starts from its own documents. */}
+          <DocumentsProvider key={session.userId} api={api}>
+            <SectionView section={section} api={api} />
+          </DocumentsProvider>
+        </main>
+      </div>
+    </HostStatusProvider>
+  );
+}

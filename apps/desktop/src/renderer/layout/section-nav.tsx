@@ -1,0 +1,35 @@
+import type { HostStatus } from "../../shared/desktop-api";
+import { useHostStatus } from "./host-status";
+import { SECTIONS, type SectionId } from "./sections";
+
+/** A count worth the owner's attention beside a section's name, from the host's status. */
+function badgeFor(section: SectionId, status: HostStatus | null): string | null {
+  if (!status) return null;
+  if (section === "approvals" && status.approvalsPending > 0) return String(status.approvalsPending);
+  return null;
+}
+
+export function SectionNav({ current, onSelect }: { current: SectionId; onSelect: (section: SectionId) => void }) {
+  const { status } = useHostStatus();
+  return (
+    <nav className="sidebar" aria-label="Sections">
+      <ul>
+        {SECTIONS.map((section) => {
+          const badge = badgeFor(section.id, status);
+          return (
+            <li key={section.id}>
+              <button type="button" aria-current={section.id === current ? "page" : undefined} onClick={() => onSelect(section.id)}>
+                <span>{section.title}</span>
+                {badge && (
+                  <span className="badge" role="img" aria-label={`${badge} waiting`}>
+                    {badge}
+                  </span>
+                )}
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}

@@ -1,0 +1,123 @@
+import { useState } from "react";
+import type * as Y from "yjs";
+import { ConfirmButton } from "../components/confirm-button";
+import { NameInput } from "./name-input";
+import { createFolder, deleteFolder, renameFolder } from "./workspace-actions";
+import { ALL_NOTES, type FolderNode, type FolderSelection, folderNameIssue, type Workspace } from "./workspace-model";
+
+/** What the owner is typing a name for, if anything: a new folder under `parent`, or a rename. */
+type Naming = { readonly kind: "create"; readonly parent: string | null } | { readonly kind: "rename"; readonly uuid: string } | null;
+
+interface FolderTreeProps {
+  readonly doc: Y.Doc;
+  readonly workspace: Workspace;
+  readonly selection: FolderSelection;
+  readonly onSelect: (selection: FolderSelection) => void;
+}
+
+/** "All notes" and the nested folders; create, rename and delete act on the workspace document. */
+export function FolderTree({ doc, workspace, selection, onSelect }: FolderTreeProps) {
+  const [naming, setNaming] = useState<Naming>(null);
+  const selected = selection.kind === "folder" ? selection.uuid : null;
+
+  const newFolderInput = (parent: string | null) =>
+    naming?.kind === "create" && naming.parent === parent ? (
+      <li>
+        <NameInput
+          label="Folder name"
+          validate={(name) => folderNameIssue(workspace, name, parent)}
+          onSubmit={(name) => {
+            setNaming(null);
+            onSelect({ kind: "folder", uuid: createFolder(doc, name, parent) });
+          }}
+          onCancel={() => setNaming(null)}
+        />
+      </li>
+    ) : null;
+
+  const renderNode = (node: FolderNode) => {
+    const isSelected = node.uuid === selected;
+    const meta = workspace.folders.get(node.uuid);
+    return (
+      <li key={node.uuid}>
+        {naming?.kind === "rename" && naming.uuid === node.uuid ? (
+          <NameInput
+            label="Folder name"
+            initial={node.name}
+            validate={(name) => folderNameIssue(workspace, name, meta?.parent ?? null, node.uuid)}
+            onSubmit={(name) => {
+              setNaming(null);
+              renameFolder(doc, node.uuid, name);
+            }}
+            onCancel={() => setNaming(null)}
+          />
+        ) : (
+          <button
+            type="button"
+            className="tree-item"
+            style={{ paddingInlineStart: `${0.6 + node.depth * 0.9}rem` }}
+            aria-current={isSelected ? "true" : undefined}
+            onClick={() => onSelect({ kind: "folder", uuid: node.uuid })}
+          >
+            {node.name}
+          </button>
+        )}
+        {isSelected && naming === null && (
+          <div className="folder-actions">
+            <button type="button" onClick={() => setNaming({ kind: "create", parent: node.uuid })}>
+              New subfolder
+            </button>
+            <button type="button" onClick={() => setNaming({ kind: "rename", uuid: node.uuid })}>
+              Rename folder
+            </button>
+            <ConfirmButton
+              label="Delete folder"
+              question={`Delete "${node.name}"? Its notes and subfolders move up a level.`}
+              onConfirm={() => {
+                deleteFolder(doc, node.uuid);
+                onSelect(ALL_NOTES);
+              }}
+            />
+          </div>
+        )}
+        {(node.children.length > 0 || (naming?.kind === "create" && naming.parent === node.uuid)) && (
+          <ul>
+            {node.children.map(renderNode)}
+            {newFolderInput(node.uuid)}
+          </ul>
+        )}
+      </li>
+    );
+  };
+
+  return (
+    <nav className="folder-pane" aria-label="Folders">
+      <div className="pane-header">
+        <h3>Folders</h3>
+        <button
+          type="button"
+          className="icon-button"
+          aria-label="New folder"
+          title="New folder"
+          onClick={() => setNaming({ kind: "create", parent: null })}
+        >
+          +
+        </button>
+      </div>
+      <ul className="folder-tree">
+        <li>
+          <button
+            type="button"
+            className="tree-item"
+            aria-current={selection.kind === "all" ? "true" : undefined}
+            onClick={() => onSelect(ALL_NOTES)}
+          >
+            All notes
+          </button>
+        </li>
+        {workspace.tree.map(renderNode)}
+        {newFolderInput(null)}
+      </ul>
+    </nav>
+  );
+}

@@ -1,0 +1,152 @@
+import { type FormEvent, useCallback, useEffect, useId, useState } from "react";
+import type { DesktopApi, SnapshotPreview, SnapshotSummary } from "../../shared/desktop-api";
+import { ConfirmButton } from "../components/confirm-button";
+import { errorMessage } from "../components/error-message";
+import { ErrorNotice } from "../components/error-notice";
+import { fullTime } from "./note-time";
+import { SnapshotPreviewFrame } from "./snapshot-preview-frame";
+
+type Loaded<T> =
+  | { readonly status: "loading" }
+  | { readonly status: "ready"; readonly value: T }
+  | { readonly status: "failed"; readonly message: string };
+
+function snapshotName(snapshot: SnapshotSummary): string {
+  return snapshot.label ?? `Snapshot ${snapshot.seq}`;
+}
+
+/**
+ * The open note's versions on the server: save one with a label, preview one, restore one. They
+ * live on the server, so the panel says so when it cannot be reached.
+ */
+export function SnapshotsPanel({ api, noteUuid, onClose }: { api: DesktopApi; noteUuid: string; onClose: () => void }) {
+  const [list, setList] = useState<Loaded<SnapshotSummary[]>>({ status: "loading" });
+  const [selected, setSelected] = useState<number | null>(null);
+  const [preview, setPreview] = useState<Loaded<SnapshotPreview> | null>(null);
+  const [label, setLabel] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const headingId = useId();
+
+  const load = useCallback(async () => {
+    try {
+      setList({ status: "ready", value: await api.listSnapshots({ noteUuid }) });
+    } catch (error) {
+      setList({ status: "failed", message: errorMessage(error) });
+    }
+  }, [api, noteUuid]);
+
+  useEffect(() => {
+    setList({ status: "loading" });
+    setSelected(null);
+    setPreview(null);
+    void load();
+  }, [load]);
+
+  useEffect(() => {
+    if (selected === null) return;
+    let current = true;
+    setPreview({ status: "loading" });
+    api.getSnapshot({ noteUuid, seq: selected }).then(
+      (value) => current && setPreview({ status: "ready", value }),
+      (error: unknown) => current && setPreview({ status: "failed", message: errorMessage(error) }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [api, noteUuid, selected]);
+
+  /** One action at a time; the list reloads after each, since the server adds snapshots itself. */
+  const act = async (work: () => Promise<unknown>) => {
+    setBusy(true);
+    setActionError(null);
+    try {
+      await work();
+    } catch (error) {
+      setActionError(errorMessage(error));
+    } finally {
+      setBusy(false);
+      await load();
+    }
+  };
+
+  const save = (event: FormEvent) => {
+    event.preventDefault();
+    const trimmed = label.trim();
+    void act(async () => {
+      await api.createSnapshot({ noteUuid, ...(trimmed ? { label: trimmed } : {}) });
+      setLabel("");
+    });
+  };
+
+  const restore = (seq: number) =>
+    void act(async () => {
+      await api.restoreSnapshot({ noteUuid, seq });
+      setSelected(null);
+    });
+
+  return (
+    <aside id="snapshots-panel" className="snapshots-panel" aria-labelledby={headingId}>
+      <div className="pane-header">
+        <h3 id={headingId}>Snapshots</h3>
+        <button type="button" className="icon-button" aria-label="Close snapshots" onClick={onClose}>
+          ×
+        </button>
+      </div>
+      <form className="snapshot-save" onSubmit={save}>
+        <input
+          aria-label="Snapshot label"
+          placeholder="Label"
+          maxLength={200}
+          value={label}
+          onChange={(event) => setLabel(event.target.value)}
+        />
+        <button type="submit" disabled={busy}>
+          Save snapshot
+        </button>
+      </form>
+      {actionError && <ErrorNotice message={actionError} />}
+      {list.status === "loading" && <p className="empty-state">Loading…</p>}
+      {list.status === "failed" && <ErrorNotice message={list.message} onRetry={() => void load()} />}
+      {list.status === "ready" &&
+        (list.value.length === 0 ? (
+          <p className="empty-state">No snapshots yet.</p>
+        ) : (
+          <ul className="snapshot-list" aria-label="Snapshot list">
+            {list.value.map((snapshot) => (
+              <li key={snapshot.seq}>
+                <button
+                  type="button"
+                  className="snapshot-item"
+                  aria-current={snapshot.seq === selected ? "true" : undefined}
+                  onClick={() => setSelected(snapshot.seq === selected ? null : snapshot.seq)}
+                >
+                  <span className="snapshot-name">{snapshotName(snapshot)}</span>
+                  <span className="snapshot-meta">
+                    {fullTime(snapshot.createdAt)} · {snapshot.wordCount} {snapshot.wordCount === 1 ? "word" : "words"}
+                  </span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        ))}
+      {preview && selected !== null && (
+        <section className="snapshot-preview" aria-label="Preview">
+          {preview.status === "loading" && <p className="empty-state">Loading…</p>}
+          {preview.status === "failed" && <ErrorNotice message={preview.message} />}
+          {preview.status === "ready" && (
+            <>
+              <SnapshotPreviewFrame html={preview.value.html} />
+              <ConfirmButton
+                label="Restore"
+                question={`Replace the note with "${snapshotName(preview.value)}"? The current content is saved as a snapshot first.`}
+                disabled={busy}
+                onConfirm={() => restore(preview.value.seq)}
+              />
+            </>
+          )}
+        </section>
+      )}
+    </aside>
+  );
+}

@@ -1,0 +1,76 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { type Browser, chromium, type Page } from "playwright-core";
+
+/** Helpers for the browser tests: the real renderer build, Debian's headless Chromium, screenshots. */
+
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+];
+const DESKTOP_DIR = fileURLToPath(new URL("..", import.meta.url));
+const SCREENSHOTS_DIR = fileURLToPath(new URL("../../../docs/screenshots/", import.meta.url));
+
+/** True (with a warning naming the suite) when Chromium is absent, for `describe.skipIf`. */
+export function chromiumMissing(suite: string): boolean {
+  if (existsSync(CHROMIUM_PATH)) return false;
+  console.warn(`Skipping the ${suite} browser tests: ${CHROMIUM_PATH} is absent (install Debian's chromium package).`);
+  return true;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+}
+
+/**
+ * The real production build (`electron-vite build`), written to `outDir` so it never races a
+ * developer's `out/`; answers the renderer's directory for `startWebServer`.
+ */
+export async function buildApp(outDir: string): Promise<string> {
+  const electronVite = path.join(
+    path.dirname(createRequire(import.meta.url).resolve("electron-vite/package.json")),
+    "bin/electron-vite.js",
+  );
+  await promisify(execFile)(process.execPath, [electronVite, "build", "--outDir", outDir, "--logLevel", "warn"], { cwd: DESKTOP_DIR });
+  return path.join(outDir, "renderer");
+}
+
+/** Errors the page reports (uncaught exceptions and console errors); tests expect none. */
+export function collectPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  return errors;
+}
+
+/** Saves a screenshot of the page as `docs/screenshots/<name>.png`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS_DIR, `${name}.png`) });
+}
+
+/** A TCP port free right now on 127.0.0.1, for a server that must come back on the same address. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
