@@ -1,46 +1,25 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
-import type { Browser, Page } from "playwright-core";
+import type { TestUser } from "@tandem/server/testing";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Host } from "../src/host/host";
-import { type RunningWebServer, startWebServer } from "../src/web/web-server";
-import { buildApp, chromiumMissing, collectPageErrors, launchChromium, screenshot } from "./browser-harness";
-import { startTestHost } from "./host-harness";
+import { type BrowserApp, startBrowserApp } from "./browser-app";
+import { chromiumMissing, screenshot, signInOnPage } from "./browser-harness";
 
 /** Changes travel page → host → server and back on a busy shared machine: be patient. */
 const PATIENCE = { timeout: 30_000 };
 
 describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
-  let outDir: string;
-  let ts: TestServer;
+  let app: BrowserApp;
   let user: TestUser;
-  let host: Host;
-  let web: RunningWebServer;
-  let browser: Browser;
   let page: Page;
   let pageErrors: string[];
 
   beforeAll(async () => {
-    outDir = await mkdtemp(path.join(tmpdir(), "tandem-app-shell-"));
-    let rendererDir: string;
-    [browser, ts, rendererDir] = await Promise.all([launchChromium(), startTestServer(), buildApp(outDir)]);
-    user = await ts.addUser("shell");
-    host = await startTestHost(path.join(outDir, "data"));
-    web = await startWebServer(host.api, { rendererDir });
-    page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
-    pageErrors = collectPageErrors(page);
-    await page.goto(web.url);
+    app = await startBrowserApp({ name: "app-shell" });
+    user = await app.ts.addUser("shell");
+    ({ page, pageErrors } = await app.openPage({ viewport: { width: 1100, height: 720 } }));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await web?.close();
-    await host?.close();
-    await ts?.stop();
-    if (outDir) await rm(outDir, { recursive: true, force: true });
-  });
+  afterAll(() => app?.close());
 
   it("opens on the sign-in screen, with the app info the host reports", async () => {
     await page.getByRole("banner").getByRole("heading", { name: "Tandem" }).waitFor();
@@ -48,27 +27,25 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
     // The renderer has no other source for the version or the mode: showing them proves the typed API works.
     expect(await page.getByTestId("app-info").textContent()).toBe("v0.0.0-test · web");
     await expect.poll(() => page.getByRole("button", { name: "Sign in", exact: true }).isDisabled()).toBe(true);
-    await page.getByLabel("Server URL").fill(ts.server.url);
+    await page.getByLabel("Server URL").fill(app.ts.server.url);
     await page.getByRole("button", { name: "Sign in with a code" }).waitFor();
     await screenshot(page, "sign-in");
     expect(pageErrors).toEqual([]);
   });
 
   it("shows why a wrong key is refused, and stays signed out", async () => {
-    await page.getByLabel("API key", { exact: true }).fill("svc_sk_not_a_real_key");
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await signInOnPage(page, "svc_sk_not_a_real_key");
     const alert = page.getByRole("form", { name: "Sign in with an API key" }).getByRole("alert");
     await alert.waitFor(PATIENCE);
     expect((await alert.textContent())?.length).toBeGreaterThan(0);
-    expect((await host.api.getSession()).state).toBe("signed_out");
+    expect((await app.host.api.getSession()).state).toBe("signed_out");
     // The refusal reached the page as the host API's error answer, which the browser logs; nothing else may have.
     expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
     pageErrors.length = 0;
   });
 
   it("signs in with a key: the sections, the user and a sync state that reaches synced", async () => {
-    await page.getByLabel("API key", { exact: true }).fill(user.apiKey);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await signInOnPage(page, user.apiKey);
     const sections = page.getByRole("navigation", { name: "Sections" }).getByRole("button");
     await sections.first().waitFor(PATIENCE);
     expect(await sections.allTextContents()).toEqual(["Notes", "Todos", "Approvals", "Bridge"]);
@@ -90,8 +67,8 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
   it("signs out back to the sign-in screen, with the server's address kept", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in" }).waitFor(PATIENCE);
-    expect(await page.getByLabel("Server URL").inputValue()).toBe(ts.server.url);
-    expect((await host.api.getSession()).state).toBe("signed_out");
+    expect(await page.getByLabel("Server URL").inputValue()).toBe(app.ts.server.url);
+    expect((await app.host.api.getSession()).state).toBe("signed_out");
     // A reload asks the host again: still signed out.
     await page.reload();
     await page.getByRole("heading", { name: "Sign in" }).waitFor(PATIENCE);
@@ -112,7 +89,7 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
 
     await user.client.call("approveDeviceCode", { body: { userCode, action: "deny" } });
     await page.getByText("The code was denied.").waitFor(PATIENCE);
-    expect((await host.api.getSession()).state).toBe("signed_out");
+    expect((await app.host.api.getSession()).state).toBe("signed_out");
     expect(await page.getByRole("button", { name: "Sign in with a code" }).isEnabled()).toBe(true);
     expect(pageErrors).toEqual([]);
   });

@@ -3,8 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Host, startHost } from "../src/host/host";
-import { FileSecretStore } from "../src/host/session/file-secret-store";
+import type { Host } from "../src/host/host";
 import {
   grantAgentAccess,
   installFakeCli,
@@ -17,7 +16,7 @@ import {
   sendTask,
   waitReplied,
 } from "./bridge-fixture";
-import { tempDir } from "./host-harness";
+import { signInAs, startTestHost, tempDir } from "./host-harness";
 
 const FAKE_CLAUDE = fileURLToPath(new URL("./bridge-fake-claude.mjs", import.meta.url));
 
@@ -44,14 +43,8 @@ describe("a grant served by the claude-code adapter", () => {
     expect((await ts.cli(["credits", "set", "alice", "1"])).code).toBe(0);
     claude = await installFakeCli("claude", FAKE_CLAUDE);
     dataDir = await tempDir("tandem-bridge-claude-");
-    host = await startHost({
-      mode: "web",
-      version: "0.0.0-test",
-      dataDir,
-      secrets: new FileSecretStore(dataDir),
-      bridge: { claudeCommand: claude.command },
-    });
-    await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: bob.apiKey });
+    host = await startTestHost(dataDir, { bridge: { claudeCommand: claude.command } });
+    await signInAs(host, ts, bob);
   });
 
   afterAll(async () => {

@@ -2,9 +2,8 @@ import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Host, startHost } from "../src/host/host";
+import type { Host } from "../src/host/host";
 import type { BridgeOptions, FakeRuntimeRecord } from "../src/host/host-context";
-import { FileSecretStore } from "../src/host/session/file-secret-store";
 import { openLocalStore } from "../src/host/store/local-store";
 import type { ApprovalItem, GrantItem } from "../src/shared/desktop-api";
 import {
@@ -21,7 +20,7 @@ import {
   waitReplied,
   wire,
 } from "./bridge-fixture";
-import { tempDir, waitFor } from "./host-harness";
+import { signInAs, startTestHost, tempDir, waitFor } from "./host-harness";
 
 /**
  * The bridge end to end against the real server: bob's desktop pairs as his runtime endpoint;
@@ -49,7 +48,7 @@ describe("the desktop bridge against a real server", () => {
   };
 
   async function start(): Promise<void> {
-    host = await startHost({ mode: "web", version: "0.0.0-test", dataDir, secrets: new FileSecretStore(dataDir), bridge });
+    host = await startTestHost(dataDir, { bridge });
     for (const name of ["status", "approval", "grant-request"])
       host.context.events.on(name, (payload) => hostEvents.push({ name, payload }));
   }
@@ -84,7 +83,7 @@ describe("the desktop bridge against a real server", () => {
     expect((await ts.cli(["credits", "set", "alice", "10"])).code).toBe(0);
     dataDir = await tempDir("tandem-bridge-test-");
     await start();
-    await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: bob.apiKey });
+    await signInAs(host, ts, bob);
   });
 
   afterAll(async () => {
@@ -287,7 +286,7 @@ describe("the desktop bridge against a real server", () => {
     await host.api.signOut();
     expect(await host.api.getBridgeStatus()).toMatchObject({ state: "offline", endpointId });
     expect(await host.api.listApprovals()).toEqual([]);
-    await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: bob.apiKey });
+    await signInAs(host, ts, bob);
     await waitFor("the bridge online again", async () => (await host.api.getBridgeStatus()).state === "online");
   });
 

@@ -1,9 +1,8 @@
-import { chmod, copyFile, mkdir, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, copyFile, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TestServer, TestUser } from "@tandem/server/testing";
 import type { ApprovalItem, BridgeRuntime, DesktopApi } from "../src/shared/desktop-api";
-import { waitFor } from "./host-harness";
+import { tempDir, waitFor } from "./host-harness";
 
 /**
  * The other side of the bridge's tests, spoken over the real wire (runtime-wire.md) with raw
@@ -102,7 +101,7 @@ export function messageState(ts: TestServer, user: TestUser, messageId: string):
  * directory, as the real one would be on PATH; the script logs next to itself there.
  */
 export async function installFakeCli(name: string, script: string): Promise<{ dir: string; command: string; workDir: string }> {
-  const dir = await mkdtemp(path.join(tmpdir(), `tandem-fake-${name}-`));
+  const dir = await tempDir(`tandem-fake-${name}-`);
   const copy = path.join(dir, path.basename(script));
   await copyFile(script, copy);
   const command = path.join(dir, name);

@@ -8,7 +8,11 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type Browser, chromium, type Page } from "playwright-core";
 
-/** Helpers for the browser tests: the real renderer build, Debian's headless Chromium, screenshots. */
+/**
+ * Helpers for the browser tests: the real renderer build, Debian's headless Chromium, screenshots,
+ * steps on the page. The whole app for a test (server, host, build, browser) is in browser-app.ts;
+ * this file imports no server or host code.
+ */
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
@@ -73,4 +77,16 @@ export function freePort(): Promise<number> {
       server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
     });
   });
+}
+
+/** Signs in on the sign-in screen with an API key, filling in the server's address first when given. */
+export async function signInOnPage(page: Page, apiKey: string, serverUrl?: string): Promise<void> {
+  if (serverUrl !== undefined) await page.getByLabel("Server URL").fill(serverUrl);
+  await page.getByLabel("API key", { exact: true }).fill(apiKey);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+}
+
+/** Opens a section (Notes, Todos, Approvals, Bridge) from the signed-in app's navigation. */
+export async function openSection(page: Page, name: string): Promise<void> {
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name }).click();
 }

@@ -3,9 +3,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from "@hocuspocus/provider";
 import { loadConfig, type RunningServer, startServer } from "@tandem/server";
+import type { TestServer, TestUser } from "@tandem/server/testing";
 import WebSocket from "ws";
 import type * as Y from "yjs";
-import { type Host, startHost } from "../src/host/host";
+import { type Host, type HostConfig, startHost } from "../src/host/host";
 import { FileSecretStore } from "../src/host/session/file-secret-store";
 import type { LocalSyncInfo } from "../src/shared/desktop-api";
 
@@ -15,9 +16,14 @@ export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(path.join(tmpdir(), prefix));
 }
 
-/** A host in web mode on `dataDir` (kept across restarts of the host). */
-export function startTestHost(dataDir: string): Promise<Host> {
-  return startHost({ mode: "web", version: "0.0.0-test", dataDir, secrets: new FileSecretStore(dataDir) });
+/** A host in web mode on `dataDir` (kept across restarts of the host); `config` adds to it (a fake `bridge`, say). */
+export function startTestHost(dataDir: string, config: Partial<Omit<HostConfig, "dataDir">> = {}): Promise<Host> {
+  return startHost({ mode: "web", version: "0.0.0-test", dataDir, secrets: new FileSecretStore(dataDir), ...config });
+}
+
+/** Signs the host in to the test server as `user`, with their key (as the sign-in screen does). */
+export async function signInAs(host: Host, ts: TestServer, user: TestUser): Promise<void> {
+  await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: user.apiKey });
 }
 
 /** Polls `check` until it answers something truthy; fails with `what` after `timeoutMs`. */

@@ -1,13 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
-import type { Browser, Page } from "playwright-core";
+import type { TestUser } from "@tandem/server/testing";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Host } from "../src/host/host";
-import { type RunningWebServer, startWebServer } from "../src/web/web-server";
-import { buildApp, chromiumMissing, collectPageErrors, freePort, launchChromium, screenshot } from "./browser-harness";
-import { startTestHost } from "./host-harness";
+import { type BrowserApp, startBrowserApp } from "./browser-app";
+import { chromiumMissing, freePort, screenshot, signInOnPage } from "./browser-harness";
 
 /**
  * Changes travel page → local hub → replication → server → SQL views (and back), on a busy shared
@@ -17,12 +12,8 @@ const PATIENCE = { timeout: 60_000, intervals: [100, 250, 500, 1000] };
 const WAIT = { timeout: 60_000 };
 
 describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real server", () => {
-  let outDir: string;
-  let ts: TestServer;
+  let app: BrowserApp;
   let user: TestUser;
-  let host: Host;
-  let web: RunningWebServer;
-  let browser: Browser;
   let page: Page;
   let pageErrors: string[];
 
@@ -65,31 +56,16 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
   };
 
   beforeAll(async () => {
-    outDir = await mkdtemp(path.join(tmpdir(), "tandem-notes-ui-"));
-    let rendererDir: string;
     // A fixed port: the offline test stops the server and starts it again at the same address.
-    const port = await freePort();
-    [browser, ts, rendererDir] = await Promise.all([launchChromium(), startTestServer({ port }), buildApp(outDir)]);
-    user = await ts.addUser("nora");
-    host = await startTestHost(path.join(outDir, "data"));
-    web = await startWebServer(host.api, { rendererDir });
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: "en-US" });
-    pageErrors = collectPageErrors(page);
-    await page.goto(web.url);
+    app = await startBrowserApp({ name: "notes-ui", server: { port: await freePort() } });
+    user = await app.ts.addUser("nora");
+    ({ page, pageErrors } = await app.openPage({ viewport: { width: 1280, height: 800 }, locale: "en-US" }));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await web?.close();
-    await host?.close();
-    await ts?.stop();
-    if (outDir) await rm(outDir, { recursive: true, force: true });
-  });
+  afterAll(() => app?.close());
 
   it("signs in with an API key", async () => {
-    await page.getByLabel("Server URL").fill(ts.server.url);
-    await page.getByLabel("API key", { exact: true }).fill(user.apiKey);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await signInOnPage(page, user.apiKey, app.ts.server.url);
     await main().getByRole("button", { name: "New note" }).waitFor(WAIT);
     await expect.poll(syncStatus, PATIENCE).toBe("Synced");
   });
@@ -105,7 +81,7 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
   });
 
   it("works offline: an edit survives a reload without the server, and reaches it once it is back", async () => {
-    await ts.server.close();
+    await app.ts.server.close();
     await expect.poll(syncStatus, PATIENCE).toMatch(/^Offline/);
 
     await appendToBody(" and bread");
@@ -126,7 +102,7 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     await page.getByRole("searchbox", { name: "Search notes" }).fill("");
 
     // The same server, at the same address, with the same storage.
-    await ts.restart();
+    await app.ts.restart();
     await expect.poll(syncStatus, PATIENCE).toBe("Synced");
     await expect.poll(async () => (await restNote("Groceries"))?.markdown.trim(), PATIENCE).toBe("Milk and eggs and bread");
     expect(pageErrors).toEqual([]);
@@ -221,7 +197,7 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
   it("searches on the server when online, and opens a result", async () => {
     // The server's index follows sync within moments; wait for it before asking through the page.
     await expect
-      .poll(async () => (await host.api.searchNotes({ query: "edited" })).results.map((hit) => hit.title), PATIENCE)
+      .poll(async () => (await app.host.api.searchNotes({ query: "edited" })).results.map((hit) => hit.title), PATIENCE)
       .toEqual(["Alpha"]);
     await page.getByRole("searchbox", { name: "Search notes" }).fill("edited");
     const results = page.getByRole("region", { name: "Search results" });

@@ -1,32 +1,12 @@
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { todayIn } from "@tandem/core/dates";
-import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
-import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import type { TestUser } from "@tandem/server/testing";
+import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Host, startHost } from "../src/host/host";
-import { FileSecretStore } from "../src/host/session/file-secret-store";
 import { readDesktopVersion } from "../src/web/package-version";
-import { type RunningWebServer, startWebServer } from "../src/web/web-server";
+import { type BrowserApp, startBrowserApp } from "./browser-app";
+import { chromiumMissing, openSection, screenshot } from "./browser-harness";
+import { signInAs } from "./host-harness";
 
-const CHROMIUM_PATH = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
-const DESKTOP_DIR = fileURLToPath(new URL("..", import.meta.url));
-const SCREENSHOT_PATH = fileURLToPath(new URL("../../../docs/screenshots/todos.png", import.meta.url));
 /**
  * UTC+14: for most of the day its date is not UTC's, so the views only agree with the server's
  * `timezone` filter if "today" really is the user's, as the page's browser reports it.
@@ -35,64 +15,29 @@ const TIME_ZONE = "Pacific/Kiritimati";
 /** Changes travel page → local hub → replication → server → SQL views, on a busy shared machine. */
 const PATIENCE = { timeout: 20_000, interval: 150 };
 
-const chromiumMissing = !existsSync(CHROMIUM_PATH);
-if (chromiumMissing) {
-  console.warn(`Skipping the todos browser tests: ${CHROMIUM_PATH} is absent (install Debian's chromium package).`);
-}
-
-async function buildApp(outDir: string): Promise<void> {
-  const electronVite = path.join(
-    path.dirname(createRequire(import.meta.url).resolve("electron-vite/package.json")),
-    "bin/electron-vite.js",
-  );
-  await promisify(execFile)(process.execPath, [electronVite, "build", "--outDir", outDir, "--logLevel", "warn"], { cwd: DESKTOP_DIR });
-}
-
 /** `YYYY-MM-DD` `days` after `date` (calendar arithmetic, no time zone involved). */
 function addDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }
 
-describe.skipIf(chromiumMissing)("todos in web mode against a real server", () => {
-  let outDir: string;
-  let ts: TestServer;
+describe.skipIf(chromiumMissing("todos"))("todos in web mode against a real server", () => {
+  let app: BrowserApp;
   let user: TestUser;
-  let host: Host;
-  let web: RunningWebServer;
-  let browser: Browser;
   let page: Page;
+  let pageErrors: string[];
   const today = () => todayIn(TIME_ZONE);
-  const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    outDir = await mkdtemp(path.join(tmpdir(), "tandem-todos-ui-"));
-    [browser, ts] = await Promise.all([
-      chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS }),
-      startTestServer(),
-      buildApp(outDir),
-    ]);
-    user = await ts.addUser("tess");
-    const dataDir = path.join(outDir, "data");
-    host = await startHost({ mode: "web", version: await readDesktopVersion(), dataDir, secrets: new FileSecretStore(dataDir) });
-    await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: user.apiKey });
-    web = await startWebServer(host.api, { rendererDir: path.join(outDir, "renderer") });
-    page = await browser.newPage({ viewport: { width: 1200, height: 760 }, timezoneId: TIME_ZONE, locale: "en-US" });
-    page.on("pageerror", (error) => pageErrors.push(error.message));
-    page.on("console", (message) => {
-      if (message.type() === "error") pageErrors.push(message.text());
-    });
-    await page.goto(web.url);
-    await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Todos" }).click();
+    // The package's own version, as the app shows it: the screenshot is the documentation's.
+    app = await startBrowserApp({ name: "todos-ui", host: { version: await readDesktopVersion() } });
+    user = await app.ts.addUser("tess");
+    await signInAs(app.host, app.ts, user);
+    ({ page, pageErrors } = await app.openPage({ viewport: { width: 1200, height: 760 }, timezoneId: TIME_ZONE, locale: "en-US" }));
+    await openSection(page, "Todos");
     await page.getByRole("tablist", { name: "Todo views" }).waitFor();
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await web?.close();
-    await host?.close();
-    await ts?.stop();
-    if (outDir) await rm(outDir, { recursive: true, force: true });
-  });
+  afterAll(() => app?.close());
 
   const tab = (label: string) => page.getByRole("tab", { name: new RegExp(`^${label}\\b`) });
   const openView = async (label: string) => {
@@ -284,7 +229,7 @@ describe.skipIf(chromiumMissing)("todos in web mode against a real server", () =
 
   it("keeps the todos across a reload, and takes the screenshot", async () => {
     await page.reload();
-    await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Todos" }).click();
+    await openSection(page, "Todos");
     await openView("Today");
     await expect.poll(() => listed("Today"), PATIENCE).toEqual(["Pay rent", "Read two books", "Call the plumber"]);
     await select("Read two books");
@@ -295,8 +240,7 @@ describe.skipIf(chromiumMissing)("todos in web mode against a real server", () =
     await panel.getByLabel("New step").fill("Pick the essay");
     await panel.getByRole("button", { name: "Add step" }).click();
     await panel.getByRole("checkbox", { name: "Pick the essay" }).waitFor();
-    await mkdir(path.dirname(SCREENSHOT_PATH), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT_PATH });
+    await screenshot(page, "todos");
     expect(pageErrors).toEqual([]);
   });
 });

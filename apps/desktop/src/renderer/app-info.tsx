@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import type { AppInfo, DesktopApi } from "../shared/desktop-api";
+import { errorMessage } from "./components/error-message";
 
 type AppInfoState = { status: "loading" } | { status: "ready"; info: AppInfo } | { status: "failed"; message: string };
 
@@ -13,7 +14,7 @@ function useAppInfo(api: DesktopApi): AppInfoState {
         if (mounted) setState({ status: "ready", info });
       },
       (error: unknown) => {
-        if (mounted) setState({ status: "failed", message: error instanceof Error ? error.message : String(error) });
+        if (mounted) setState({ status: "failed", message: errorMessage(error) });
       },
     );
     return () => {

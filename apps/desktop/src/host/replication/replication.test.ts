@@ -4,7 +4,7 @@ import type { RunningServer } from "@tandem/server";
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as Y from "yjs";
-import { HubClient, startServerAt, startTestHost, tempDir, waitFor } from "../../../test/host-harness";
+import { HubClient, signInAs, startServerAt, startTestHost, tempDir, waitFor } from "../../../test/host-harness";
 import type { Host } from "../host";
 
 const now = () => new Date().toISOString();
@@ -51,7 +51,7 @@ describe("replication between the local hub and the server", () => {
   async function signedInHost(): Promise<{ host: Host; hub: HubClient }> {
     dataDir = await tempDir("tandem-desktop-sync-");
     host = await startTestHost(dataDir);
-    await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: user.apiKey });
+    await signInAs(host, ts, user);
     hub = new HubClient(await host.api.getLocalSync());
     return { host, hub };
   }
@@ -61,7 +61,7 @@ describe("replication between the local hub and the server", () => {
     for (let round = 0; round < 3; round++) {
       const roundDir = await tempDir("tandem-desktop-close-");
       const running = await startTestHost(roundDir);
-      await running.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: user.apiKey });
+      await signInAs(running, ts, user);
       await running.close();
       await rm(roundDir, { recursive: true, force: true });
     }
@@ -120,7 +120,7 @@ describe("replication between the local hub and the server", () => {
       host = running;
       const states: string[] = [];
       running.context.events.on("status", () => void running.status().then((status) => states.push(status.sync.state)));
-      await running.api.signInWithApiKey({ serverUrl: server.server.url, apiKey: many.apiKey });
+      await signInAs(running, server, many);
       const synced = async () => {
         const { sync } = await running.status();
         return sync.state === "synced" && sync.documents === 162 ? sync : undefined;
@@ -167,7 +167,7 @@ describe("replication between the local hub and the server", () => {
       dataDir = await tempDir("tandem-desktop-sync-");
       let running = await startTestHost(dataDir);
       host = running;
-      await running.api.signInWithApiKey({ serverUrl: server.server.url, apiKey: grace.apiKey });
+      await signInAs(running, server, grace);
       let sync = await running.api.getLocalSync();
       hub = new HubClient(sync);
       const workspace = await hub.open(sync.workspaceDoc);
@@ -239,7 +239,7 @@ describe("replication between the local hub and the server", () => {
     dataDir = await tempDir("tandem-desktop-sync-");
     let running = await startTestHost(dataDir);
     host = running;
-    await running.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: revoked.apiKey });
+    await signInAs(running, ts, revoked);
     await waitFor("synced", async () => (await running.status()).sync.state === "synced");
     await running.close();
     await ts.server.context.db.updateTable("api_keys").set({ revoked_at: now() }).where("user_id", "=", revoked.userId).execute();

@@ -2,7 +2,7 @@ import { rm } from "node:fs/promises";
 import { noteDocName, putNote, textToJson, writeNoteBody } from "@tandem/core";
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HubClient, startTestHost, tempDir, waitFor } from "../../../test/host-harness";
+import { HubClient, signInAs, startTestHost, tempDir, waitFor } from "../../../test/host-harness";
 import type { Host } from "../host";
 
 /** Against a real server: search (server and local), snapshots, and what they say when they cannot answer. */
@@ -48,7 +48,7 @@ describe("workspace facet: search and snapshots", () => {
   it("asks to sign in first", async () => {
     await expect(host.api.searchNotes({ query: "anything" })).rejects.toThrow("Sign in first");
     await expect(host.api.listSnapshots({ noteUuid: crypto.randomUUID() })).rejects.toThrow("Sign in first");
-    await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: user.apiKey });
+    await signInAs(host, ts, user);
     hub = new HubClient(await host.api.getLocalSync());
   });
 

@@ -1,10 +1,10 @@
 import type { DesktopApi, GrantItem } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
+import { useAction } from "../components/use-action";
+import { usePolled } from "../components/use-polled";
 import { type GrantButton, GrantRow } from "./grant-row";
 import { RESOLUTIONS, ToolCallCard, type ToolCallDecision } from "./tool-call-card";
-import { useAction } from "./use-action";
 import { useNow } from "./use-now";
-import { usePolled } from "./use-polled";
 import "./approvals.css";
 
 /** Pending tool calls expire in 5 minutes; a second's delay is what the owner can notice. */

@@ -1,9 +1,9 @@
 import { useEffect, useState } from "react";
 import type { BridgeRuntime, BridgeStatus, DesktopApi, PairingPrompt } from "../../shared/desktop-api";
 import { clockTime } from "../approvals/time-left";
-import { useAction } from "../approvals/use-action";
 import { ErrorNotice } from "../components/error-notice";
 import { openLink } from "../components/open-link";
+import { useAction } from "../components/use-action";
 import { useHostStatus } from "../layout/host-status";
 import { PAIRABLE_RUNTIMES, RUNTIME_LABELS, STATE_LABELS } from "./bridge-labels";
 import "../approvals/approvals.css";

@@ -1,6 +1,6 @@
-import { createContext, type ReactNode, useContext, useEffect, useState } from "react";
+import { createContext, type ReactNode, useContext, useMemo } from "react";
 import type { DesktopApi, HostStatus } from "../../shared/desktop-api";
-import { errorMessage } from "../components/error-message";
+import { usePolled } from "../components/use-polled";
 
 /** About once a second, as the API suggests: cheap for the host, fresh enough for a status line. */
 const POLL_MS = 1000;
@@ -16,26 +16,8 @@ const HostStatusContext = createContext<HostStatusState>({ status: null, error: 
 
 /** Polls `getStatus()` once for the whole window; views read it with {@link useHostStatus}. */
 export function HostStatusProvider({ api, children }: { api: DesktopApi; children: ReactNode }) {
-  const [state, setState] = useState<HostStatusState>({ status: null, error: null });
-  useEffect(() => {
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    // The next poll is scheduled after the previous answer, so a slow host never piles calls up.
-    const poll = async () => {
-      try {
-        const status = await api.getStatus();
-        if (!stopped) setState({ status, error: null });
-      } catch (error) {
-        if (!stopped) setState((previous) => ({ status: previous.status, error: errorMessage(error) }));
-      }
-      if (!stopped) timer = setTimeout(poll, POLL_MS);
-    };
-    void poll();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [api]);
+  const { data, error } = usePolled(() => api.getStatus(), POLL_MS);
+  const state = useMemo<HostStatusState>(() => ({ status: data ?? null, error }), [data, error]);
   return <HostStatusContext.Provider value={state}>{children}</HostStatusContext.Provider>;
 }
 

@@ -3,6 +3,7 @@ import type { DesktopApi, SnapshotPreview, SnapshotSummary } from "../../shared/
 import { ConfirmButton } from "../components/confirm-button";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
+import { useAction } from "../components/use-action";
 import { fullTime } from "./note-time";
 import { SnapshotPreviewFrame } from "./snapshot-preview-frame";
 
@@ -24,8 +25,6 @@ export function SnapshotsPanel({ api, noteUuid, onClose }: { api: DesktopApi; no
   const [selected, setSelected] = useState<number | null>(null);
   const [preview, setPreview] = useState<Loaded<SnapshotPreview> | null>(null);
   const [label, setLabel] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<string | null>(null);
   const headingId = useId();
 
   const load = useCallback(async () => {
@@ -56,31 +55,21 @@ export function SnapshotsPanel({ api, noteUuid, onClose }: { api: DesktopApi; no
     };
   }, [api, noteUuid, selected]);
 
-  /** One action at a time; the list reloads after each, since the server adds snapshots itself. */
-  const act = async (work: () => Promise<unknown>) => {
-    setBusy(true);
-    setActionError(null);
-    try {
-      await work();
-    } catch (error) {
-      setActionError(errorMessage(error));
-    } finally {
-      setBusy(false);
-      await load();
-    }
-  };
+  // One action at a time; the list reloads after each, since the server adds snapshots itself.
+  const action = useAction(() => void load());
+  const busy = action.running !== null;
 
   const save = (event: FormEvent) => {
     event.preventDefault();
     const trimmed = label.trim();
-    void act(async () => {
+    void action.run("save", async () => {
       await api.createSnapshot({ noteUuid, ...(trimmed ? { label: trimmed } : {}) });
       setLabel("");
     });
   };
 
   const restore = (seq: number) =>
-    void act(async () => {
+    void action.run("restore", async () => {
       await api.restoreSnapshot({ noteUuid, seq });
       setSelected(null);
     });
@@ -105,7 +94,7 @@ export function SnapshotsPanel({ api, noteUuid, onClose }: { api: DesktopApi; no
           Save snapshot
         </button>
       </form>
-      {actionError && <ErrorNotice message={actionError} />}
+      {action.error && <ErrorNotice message={action.error} />}
       {list.status === "loading" && <p className="empty-state">Loading…</p>}
       {list.status === "failed" && <ErrorNotice message={list.message} onRetry={() => void load()} />}
       {list.status === "ready" &&

@@ -1,8 +1,9 @@
 import { useEffect, useState } from "react";
-import type { DesktopApi, PairingPrompt, SessionInfo } from "../../shared/desktop-api";
+import type { PairingPrompt } from "../../shared/desktop-api";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
 import { openLink } from "../components/open-link";
+import type { SignInMethodProps } from "./sign-in-method";
 
 /** How often to ask the host whether the owner approved the code (the server asks for ≥ 1 s). */
 const POLL_MS = 2000;
@@ -17,15 +18,7 @@ type Flow =
  * Device-code sign-in: the host asks the server for a code, the owner approves it in a browser
  * where they are signed in, and the host's poll picks up the credential.
  */
-export function CodeSignIn({
-  api,
-  serverUrl,
-  onSignedIn,
-}: {
-  api: DesktopApi;
-  serverUrl: string;
-  onSignedIn: (session: SessionInfo) => void;
-}) {
+export function CodeSignIn({ api, serverUrl, onSignedIn }: SignInMethodProps) {
   const [flow, setFlow] = useState<Flow>({ step: "idle" });
   const [error, setError] = useState<string | null>(null);
 

@@ -3,6 +3,7 @@ import type * as Y from "yjs";
 import { ConfirmButton } from "../components/confirm-button";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
+import { Field } from "../components/field";
 import { DESCRIPTION_MAX_LENGTH, deleteTodo, setTodoCompleted, type TodoEdit, updateTodo } from "./todo-actions";
 import { DueDateInput, PrioritySelect, TitleInput } from "./todo-fields";
 import { formatCompletedAt } from "./todo-format";
@@ -27,7 +28,6 @@ export function TodoDetails({ doc, todo, onClose }: TodoDetailsProps) {
   const [draft, setDraft] = useState<TodoEdit>({});
   const [error, setError] = useState<string | null>(null);
   const headingId = useId();
-  const descriptionId = useId();
 
   const value = <K extends EditableField>(field: K): TodoItem[K] => (field in draft ? (draft[field] as TodoItem[K]) : todo[field]);
   const edit =
@@ -79,16 +79,17 @@ export function TodoDetails({ doc, todo, onClose }: TodoDetailsProps) {
 
       <form className="todo-edit" aria-label="Edit todo" onSubmit={save}>
         <TitleInput value={value("title")} onChange={edit("title")} />
-        <div className="field">
-          <label htmlFor={descriptionId}>Description</label>
-          <textarea
-            id={descriptionId}
-            rows={4}
-            maxLength={DESCRIPTION_MAX_LENGTH}
-            value={value("description")}
-            onChange={(event) => edit("description")(event.target.value)}
-          />
-        </div>
+        <Field label="Description">
+          {(id) => (
+            <textarea
+              id={id}
+              rows={4}
+              maxLength={DESCRIPTION_MAX_LENGTH}
+              value={value("description")}
+              onChange={(event) => edit("description")(event.target.value)}
+            />
+          )}
+        </Field>
         <div className="todo-edit-row">
           <DueDateInput value={value("dueDate")} onChange={edit("dueDate")} />
           <PrioritySelect value={value("priority")} onChange={edit("priority")} />

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react";
-import { errorMessage } from "../components/error-message";
+import { errorMessage } from "./error-message";
 
 export interface Action {
   /** A key naming the action in flight (e.g. `Accept:cs_…`), so only its button shows it; null when idle. */
@@ -11,7 +11,10 @@ export interface Action {
 
 const nothing = () => {};
 
-/** One owner decision at a time per view: a double click must not send two decisions. */
+/**
+ * One action at a time per view (an owner's decision, a sign-in, a snapshot): a double click must
+ * not send two. Its error is shown until the next action starts.
+ */
 export function useAction(then: () => void = nothing): Action {
   const [running, setRunning] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);

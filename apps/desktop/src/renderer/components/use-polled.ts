@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react";
-import { errorMessage } from "../components/error-message";
+import { errorMessage } from "./error-message";
 
 export interface Polled<T> {
   /** The last answer; kept while a later load fails, so the view does not flicker away. */
