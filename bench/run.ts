@@ -31,6 +31,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "message POST → message.dispatch on the recipient's stream vs a bare node:http SSE push (target: p50 ≤ 5 ms); 1,000 streams: RSS",
     load: () => import("./realtime"),
   },
+  desktop: {
+    summary:
+      "2,000 notes: the desktop host's first full replication vs plain providers (target ≤ 20 s); web-mode cold start to an interactive note list, server up and down, vs the page alone (target ≤ 2 s)",
+    load: () => import("./desktop"),
+  },
   sync: {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),
@@ -49,7 +54,7 @@ function usage(): string {
     list,
     "",
     "Environment: BENCH_SECONDS (measured seconds per target, default 10), BENCH_WARMUP_SECONDS (default 2),",
-    "BENCH_CONNECTIONS (default 10). notes and sync have their own BENCH_NOTES_* and BENCH_SYNC_* settings:",
+    "BENCH_CONNECTIONS (default 10). notes, sync and desktop have their own BENCH_NOTES_*, BENCH_SYNC_* and BENCH_DESKTOP_* settings:",
     "see bench/README.md.",
   ].join("\n");
 }

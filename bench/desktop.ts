@@ -1,0 +1,373 @@
+/**
+ * `npm run bench -- desktop`: the desktop app on a workspace of 2,000 notes (issue #6). First full
+ * replication into an empty host, against plain providers fetching the same documents; then cold
+ * start in web mode to an interactive note list, with the server up and with it down, against the
+ * same renderer build loading without a host. The server, the host and the baseline's clients each
+ * run in their own process (a real server is elsewhere); the page runs in headless Chromium.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { noteDocName, todosDocName, workspaceDocName } from "@tandem/core";
+import type { Browser } from "playwright-core";
+import { createStaticFileHandler } from "../apps/desktop/src/web/static-files";
+import { buildApp, CHROMIUM_PATH, launchChromium } from "../apps/desktop/test/browser-harness";
+import { type Child, startChild } from "./lib/child";
+import type { BusyAnswer, RawFetchAnswer, RawFetchRequest, StartAnswer, StartRequest, SyncedAnswer } from "./lib/desktop-child";
+import type { DesktopServerInfo } from "./lib/desktop-server-child";
+import { describeLoad, positiveIntFromEnv } from "./lib/env";
+import { listenOnFreePort } from "./lib/http";
+import { DEFAULT_SEED_OPTIONS, type SeedOptions } from "./lib/notes-seed";
+import { describeMachine, formatTable } from "./lib/report";
+
+const REPLICATION_TARGET_MS = 20_000;
+const COLD_START_TARGET_MS = 2_000;
+/** Documents attached and unanswered at once by the baseline: the host's own bound (its replicator's default). */
+const RAW_IN_FLIGHT = 50;
+const REPLICATION_TIMEOUT_MS = 300_000;
+const PAGE_TIMEOUT_MS = 60_000;
+
+interface DesktopSettings {
+  readonly seed: SeedOptions;
+  readonly replicationRuns: number;
+  readonly coldRuns: number;
+}
+
+function settingsFromEnv(): DesktopSettings {
+  return {
+    seed: {
+      ...DEFAULT_SEED_OPTIONS,
+      notes: positiveIntFromEnv("BENCH_DESKTOP_NOTES", 2_000),
+      folders: positiveIntFromEnv("BENCH_DESKTOP_FOLDERS", 8),
+    },
+    replicationRuns: positiveIntFromEnv("BENCH_DESKTOP_REPLICATION_RUNS", 3),
+    coldRuns: positiveIntFromEnv("BENCH_DESKTOP_COLD_RUNS", 3),
+  };
+}
+
+const DESKTOP_CHILD = new URL("./lib/desktop-child.ts", import.meta.url);
+
+/** A desktop child with its modules loaded; answers how long that took (not part of any figure). */
+async function startDesktopChild(): Promise<{ child: Child; loadMs: number }> {
+  const forked = performance.now();
+  const child = await startChild(DESKTOP_CHILD);
+  await child.call("ready");
+  return { child, loadMs: performance.now() - forked };
+}
+
+async function waitForNoOpenDocuments(server: Child): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await server.call<number>("openDocuments")) > 0) {
+    if (Date.now() > deadline) throw new Error("the server still holds documents open 30 s after its clients left");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The baseline of replication: the same documents fetched by plain providers over one socket, nothing stored. */
+async function rawFetch(server: Child, info: DesktopServerInfo, names: readonly string[]): Promise<RawFetchAnswer> {
+  const { child } = await startDesktopChild();
+  try {
+    const answer = await child.call<RawFetchAnswer>("rawFetch", {
+      syncUrl: info.syncUrl,
+      token: info.apiKey,
+      names,
+      inFlight: RAW_IN_FLIGHT,
+      timeoutMs: REPLICATION_TIMEOUT_MS,
+    } satisfies RawFetchRequest);
+    if (answer.synced !== names.length) throw new Error(`raw fetch: ${answer.synced} of ${names.length} synced, ${answer.refused} refused`);
+    return answer;
+  } finally {
+    await child.close();
+    await waitForNoOpenDocuments(server);
+  }
+}
+
+interface Replication {
+  readonly signInMs: number;
+  /** From calling sign-in to `synced` with every document. */
+  readonly syncedMs: number;
+  /** Of which the host's main thread was busy. */
+  readonly busyMs: number;
+  readonly closeMs: number;
+  readonly stored: number;
+}
+
+/** A host on an empty data directory signs in and replicates everything. */
+async function replicate(info: DesktopServerInfo, dataDir: string, documents: number): Promise<Replication> {
+  const { child } = await startDesktopChild();
+  try {
+    await child.call<StartAnswer>("start", { dataDir } satisfies StartRequest);
+    const before = await child.call<BusyAnswer>("busy");
+    const signIn = await child.call<{ calledAtMs: number; answeredAtMs: number }>("signIn", { serverUrl: info.url, apiKey: info.apiKey });
+    const synced = await child.call<SyncedAnswer>("waitSynced", { documents, timeoutMs: REPLICATION_TIMEOUT_MS });
+    const after = await child.call<BusyAnswer>("busy");
+    const closeMs = await child.call<number>("close");
+    const stored = await child.call<number>("storedDocuments", dataDir);
+    return {
+      signInMs: signIn.answeredAtMs - signIn.calledAtMs,
+      syncedMs: synced.atMs - signIn.calledAtMs,
+      busyMs: after.busyMs - before.busyMs,
+      closeMs,
+      stored,
+    };
+  } finally {
+    await child.close();
+  }
+}
+
+interface ColdStart {
+  readonly hostMs: number;
+  readonly webMs: number;
+  readonly domContentLoadedMs: number;
+  /** The note list shows its first note. */
+  readonly listMs: number;
+  /** That note clicked, its editor shows its text. */
+  readonly editorMs: number;
+  /** Back to `synced` with every document (only with the server up). */
+  readonly syncedMs: number | null;
+  readonly childLoadMs: number;
+  /** The host process's main thread, read just after the editor showed. */
+  readonly busy: BusyAnswer;
+}
+
+/**
+ * One cold start in web mode: a fresh process starts the host and the web server on the replicated
+ * data directory, and a fresh browser context opens the page; times are from calling `startHost`.
+ */
+async function coldStart(
+  browser: Browser,
+  dataDir: string,
+  rendererDir: string,
+  expected: { notes: number; documents: number },
+  online: boolean,
+): Promise<ColdStart> {
+  const { child, loadMs } = await startDesktopChild();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-US" });
+  try {
+    const page = await context.newPage();
+    const t0 = performance.now();
+    const started = await child.call<StartAnswer>("start", { dataDir, rendererDir } satisfies StartRequest);
+    if (!started.url) throw new Error("the web server did not start");
+    // Watched alongside the page, so it reports when replication caught up, not when it was asked.
+    const synced = online
+      ? child.call<SyncedAnswer>("waitSynced", { documents: expected.documents, timeoutMs: REPLICATION_TIMEOUT_MS })
+      : Promise.resolve(null);
+    synced.catch(() => {});
+    await page.goto(started.url, { waitUntil: "domcontentloaded", timeout: PAGE_TIMEOUT_MS });
+    const domContentLoadedMs = performance.now() - t0;
+    const list = page.getByRole("list", { name: "Notes" });
+    const first = list.getByRole("button").first();
+    await first.waitFor({ timeout: PAGE_TIMEOUT_MS });
+    const listMs = performance.now() - t0;
+    await first.click({ timeout: PAGE_TIMEOUT_MS });
+    // The editor is there once the note's document has loaded from the local hub: its body has text.
+    await page.getByRole("textbox", { name: "Note body" }).filter({ hasText: /\S/ }).waitFor({ timeout: PAGE_TIMEOUT_MS });
+    const editorMs = performance.now() - t0;
+    const busy = await child.call<BusyAnswer>("busy");
+
+    // Checked after the clock stopped: the list held every note, and the editor is the clicked one's.
+    const items = await list.getByRole("listitem").count();
+    if (items !== expected.notes) throw new Error(`the note list shows ${items} notes, expected ${expected.notes}`);
+    const clicked = ((await first.locator(".note-item-title").textContent()) ?? "").replace(/^Pinned/, "").trim();
+    const title = await page.getByRole("textbox", { name: "Title" }).inputValue();
+    if (title !== clicked) throw new Error(`clicked "${clicked}" but the editor shows "${title}"`);
+
+    return {
+      hostMs: started.hostMs,
+      webMs: started.webMs,
+      domContentLoadedMs,
+      listMs,
+      editorMs,
+      syncedMs: (await synced)?.atMs ?? null,
+      busy,
+      childLoadMs: loadMs,
+    };
+  } finally {
+    await context.close();
+    await child.call("close").catch(() => {});
+    await child.close();
+  }
+}
+
+/** The page's own floor: the same build, served as static files without a host, until DOMContentLoaded. */
+async function pageAlone(browser: Browser, url: string): Promise<number> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-US" });
+  try {
+    const page = await context.newPage();
+    const t0 = performance.now();
+    await page.goto(url, { waitUntil: "domcontentloaded", timeout: PAGE_TIMEOUT_MS });
+    return performance.now() - t0;
+  } finally {
+    await context.close();
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+const ms = (value: number) => `${Math.round(value).toLocaleString("en-US")} ms`;
+
+function row(name: string, values: readonly number[], targetMs?: number): string[] {
+  const mid = median(values);
+  return [
+    name,
+    String(values.length),
+    ms(mid),
+    ms(Math.min(...values)),
+    ms(Math.max(...values)),
+    targetMs === undefined ? "-" : `≤ ${ms(targetMs)}`,
+    targetMs === undefined ? "" : mid <= targetMs ? "PASS" : "BELOW",
+  ];
+}
+
+function coldRows(label: string, runs: readonly ColdStart[], notes: string): string[][] {
+  const rows = [
+    row(
+      `${label}: host started (startHost answered)`,
+      runs.map((r) => r.hostMs),
+    ),
+    row(
+      `${label}: web server listening`,
+      runs.map((r) => r.webMs),
+    ),
+    row(
+      `${label}: page DOMContentLoaded`,
+      runs.map((r) => r.domContentLoadedMs),
+    ),
+    row(
+      `${label}: note list shows its first note (${notes} listed)`,
+      runs.map((r) => r.listMs),
+    ),
+    row(
+      `${label}: first note clicked, editor shows its text`,
+      runs.map((r) => r.editorMs),
+      COLD_START_TARGET_MS,
+    ),
+  ];
+  const synced = runs.flatMap((r) => (r.syncedMs === null ? [] : [r.syncedMs]));
+  if (synced.length > 0) rows.push(row(`${label}: back to synced (informational)`, synced));
+  return rows;
+}
+
+/** How much of the cold start the host's own thread spent working: it also serves the page. */
+function busyLine(label: string, runs: readonly ColdStart[]): string {
+  const busy = median(runs.map((r) => r.busy.busyMs));
+  const elapsed = median(runs.map((r) => r.busy.atMs));
+  return `${label}: the host process's main thread was busy ${ms(busy)} of the ${ms(elapsed)} until the editor showed (median)`;
+}
+
+export async function run(): Promise<void> {
+  const settings = settingsFromEnv();
+  const notes = settings.seed.notes;
+  const documents = notes + 2;
+  const count = (n: number) => n.toLocaleString("en-US");
+  process.stdout.write(`${describeMachine()}\n${describeLoad()}\n`);
+  process.stdout.write(
+    `seeding ${count(notes)} notes in ${settings.seed.folders} folders, building the renderer, starting ${CHROMIUM_PATH}…\n`,
+  );
+
+  const root = await mkdtemp(path.join(tmpdir(), "tandem-bench-desktop-"));
+  let server: Child | undefined;
+  let browser: Browser | undefined;
+  let statics: Awaited<ReturnType<typeof listenOnFreePort>> | undefined;
+  try {
+    server = await startChild(new URL("./lib/desktop-server-child.ts", import.meta.url));
+    const serverChild = server;
+    const [info, rendererDir, launched] = await Promise.all([
+      serverChild.call<DesktopServerInfo>("start", settings.seed),
+      buildApp(path.join(root, "build")),
+      launchChromium(),
+    ]);
+    browser = launched;
+    const { seed } = info;
+    process.stdout.write(
+      `seeded in ${(info.seedWallMs / 1000).toFixed(1)} s: ${count(seed.notes)} notes in ${seed.folders.length} folders, ` +
+        `${count(seed.totalWords)} words (${seed.minWords}–${seed.maxWords} per note), ${(seed.documentBytes / 1024 ** 2).toFixed(1)} MiB of Yjs state\n`,
+    );
+    const names = [workspaceDocName(info.userId), todosDocName(info.userId), ...info.noteUuids.map(noteDocName)];
+    if (names.length !== documents) throw new Error(`the server lists ${info.noteUuids.length} notes, expected ${notes}`);
+
+    process.stdout.write(
+      `replication: a warm-up raw fetch, then ${settings.replicationRuns} × (raw fetch, host on an empty data directory)…\n`,
+    );
+    await rawFetch(server, info, names);
+    const raw: RawFetchAnswer[] = [];
+    const replications: Replication[] = [];
+    let dataDir = "";
+    for (let i = 0; i < settings.replicationRuns; i++) {
+      raw.push(await rawFetch(server, info, names));
+      if (dataDir !== "") await rm(dataDir, { recursive: true, force: true });
+      dataDir = path.join(root, `desktop-${i}`);
+      const replication = await replicate(info, dataDir, documents);
+      if (replication.stored !== documents) throw new Error(`the local store holds ${replication.stored} documents, expected ${documents}`);
+      replications.push(replication);
+      // The server unloads documents once their last client has left; the next run starts from the same state.
+      await waitForNoOpenDocuments(server);
+    }
+    const rawMs = median(raw.map((r) => r.ms));
+    const syncedMs = median(replications.map((r) => r.syncedMs));
+
+    process.stdout.write(
+      `cold starts: ${settings.coldRuns} × (page alone, server up), then the server stops, ${settings.coldRuns} × server down…\n`,
+    );
+    const serveStatic = createStaticFileHandler(rendererDir);
+    // A browser context closed mid-download aborts a response: not an error here.
+    statics = await listenOnFreePort((request, response) => void serveStatic(request, response).catch(() => response.destroy()));
+    const alone: number[] = [];
+    const online: ColdStart[] = [];
+    const offline: ColdStart[] = [];
+    const expected = { notes, documents };
+    for (let i = 0; i < settings.coldRuns; i++) {
+      alone.push(await pageAlone(browser, statics.url));
+      online.push(await coldStart(browser, dataDir, rendererDir, expected, true));
+    }
+    await server.call("stop");
+    for (let i = 0; i < settings.coldRuns; i++) offline.push(await coldStart(browser, dataDir, rendererDir, expected, false));
+
+    const header = ["measurement", "runs", "median", "min", "max", "target", "verdict"];
+    const listed = count(notes);
+    const rows = [
+      row(
+        `replication baseline: ${count(documents)} documents, plain providers, one socket, nothing stored`,
+        raw.map((r) => r.ms),
+      ),
+      row(
+        `replication: host signs in → synced, ${count(documents)} documents`,
+        replications.map((r) => r.syncedMs),
+        REPLICATION_TARGET_MS,
+      ),
+      row("cold start baseline: the renderer alone, goto → DOMContentLoaded", alone),
+      ...coldRows("server up", online, listed),
+      ...coldRows("server DOWN", offline, listed),
+    ];
+    const loads = [...online, ...offline].map((r) => r.childLoadMs);
+    process.stdout.write(
+      [
+        "",
+        formatTable(header, rows),
+        "cold start times are from calling startHost in a fresh process (its modules already loaded) with a fresh browser context",
+        "",
+        `replication (medians): host / raw fetch = ${(syncedMs / rawMs).toFixed(2)}× (${ms(syncedMs - rawMs)} of the host's own work); ` +
+          `raw fetch received ${((raw[0]?.bytes ?? 0) / 1024 ** 2).toFixed(1)} MiB; sign-in itself answered in ${ms(median(replications.map((r) => r.signInMs)))}`,
+        `replication (medians): client main thread busy ${ms(median(replications.map((r) => r.busyMs)))} in the host, ` +
+          `${ms(median(raw.map((r) => r.busyMs)))} in the raw fetch (the rest of each is waiting for the server)`,
+        `after replication: host closed in ${ms(median(replications.map((r) => r.closeMs)))} (stores open documents); ` +
+          `the local store held all ${count(documents)} documents every time`,
+        `cold start: Tandem's own work beyond the page alone ≈ ${ms(median(online.map((r) => r.editorMs)) - median(alone))} (server up), ` +
+          `${ms(median(offline.map((r) => r.editorMs)) - median(alone))} (server down)`,
+        busyLine("server up", online),
+        busyLine("server down", offline),
+        `not counted: forking the host's process and loading its modules through tsx took ${ms(median(loads))} (median)`,
+        "",
+      ].join("\n"),
+    );
+  } finally {
+    await browser?.close();
+    await statics?.close();
+    await server?.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
