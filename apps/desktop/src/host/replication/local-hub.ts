@@ -65,15 +65,20 @@ export class LocalHub {
   readonly #sockets: WebSocketServer;
   readonly #store: LocalDocumentStore;
   readonly #options: LocalHubOptions;
-  /** Loaded documents holding local changes the server has not confirmed. */
-  readonly #unsynced = new Set<string>();
+  /**
+   * Documents holding local changes the server has not confirmed, open or not: it starts from the
+   * stored marks, so the status counts them without opening every document (replication opens notes
+   * only while the server is reachable).
+   */
+  readonly #unsynced: Set<string>;
   /** Stores so far, and the number of each document's latest store (to tell a preloaded copy is stale). */
   #writes = 0;
   readonly #lastWrite = new Map<string, number>();
   #closed = false;
 
-  private constructor(options: LocalHubOptions, sockets: WebSocketServer, token: string) {
+  private constructor(options: LocalHubOptions, sockets: WebSocketServer, token: string, unsynced: readonly string[]) {
     this.#options = options;
+    this.#unsynced = new Set(unsynced);
     this.#store = options.store;
     this.#sockets = sockets;
     this.token = token;
@@ -117,12 +122,13 @@ export class LocalHub {
   }
 
   static async start(options: LocalHubOptions): Promise<LocalHub> {
+    const unsynced = await options.store.unsyncedNames();
     const sockets = new WebSocketServer({ host: "127.0.0.1", port: 0, maxPayload: 64 * 1024 * 1024 });
     await new Promise<void>((resolve, reject) => {
       sockets.once("listening", resolve);
       sockets.once("error", reject);
     });
-    return new LocalHub(options, sockets, randomBytes(32).toString("base64url"));
+    return new LocalHub(options, sockets, randomBytes(32).toString("base64url"), unsynced);
   }
 
   /** The signed-in user's workspace and todos, and any note. */

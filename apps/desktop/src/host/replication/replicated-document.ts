@@ -3,7 +3,7 @@ import type { HubConnection } from "./local-hub";
 
 /**
  * Where one document stands with the server:
- * - `loading`: being opened in the local hub;
+ * - `loading`: not open in the local hub yet (notes wait for the socket to be up), or being opened;
  * - `waiting`: ready, not attached to the socket (offline, or waiting for a turn to authenticate);
  * - `authenticating`: attached, its token sent, no answer yet;
  * - `live`: accepted; syncing both ways;

@@ -215,6 +215,61 @@ describe("replication between the local hub and the server", () => {
     }
   });
 
+  it("counts a note edited offline as unsynced after a restart without opening it, and sends it once the server is back", async () => {
+    // Notes open for replication only while the server is reachable: after an offline restart the
+    // note below is never opened (not by the renderer either); the stored mark alone counts it.
+    const server = await startTestServer();
+    const lin = await server.addUser("lin");
+    let restarted: RunningServer | undefined;
+    try {
+      const uuids: string[] = [];
+      for (let index = 0; index < 3; index++) {
+        const created = await lin.client.call("createNote", { body: { title: `Note ${index}`, content: `body ${index}` } });
+        uuids.push(created.result.note.uuid);
+      }
+      const edited = uuids[1] ?? "";
+      dataDir = await tempDir("tandem-desktop-sync-");
+      let running = await startTestHost(dataDir);
+      host = running;
+      await signInAs(running, server, lin);
+      await waitFor("synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 5;
+      });
+
+      const port = server.server.port;
+      await server.server.close();
+      await waitFor("offline", async () => (await running.status()).sync.state === "offline");
+      hub = new HubClient(await running.api.getLocalSync());
+      writeParagraph(await hub.open(`note:${edited}`), "edited offline");
+      await waitFor("the edit in the hub", () => hub?.settled());
+      await waitFor("one unsynced document", () => running.unsyncedDocuments() === 1);
+      hub.close();
+      hub = undefined;
+      await running.close();
+
+      running = await startTestHost(dataDir);
+      host = running;
+      await waitFor("every document counted, one unsynced", async () => {
+        const { sync } = await running.status();
+        return sync.documents === 5 && running.unsyncedDocuments() === 1;
+      });
+      expect((await running.status()).sync).toMatchObject({ state: "offline", pending: 1, documents: 5 });
+
+      restarted = await startServerAt(port, server.dataDir);
+      const onServer = async () => (await restarted?.context.sync.getDoc(`note:${edited}`))?.getXmlFragment(NOTE_FRAGMENT).toString();
+      await waitFor("the offline edit on the server", async () => (await onServer())?.includes("edited offline"), 60_000);
+      await waitFor("synced", async () => (await running.status()).sync.state === "synced");
+      expect(running.unsyncedDocuments()).toBe(0);
+      expect((await running.status()).sync).toMatchObject({ state: "synced", pending: 0, documents: 5 });
+    } finally {
+      await host?.close();
+      host = undefined;
+      await restarted?.close();
+      await rm(server.dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("stops replicating a note removed from the workspace, and starts on one added on the server", async () => {
     const { host, hub } = await signedInHost();
     const sync = await host.api.getLocalSync();

@@ -47,6 +47,19 @@ export interface ReplicationProgress {
 }
 
 const DEFAULT_MAX_AUTHENTICATING = 50;
+/**
+ * Notes opened in the hub per turn of the event loop. Opening one (reading it, applying its state,
+ * setting up the hub's document) takes a fraction of a millisecond, but thousands at once would hold
+ * the thread that also serves the page and the host API for a second or more.
+ */
+const OPEN_CHUNK = 100;
+/**
+ * At a start with notes already on this machine, their replication waits this long: catching up on
+ * thousands of documents costs seconds of CPU here and on the server (one exchange each), which
+ * would otherwise compete with the renderer's first page. The renderer works on the local copies
+ * meanwhile. Notes arriving with a first replication (nothing local yet) do not wait.
+ */
+const NOTES_START_DELAY_MS = 2_000;
 /** A refused note is tried again after this, doubling up to the maximum. */
 const REFUSED_RETRY_MS = 5_000;
 const REFUSED_RETRY_MAX_MS = 5 * 60_000;
@@ -68,6 +81,12 @@ export class Replicator {
   readonly #docs = new Map<string, ReplicatedDocument>();
   /** Ready documents not attached yet, in the order they are admitted. */
   readonly #waiting = new Set<ReplicatedDocument>();
+  /** Notes counted as replicated but not opened in the hub yet: they open only while the socket is up. */
+  readonly #unopened = new Set<ReplicatedDocument>();
+  #opening = false;
+  /** Notes do not open before this time (ms, `performance.now()`); see {@link NOTES_START_DELAY_MS}. */
+  #notesFrom = 0;
+  #notesTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #workspaceName: string;
   readonly #todosName: string;
   readonly #maxAuthenticating: number;
@@ -88,19 +107,29 @@ export class Replicator {
       minDelay: options.reconnectDelayMs ?? 1000,
       maxDelay: options.reconnectMaxDelayMs ?? 10_000,
       onStatus: ({ status }) => {
-        if (status === WebSocketStatus.Connected) queueMicrotask(() => this.#pump());
+        if (status === WebSocketStatus.Connected) {
+          queueMicrotask(() => {
+            this.#pump();
+            void this.#openNotes();
+          });
+        }
         if (status === WebSocketStatus.Disconnected) queueMicrotask(() => this.#detachAll());
         options.onChange();
       },
     });
   }
 
-  /** Opens the workspace and the todos, then every note the workspace lists. */
+  /**
+   * Opens the workspace and the todos; notes the workspace lists open once the server is reachable
+   * ({@link #openNotes}), so a cold start, above all an offline one, does not open thousands of
+   * documents while the renderer waits for its first page.
+   */
   async start(): Promise<void> {
     await Promise.all([this.#add(this.#workspaceName), this.#add(this.#todosName)]);
     const workspace = this.#docs.get(this.#workspaceName)?.connection?.document;
     if (!workspace || this.#stopped) return;
     this.#workspaceMap = workspace.getMap(NOTES_MAP);
+    if (this.#workspaceMap.size > 0) this.#notesFrom = performance.now() + NOTES_START_DELAY_MS;
     this.#workspaceMap.observe(this.#onNotesChanged);
     this.#reconcileNotes();
   }
@@ -131,6 +160,8 @@ export class Replicator {
     const docs = [...this.#docs.values()];
     this.#docs.clear();
     this.#waiting.clear();
+    this.#unopened.clear();
+    clearTimeout(this.#notesTimer);
     for (const doc of docs) this.#release(doc);
     this.#websocket.destroy();
     await Promise.all(docs.map((doc) => doc.connection?.disconnect().catch(() => {})));
@@ -143,13 +174,48 @@ export class Replicator {
     for (const [name, doc] of this.#docs) {
       if (name.startsWith("note:") && !listed.has(name)) void this.#remove(doc);
     }
-    const added = [...listed].filter((name) => !this.#docs.has(name));
-    if (added.length === 0) return;
-    const docs = added.map((name) => this.#reserve(name));
-    // Many at once (the first start, or a big change from the server): read them from disk together.
-    void (added.length > 1 ? this.#options.hub.preload(added) : Promise.resolve(undefined))
-      .catch(() => undefined)
-      .then((stored) => Promise.all(docs.map((doc) => this.#open(doc, stored?.get(doc.name)))));
+    let added = false;
+    for (const name of listed) {
+      if (this.#docs.has(name)) continue;
+      this.#unopened.add(this.#reserve(name));
+      added = true;
+    }
+    if (added) {
+      this.#options.onChange();
+      void this.#openNotes();
+    }
+  }
+
+  /**
+   * Opens the notes not open yet, a chunk per turn of the event loop, while the socket is up.
+   * Offline there is nothing to replicate, and what the status needs of an unopened note (whether
+   * it holds unconfirmed changes) the hub knows from the stored mark. A note the renderer edits
+   * offline is open in the hub anyway; replication binds to that copy once the server is back.
+   */
+  async #openNotes(): Promise<void> {
+    if (this.#opening) return;
+    const wait = this.#notesFrom - performance.now();
+    if (wait > 0) {
+      clearTimeout(this.#notesTimer);
+      this.#notesTimer = setTimeout(() => void this.#openNotes(), wait);
+      this.#notesTimer.unref();
+      return;
+    }
+    this.#opening = true;
+    try {
+      while (this.#unopened.size > 0 && !this.#stopped && this.#websocket.status === WebSocketStatus.Connected) {
+        const docs = [...this.#unopened].slice(0, OPEN_CHUNK);
+        for (const doc of docs) this.#unopened.delete(doc);
+        // Read from disk together: thousands of queries one by one would hold up every other query.
+        const names = docs.map((doc) => doc.name);
+        const stored = await (names.length > 1 ? this.#options.hub.preload(names) : Promise.resolve(undefined)).catch(() => undefined);
+        await Promise.all(docs.map((doc) => this.#open(doc, stored?.get(doc.name))));
+        // Lets the page, the host API and the renderer's own documents through between chunks.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.#opening = false;
+    }
   }
 
   /** Counts a document as replicated from now on; {@link #open} makes it so. */
@@ -204,6 +270,7 @@ export class Replicator {
     doc.removed = true;
     if (this.#docs.get(doc.name) === doc) this.#docs.delete(doc.name);
     this.#waiting.delete(doc);
+    this.#unopened.delete(doc);
     this.#release(doc);
     this.#options.onChange();
     // The local copy stays on disk: undoing the removal brings it back without a download.
