@@ -16,7 +16,7 @@ import { delegationHandlers } from "./delegations/delegations-routes";
 import { folderHandlers } from "./folders/folders-routes";
 import { grantHandlers } from "./grants/grants-routes";
 import { errorHandler, notFoundHandler } from "./http/error-handler";
-import { buildApiRouter } from "./http/router";
+import { buildApi } from "./http/router";
 import { createLogger, type Logger } from "./logger";
 import { Maintenance } from "./maintenance";
 import { networkHandlers } from "./network/network-routes";
@@ -52,26 +52,26 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
   });
-  app.use(
-    API_BASE_PATH,
-    buildApiRouter(context.authenticator, {
-      ...workspaceHandlers(context),
-      ...folderHandlers(context),
-      ...noteHandlers(context),
-      ...snapshotHandlers(context),
-      ...accumulateHandlers(context),
-      ...sharingHandlers(context),
-      ...todoHandlers(context),
-      ...systemHandlers(),
-      ...networkHandlers(context),
-      ...runtimeHandlers(context),
-      ...grantHandlers(context),
-      ...approvalHandlers(context),
-      ...delegationHandlers(context),
-      ...realtimeHandlers(context),
-      ...auditHandlers(context),
-    }),
-  );
+  const api = buildApi(API_BASE_PATH, context.authenticator, {
+    ...workspaceHandlers(context),
+    ...folderHandlers(context),
+    ...noteHandlers(context),
+    ...snapshotHandlers(context),
+    ...accumulateHandlers(context),
+    ...sharingHandlers(context),
+    ...todoHandlers(context),
+    ...systemHandlers(),
+    ...networkHandlers(context),
+    ...runtimeHandlers(context),
+    ...grantHandlers(context),
+    ...approvalHandlers(context),
+    ...delegationHandlers(context),
+    ...realtimeHandlers(context),
+    ...auditHandlers(context),
+  });
+  // Right before the mount, so a request naming a route exactly goes straight to it.
+  app.use(api.exactRoutes);
+  app.use(API_BASE_PATH, api.router);
   app.use(notFoundHandler);
   app.use(errorHandler(context.logger));
   return app;

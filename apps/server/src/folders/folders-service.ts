@@ -1,15 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import {
-  type Folder,
-  folderNameKey,
-  putFolder,
-  putNote,
-  readFolders,
-  readNotes,
-  removeFolder,
-  splitFolderPath,
-  workspaceDocName,
-} from "@tandem/core";
+import { dissolveFolder, type Folder, folderNameKey, putFolder, readFolders, splitFolderPath, workspaceDocName } from "@tandem/core";
 import { type CompiledQuery, type Kysely, PostgresIntrospector, type Selectable, sql, type Transaction } from "kysely";
 import type * as Y from "yjs";
 import { nowIso } from "../clock";
@@ -128,16 +118,26 @@ function listingFor(db: Kysely<Schema>, userId: number, rootOnly: boolean): List
   return { ...listing, parameters: listing.parameters.map(() => userId) };
 }
 
+/** Folders as objects, or as the JSON text of the array when SQLite wrote it. */
+type FolderList = Folder[] | string;
+
 /**
  * The user's own folders, then those shared with them, each group by name: all of them, or only
  * the top level (`rootOnly`). One statement, so the folders, the shares and the note counts come
- * from one snapshot.
+ * from one snapshot. SQLite answers JSON text; PostgreSQL's driver parses json columns itself.
  */
-async function visibleFolders(db: Kysely<Schema>, userId: number, rootOnly: boolean): Promise<Folder[]> {
+async function visibleFolders(db: Kysely<Schema>, userId: number, rootOnly: boolean): Promise<FolderList> {
   const { rows } = await db.executeQuery(listingFor(db, userId, rootOnly));
-  const folders = rows[0]?.folders ?? [];
-  // PostgreSQL's driver parses json columns itself; SQLite answers text.
-  return typeof folders === "string" ? (JSON.parse(folders) as Folder[]) : folders;
+  return rows[0]?.folders ?? [];
+}
+
+async function folderList(db: Kysely<Schema>, userId: number, parent: number | "root" | undefined): Promise<FolderList> {
+  if (typeof parent !== "number") return visibleFolders(db, userId, parent === "root");
+  const { role } = await folderRole(db, userId, parent);
+  const rows = await foldersWithCounts(db).where("parent_id", "=", parent).orderBy("name_key").orderBy("id").execute();
+  if (role === "owner") return rows.map((row) => toFolder(row));
+  const shared = await sharedFolders(db, userId);
+  return rows.map((row) => toFolder(row, shared.get(row.id)?.role ?? role));
 }
 
 /**
@@ -146,12 +146,19 @@ async function visibleFolders(db: Kysely<Schema>, userId: number, rootOnly: bool
  * whose parent they cannot see).
  */
 export async function listFolders(db: Kysely<Schema>, userId: number, parent?: number | "root"): Promise<Folder[]> {
-  if (typeof parent !== "number") return visibleFolders(db, userId, parent === "root");
-  const { role } = await folderRole(db, userId, parent);
-  const rows = await foldersWithCounts(db).where("parent_id", "=", parent).orderBy("name_key").orderBy("id").execute();
-  if (role === "owner") return rows.map((row) => toFolder(row));
-  const shared = await sharedFolders(db, userId);
-  return rows.map((row) => toFolder(row, shared.get(row.id)?.role ?? role));
+  const folders = await folderList(db, userId, parent);
+  return typeof folders === "string" ? (JSON.parse(folders) as Folder[]) : folders;
+}
+
+/**
+ * {@link listFolders} as the JSON text of the array, for the route: SQLite's text goes out as it
+ * is, which saves parsing it and serialising it again on every request. Its bytes are those
+ * `JSON.stringify` makes of the parsed array (the values are integers, strings, null and
+ * booleans, and SQLite escapes strings as V8 does); `folders-json.test.ts` holds it to that.
+ */
+export async function listFoldersJson(db: Kysely<Schema>, userId: number, parent?: number | "root"): Promise<string> {
+  const folders = await folderList(db, userId, parent);
+  return typeof folders === "string" ? folders : JSON.stringify(folders);
 }
 
 /** `A/B/C` for a folder, walking up its parents (the view has no cycles). */
@@ -288,24 +295,8 @@ export async function updateFolder(
 export async function deleteFolder(db: Kysely<Schema>, sync: SyncServer, ownerId: number, folderId: number) {
   const folder = await getOwnedFolder(db, ownerId, folderId);
   return sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
-    const parent = readFolders(doc).get(folder.uuid)?.parent ?? null;
-    let folders = 0;
-    let notes = 0;
-    const now = nowIso();
-    for (const [uuid, meta] of readFolders(doc)) {
-      if (meta.parent === folder.uuid) {
-        putFolder(doc, uuid, { parent, updatedAt: now });
-        folders++;
-      }
-    }
-    for (const [uuid, meta] of readNotes(doc)) {
-      if (meta.folder === folder.uuid) {
-        putNote(doc, uuid, { folder: parent, updatedAt: now });
-        notes++;
-      }
-    }
-    removeFolder(doc, folder.uuid);
-    return { movedFolders: folders, movedNotes: notes, movedTo: parent === null ? null : folder.parent_id };
+    const { parent, movedFolders, movedNotes } = dissolveFolder(doc, folder.uuid, nowIso());
+    return { movedFolders, movedNotes, movedTo: parent === null ? null : folder.parent_id };
   });
 }
 

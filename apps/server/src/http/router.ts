@@ -1,8 +1,17 @@
-import { DEFAULT_BODY_LIMIT, type RouteDefinition, type RouteId, type Routes, routes, type ValidatedInput } from "@tandem/core";
-import express, { type NextFunction, type Request, type Response, Router } from "express";
+import {
+  DEFAULT_BODY_LIMIT,
+  type HttpMethod,
+  type RouteDefinition,
+  type RouteId,
+  type Routes,
+  routes,
+  type ValidatedInput,
+} from "@tandem/core";
+import express, { type Request, type RequestHandler, type Response, Router } from "express";
 import type { Authenticator } from "../auth/authenticator";
 import type { DevicePrincipal, Principal, UserPrincipal } from "../auth/principal";
-import { Reply } from "./reply";
+import { exactRoutes, type RegisteredRoute } from "./exact-routes";
+import { JsonText, Reply } from "./reply";
 import { validateInput } from "./validate";
 
 export interface HandlerContext<R extends RouteDefinition> {
@@ -38,8 +47,18 @@ function jsonParser(limit: number) {
   return express.json({ limit, type: () => true, strict: true });
 }
 
+/** What `res.json` does once it has serialised its value: the same headers, the same bytes. */
+function sendJsonText(res: Response, text: string): void {
+  if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
+  res.send(text);
+}
+
 function send(res: Response, result: unknown): void {
   if (result === HANDLED) return;
+  if (result instanceof JsonText) {
+    sendJsonText(res, result.text);
+    return;
+  }
   if (result instanceof Reply) {
     if (result.contentType === "html") res.status(result.status).type("html").send(result.body);
     else res.status(result.status).json(result.body);
@@ -48,22 +67,39 @@ function send(res: Response, result: unknown): void {
   res.json(result);
 }
 
-/** Builds the Express router for the API from the route table and the handlers. */
-export function buildApiRouter(authenticator: Authenticator, handlers: RouteHandlers<RouteId>): Router {
+/** Reads a JSON body with body-parser, as the middleware it is made to be. */
+function readBody(parser: ReturnType<typeof jsonParser>, req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => parser(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+}
+
+/** Everything a route does with a request, as one Express layer rather than one per step. */
+function runRoute(route: RouteDefinition, handler: RouteHandler<RouteDefinition>, authenticator: Authenticator) {
+  const parser = route.method === "GET" || route.method === "DELETE" ? undefined : jsonParser(route.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  return async (req: Request, res: Response): Promise<void> => {
+    const principal = route.auth === "public" ? null : await authenticator.authenticate(req.headers, route.auth, route.scope);
+    // Authenticated before the body is read: nobody without a credential makes us parse megabytes.
+    if (parser) await readBody(parser, req, res);
+    const input = validateInput(route, { params: req.params, query: req.query, body: req.body });
+    send(res, await handler({ input, principal: principal as never, req, res }));
+  };
+}
+
+/** The API as the application mounts it. */
+export interface Api {
+  /** Every route, matched by Express; mounted at the base path. */
+  readonly router: Router;
+  /** Goes right before the router's mount: requests naming a route exactly skip Express's matching. */
+  readonly exactRoutes: RequestHandler;
+}
+
+/** Builds the API from the route table and the handlers, to be mounted at `basePath`. */
+export function buildApi(basePath: string, authenticator: Authenticator, handlers: RouteHandlers<RouteId>): Api {
+  const registered: RegisteredRoute[] = Object.entries(routes).map(([id, route]: [string, RouteDefinition]) => ({
+    method: route.method,
+    path: route.path,
+    run: runRoute(route, handlers[id as RouteId] as RouteHandler<RouteDefinition>, authenticator),
+  }));
   const router = Router();
-  for (const [id, route] of Object.entries(routes) as [RouteId, RouteDefinition][]) {
-    const handler = handlers[id] as RouteHandler<RouteDefinition>;
-    const method = route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
-    const authenticate = async (req: Request, res: Response, next: NextFunction) => {
-      res.locals.principal = route.auth === "public" ? null : await authenticator.authenticate(req.headers, route.auth, route.scope);
-      next();
-    };
-    const parseBody = route.method === "GET" || route.method === "DELETE" ? [] : [jsonParser(route.bodyLimit ?? DEFAULT_BODY_LIMIT)];
-    // Authenticate before reading the body: nobody without a credential makes us parse megabytes.
-    router[method](route.path, authenticate, ...parseBody, async (req: Request, res: Response) => {
-      const input = validateInput(route, { params: req.params, query: req.query, body: req.body });
-      send(res, await handler({ input, principal: res.locals.principal as never, req, res }));
-    });
-  }
-  return router;
+  for (const { method, path, run } of registered) router[method.toLowerCase() as Lowercase<HttpMethod>](path, run);
+  return { router, exactRoutes: exactRoutes(basePath, registered) };
 }

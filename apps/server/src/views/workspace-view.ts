@@ -1,30 +1,7 @@
-import { type FolderMeta, folderNameKey, readFolders, readNotes } from "@tandem/core";
+import { effectiveParents, folderNameKey, readFolders, readNotes } from "@tandem/core";
 import type { Kysely, Transaction } from "kysely";
 import type * as Y from "yjs";
 import type { Schema } from "../db/schema";
-
-/**
- * The effective parent of each folder: its parent when that exists, else none (an orphan shows
- * at the top level). Concurrent offline moves can make a cycle; walking folders in uuid order,
- * the first folder found on a cycle is cut loose, so every replica's view agrees.
- */
-export function effectiveParents(folders: Map<string, FolderMeta>): Map<string, string | null> {
-  const parents = new Map<string, string | null>();
-  for (const [uuid, meta] of folders) parents.set(uuid, meta.parent !== null && folders.has(meta.parent) ? meta.parent : null);
-  for (const uuid of [...folders.keys()].sort()) {
-    const seen = new Set<string>([uuid]);
-    let current = parents.get(uuid) ?? null;
-    while (current !== null) {
-      if (seen.has(current)) {
-        parents.set(uuid, null);
-        break;
-      }
-      seen.add(current);
-      current = parents.get(current) ?? null;
-    }
-  }
-  return parents;
-}
 
 async function materializeFolders(tx: Transaction<Schema>, ownerId: number, doc: Y.Doc): Promise<Map<string, number>> {
   const folders = readFolders(doc);
