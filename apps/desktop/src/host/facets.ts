@@ -16,8 +16,3 @@ export type BridgeFacet = Pick<
   | "declineGrant"
   | "revokeGrant"
 >;
-
-/** A host method that the work in progress has not built yet; says so instead of failing obscurely. */
-export function notBuilt(what: string): never {
-  throw new Error(`${what} is not available in this build yet`);
-}
