@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN_PATH, runCli, startTestServer, type TestServer } from "./harness";
+import { BIN_PATH, CHECKOUT, createPostgresSchema, POSTGRES_URL, runCli, startTestServer, type TestServer } from "./harness";
 
 describe("tandem-server CLI against a running server", () => {
   let t: TestServer;
@@ -159,4 +161,117 @@ describe("tandem-server serve", () => {
     expect(url.code).toBe(1);
     expect(url.stderr).toContain("databaseUrl");
   });
+});
+
+describe("tandem-server and its database", () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), "tandem-cli-db-"));
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it("refuses to create a database a command expected to exist, naming where it looked", async () => {
+    const dataDir = path.join(root, "missing");
+    const result = await runCli(["users", "add", "alice", "--data-dir", dataDir]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(path.join(dataDir, "tandem.sqlite"));
+    expect(result.stderr).toContain("--create-database");
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(path.join(dataDir, "tandem.sqlite"))).toBe(false);
+  });
+
+  it("creates one when asked, and says which database every command used", async () => {
+    const dataDir = path.join(root, "created");
+    const created = await runCli(["users", "add", "alice", "--data-dir", dataDir, "--create-database"]);
+    expect(created.code).toBe(0);
+    expect(created.stderr).toContain(`database ${path.join(dataDir, "tandem.sqlite")}`);
+    const listed = await runCli(["keys", "list", "alice", "--data-dir", dataDir]);
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toContain(path.join(dataDir, "tandem.sqlite"));
+  });
+
+  it("finds the checkout's database from any folder when no data directory is given", async () => {
+    const elsewhere = path.join(root, "some", "subfolder");
+    await mkdir(elsewhere, { recursive: true });
+    // TANDEM_DATA_DIR, when set, says where the database is, whatever the working directory.
+    const dataDir = path.join(root, "from-env");
+    expect((await runCli(["users", "add", "carol", "--data-dir", dataDir, "--create-database"])).code).toBe(0);
+    const fromEnv = await runCli(["keys", "list", "carol"], { TANDEM_DATA_DIR: dataDir }, elsewhere);
+    expect(fromEnv.code).toBe(0);
+    expect(fromEnv.stdout).toContain("initial key");
+    // Without it, the default is data/ at the root of the checkout, never one in the working directory.
+    const byDefault = await runCli(["keys", "list", "nobody-here"], { TANDEM_DATA_DIR: "" }, elsewhere);
+    expect(byDefault.stderr).toContain(path.join(CHECKOUT, "data", "tandem.sqlite"));
+    expect(existsSync(path.join(elsewhere, "data"))).toBe(false);
+  });
+
+  // Registered only with PostgreSQL (CI sets TANDEM_TEST_DATABASE_URL).
+  if (POSTGRES_URL) {
+    it("refuses an empty PostgreSQL schema unless asked to create the tables", async () => {
+      const schema = await createPostgresSchema(POSTGRES_URL);
+      try {
+        const refused = await runCli(["credits", "show", "alice", "--database-url", schema.url]);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain("--create-database");
+        expect((await runCli(["users", "add", "alice", "--database-url", schema.url, "--create-database"])).code).toBe(0);
+        expect((await runCli(["credits", "show", "alice", "--database-url", schema.url])).code).toBe(0);
+      } finally {
+        await schema.drop();
+      }
+    });
+  }
+
+  it("serve creates the database it is pointed at", async () => {
+    const dataDir = path.join(root, "served");
+    const child = spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    await waitForListening(child);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect((await runCli(["users", "add", "bob", "--data-dir", dataDir])).code).toBe(0);
+  });
+});
+
+describe("tandem-server serve, failing and stopping cleanly", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "tandem-serve-"));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it("says in one line that the port is taken, and exits 1", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const { port } = blocker.address() as { port: number };
+    try {
+      const result = await runCli(["serve", "--port", String(port), "--data-dir", dataDir]);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split("\n")).toEqual([expect.stringContaining(`127.0.0.1:${port} is already in use`)]);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it("exits 0 on SIGTERM after importing many notes", async () => {
+    const { stdout } = await runCli(["users", "add", "importer", "--data-dir", dataDir, "--create-database"]);
+    const { apiKey } = JSON.parse(stdout) as { apiKey: string };
+    const child = spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const url = await waitForListening(child);
+    const texts = Array.from({ length: 15 }, (_, i) => ({ title: `Imported ${i}`, content: `note number ${i}`, folder: "Import" }));
+    const imported = await fetch(`${url}/api/v1/accumulate`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ texts }),
+    });
+    expect(imported.status).toBe(200);
+    expect(((await imported.json()) as { created: number }).created).toBe(15);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  }, 60_000);
 });

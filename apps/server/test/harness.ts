@@ -110,9 +110,14 @@ export async function startTestServer(overrides: Partial<ServerConfigInput> = {}
   };
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the real `tandem-server` CLI in a subprocess (in `cwd`, with `env` over this process's environment). */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  cwd?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => {
@@ -127,3 +132,5 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ c
 }
 
 export const BIN_PATH = BIN;
+/** The root of this checkout. */
+export const CHECKOUT = fileURLToPath(new URL("../../..", import.meta.url));

@@ -1,9 +1,10 @@
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ALL_SCOPES, parseScopeList } from "@tandem/core";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { Clock } from "../clock";
 import { ConfigError, loadConfig, type ServerConfig } from "../config";
-import { openDatabase } from "../db/database";
+import { DatabaseNotFoundError, openDatabase } from "../db/database";
 import { creditBalance, setCreditBalance } from "../grants/credits";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
@@ -26,8 +27,11 @@ Commands:
   credits show <username>                print a user's Credit balance
 
 Storage options (every command):
-  --data-dir DIR          embedded SQLite database directory (default ./data)
+  --data-dir DIR          embedded SQLite database directory (default: data/ in the Tandem checkout,
+                          whichever folder the command runs in)
   --database-url URL      use PostgreSQL instead (postgres://…)
+  --create-database       let a command other than serve start a new, empty database (otherwise it
+                          refuses when there is none where it looks; serve always creates one)
 
 Serve options:
   --port N                (default 8787)   --host H   (default 127.0.0.1)
@@ -42,6 +46,15 @@ TANDEM_MAINTENANCE_INTERVAL_MS.`;
 
 class UsageError extends Error {}
 
+/** A failure the user can act on, printed as one line (exit 1). */
+class CliError extends Error {}
+
+/**
+ * The default data directory: `data/` at the root of this checkout (where `npm start` keeps it),
+ * not the working directory, so `npx tandem-server …` run from a subfolder finds the same database.
+ */
+const CHECKOUT_DATA_DIR = fileURLToPath(new URL("../../../../data", import.meta.url));
+
 const OPTIONS = {
   "data-dir": { type: "string" },
   "database-url": { type: "string" },
@@ -55,22 +68,28 @@ const OPTIONS = {
   email: { type: "string" },
   scopes: { type: "string" },
   label: { type: "string" },
+  "create-database": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
 
 function configFrom(values: Values): ServerConfig {
-  return loadConfig({
-    dataDir: values["data-dir"],
-    databaseUrl: values["database-url"],
-    port: values.port,
-    host: values.host,
-    logLevel: values["log-level"],
-    rateLimitPerMinute: values["rate-limit-per-minute"],
-    rateLimitBurst: values["rate-limit-burst"],
-    publicUrl: values["public-url"],
-  });
+  const env = { ...process.env };
+  if (!env.TANDEM_DATA_DIR) env.TANDEM_DATA_DIR = CHECKOUT_DATA_DIR;
+  return loadConfig(
+    {
+      dataDir: values["data-dir"],
+      databaseUrl: values["database-url"],
+      port: values.port,
+      host: values.host,
+      logLevel: values["log-level"],
+      rateLimitPerMinute: values["rate-limit-per-minute"],
+      rateLimitBurst: values["rate-limit-burst"],
+      publicUrl: values["public-url"],
+    },
+    env,
+  );
 }
 
 function print(value: unknown): void {
@@ -83,8 +102,19 @@ function operand(positionals: string[], index: number, what: string): string {
   return value;
 }
 
+/** Runs `work` on the configured database, which must exist unless --create-database; says which one on stderr. */
 async function withDatabase<T>(values: Values, work: (db: Awaited<ReturnType<typeof openDatabase>>["db"]) => Promise<T>): Promise<T> {
-  const database = await openDatabase(configFrom(values));
+  let database: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    database = await openDatabase({ ...configFrom(values), create: values["create-database"] === true });
+  } catch (error) {
+    if (!(error instanceof DatabaseNotFoundError)) throw error;
+    throw new CliError(
+      `${error.message}. Point the command at the server's storage (--data-dir, TANDEM_DATA_DIR or --database-url), ` +
+        "or pass --create-database to start a new, empty one.",
+    );
+  }
+  process.stderr.write(`tandem-server: ${database.dialect} database ${database.location}\n`);
   try {
     return await work(database.db);
   } finally {
@@ -92,10 +122,28 @@ async function withDatabase<T>(values: Values, work: (db: Awaited<ReturnType<typ
   }
 }
 
+/** Why the server could not listen, in one line, for the errors a user can fix. */
+function listenFailure(error: unknown, config: ServerConfig): CliError | undefined {
+  const address = `${config.host}:${config.port}`;
+  switch ((error as NodeJS.ErrnoException).code) {
+    case "EADDRINUSE":
+      return new CliError(`${address} is already in use (another tandem-server?); choose another port with --port or TANDEM_PORT`);
+    case "EACCES":
+      return new CliError(`not allowed to listen on ${address}; choose a port above 1023 with --port or TANDEM_PORT`);
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+      return new CliError(`cannot listen on ${config.host}: not an address of this machine; choose another with --host or TANDEM_HOST`);
+    default:
+      return undefined;
+  }
+}
+
 async function serve(values: Values): Promise<number> {
   const config = configFrom(values);
   const logger = createLogger(config.logLevel);
-  const server = await startServer(config, logger);
+  const server = await startServer(config, logger).catch((error: unknown) => {
+    throw listenFailure(error, config) ?? error;
+  });
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       logger.info({ signal }, "signal received");
@@ -205,7 +253,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`tandem-server: ${(error as Error).message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (error instanceof ApiError || error instanceof ConfigError) {
+    if (error instanceof ApiError || error instanceof ConfigError || error instanceof CliError) {
       process.stderr.write(`tandem-server: ${error.message}\n`);
       return 1;
     }

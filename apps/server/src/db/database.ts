@@ -1,6 +1,6 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
@@ -21,6 +21,26 @@ export interface DatabaseOptions {
   readonly dataDir: string;
   /** A `postgres://` URL; when set, PostgreSQL is used instead of SQLite. */
   readonly databaseUrl?: string;
+  /**
+   * Whether a database that does not exist yet (no SQLite file, or a PostgreSQL schema without
+   * Tandem's tables) may be created; otherwise opening it fails with {@link DatabaseNotFoundError}.
+   * Default true (the server creates its storage on first start).
+   */
+  readonly create?: boolean;
+}
+
+/** The configured storage holds no Tandem database, and creating one was not allowed. */
+export class DatabaseNotFoundError extends Error {
+  override name = "DatabaseNotFoundError";
+  constructor(readonly location: string) {
+    super(`no Tandem database at ${location}`);
+  }
+}
+
+/** Whether Tandem's migrations ever ran in the schema this connection writes to. */
+async function hasTandemTables(db: Kysely<Schema>): Promise<boolean> {
+  const { rows } = await sql<{ present: boolean }>`select to_regclass('schema_migrations') is not null as present`.execute(db);
+  return rows[0]?.present === true;
 }
 
 const INT8_OID = 20;
@@ -55,12 +75,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     dialect = "postgres";
     location = redact(options.databaseUrl);
   } else {
-    mkdirSync(options.dataDir, { recursive: true });
     location = path.resolve(options.dataDir, "tandem.sqlite");
+    if (options.create === false && !existsSync(location)) throw new DatabaseNotFoundError(location);
+    mkdirSync(options.dataDir, { recursive: true });
     db = new Kysely<Schema>({ dialect: new Sqlite3Dialect({ filename: location }) });
     dialect = "sqlite";
   }
   try {
+    if (dialect === "postgres" && options.create === false && !(await hasTandemTables(db))) throw new DatabaseNotFoundError(location);
     await migrateToLatest(db as Kysely<unknown>, dialect);
   } catch (error) {
     await db.destroy().catch(() => {});
