@@ -11,6 +11,8 @@ export const ServerConfigSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// or postgresql:// URL" })
     .optional(),
   logLevel: z.enum(LOG_LEVELS).default("info"),
+  /** The level of the one log line per HTTP request (method, path, status, duration, user); `silent` turns it off. */
+  accessLog: z.enum(LOG_LEVELS).default("info"),
   rateLimitPerMinute: z.coerce.number().int().positive().default(1200),
   rateLimitBurst: z.coerce.number().int().positive().default(300),
   /** How long shutdown waits for open requests before closing them, in ms. */
@@ -41,6 +43,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   dataDir: ["TANDEM_DATA_DIR"],
   databaseUrl: ["TANDEM_DATABASE_URL", "DATABASE_URL"],
   logLevel: ["TANDEM_LOG_LEVEL"],
+  accessLog: ["TANDEM_ACCESS_LOG"],
   rateLimitPerMinute: ["TANDEM_RATE_LIMIT_PER_MINUTE"],
   rateLimitBurst: ["TANDEM_RATE_LIMIT_BURST"],
   shutdownGraceMs: ["TANDEM_SHUTDOWN_GRACE_MS"],

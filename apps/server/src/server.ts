@@ -15,6 +15,7 @@ import { openDatabase } from "./db/database";
 import { delegationHandlers } from "./delegations/delegations-routes";
 import { folderHandlers } from "./folders/folders-routes";
 import { grantHandlers } from "./grants/grants-routes";
+import { accessLog } from "./http/access-log";
 import { errorHandler, notFoundHandler } from "./http/error-handler";
 import { buildApi } from "./http/router";
 import { createLogger, type Logger } from "./logger";
@@ -49,6 +50,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.use(accessLog(context.logger, context.config.accessLog));
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
   });

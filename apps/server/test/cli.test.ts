@@ -275,3 +275,63 @@ describe("tandem-server serve, failing and stopping cleanly", () => {
     expect(await exited).toBe(0);
   }, 60_000);
 });
+
+describe("tandem-server serve's access log", () => {
+  let dataDir: string;
+  let apiKey: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "tandem-access-"));
+    apiKey = (
+      JSON.parse((await runCli(["users", "add", "logged", "--data-dir", dataDir, "--create-database"])).stdout) as { apiKey: string }
+    ).apiKey;
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  /** Serves with `args`, makes two requests (one with secrets in its query and headers), stops; answers the log lines. */
+  async function logOf(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Record<string, unknown>[]> {
+    const child = spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let log = "";
+    child.stderr.on("data", (chunk) => {
+      log += chunk;
+    });
+    const url = await waitForListening(child);
+    expect((await fetch(`${url}/api/v1/identity?token=query-secret`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+    expect((await fetch(`${url}/api/v1/os/folders`)).status).toBe(401);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(log).not.toContain("query-secret");
+    expect(log).not.toContain(apiKey);
+    return log
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  it("logs one line per request at info by default: method, path without its query, status, duration, user", async () => {
+    const requests = (await logOf([])).filter((line) => line.msg === "request");
+    expect(requests).toEqual([
+      expect.objectContaining({
+        level: 30,
+        method: "GET",
+        path: "/api/v1/identity",
+        status: 200,
+        userId: expect.any(Number),
+        durationMs: expect.any(Number),
+      }),
+      expect.objectContaining({ level: 30, method: "GET", path: "/api/v1/os/folders", status: 401, userId: null }),
+    ]);
+  });
+
+  it("is configurable by flag and by environment", async () => {
+    expect((await logOf(["--access-log", "silent"])).filter((line) => line.msg === "request")).toEqual([]);
+    const debug = await logOf(["--log-level", "debug"], { TANDEM_ACCESS_LOG: "debug" });
+    expect(debug.filter((line) => line.msg === "request").map((line) => line.level)).toEqual([20, 20]);
+    const refused = await runCli(["serve", "--access-log", "loud", "--data-dir", dataDir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("accessLog");
+  });
+});

@@ -36,10 +36,11 @@ Storage options (every command):
 Serve options:
   --port N                (default 8787)   --host H   (default 127.0.0.1)
   --log-level L           fatal|error|warn|info|debug|trace|silent
+  --access-log L          the level of the line logged per request (default info; silent: none)
   --public-url URL        the address people reach the server at (for pairing links)
 
 Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDEM_DATA_DIR,
-TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_RATE_LIMIT_PER_MINUTE,
+TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_ACCESS_LOG, TANDEM_RATE_LIMIT_PER_MINUTE,
 TANDEM_RATE_LIMIT_BURST, TANDEM_SHUTDOWN_GRACE_MS, TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
 TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
 TANDEM_MAINTENANCE_INTERVAL_MS.`;
@@ -61,6 +62,7 @@ const OPTIONS = {
   port: { type: "string" },
   host: { type: "string" },
   "log-level": { type: "string" },
+  "access-log": { type: "string" },
   "rate-limit-per-minute": { type: "string" },
   "rate-limit-burst": { type: "string" },
   "public-url": { type: "string" },
@@ -84,6 +86,7 @@ function configFrom(values: Values): ServerConfig {
       port: values.port,
       host: values.host,
       logLevel: values["log-level"],
+      accessLog: values["access-log"],
       rateLimitPerMinute: values["rate-limit-per-minute"],
       rateLimitBurst: values["rate-limit-burst"],
       publicUrl: values["public-url"],

@@ -10,6 +10,7 @@ import {
 import express, { type Request, type RequestHandler, type Response, Router } from "express";
 import type { Authenticator } from "../auth/authenticator";
 import type { DevicePrincipal, Principal, UserPrincipal } from "../auth/principal";
+import { setRequestUser } from "./access-log";
 import { exactRoutes, type RegisteredRoute } from "./exact-routes";
 import { JsonText, Reply } from "./reply";
 import { validateInput } from "./validate";
@@ -77,6 +78,7 @@ function runRoute(route: RouteDefinition, handler: RouteHandler<RouteDefinition>
   const parser = route.method === "GET" || route.method === "DELETE" ? undefined : jsonParser(route.bodyLimit ?? DEFAULT_BODY_LIMIT);
   return async (req: Request, res: Response): Promise<void> => {
     const principal = route.auth === "public" ? null : await authenticator.authenticate(req.headers, route.auth, route.scope);
+    if (principal) setRequestUser(res, principal.userId);
     // Authenticated before the body is read: nobody without a credential makes us parse megabytes.
     if (parser) await readBody(parser, req, res);
     const input = validateInput(route, { params: req.params, query: req.query, body: req.body });
