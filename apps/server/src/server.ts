@@ -29,6 +29,7 @@ import { runtimeHandlers } from "./runtime/runtime-routes";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
+import { renderHomePage } from "./system/home-page";
 import { systemHandlers } from "./system/system-routes";
 import { todoHandlers } from "./todos/todos-routes";
 import { workspaceHandlers } from "./workspace/workspace-routes";
@@ -53,6 +54,10 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
   app.use(accessLog(context.logger, context.config.accessLog));
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
+  });
+  app.get("/", (_req, res) => {
+    const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
+    res.status(200).set(page.headers).send(page.html);
   });
   const api = buildApi(API_BASE_PATH, context.authenticator, {
     ...workspaceHandlers(context),
