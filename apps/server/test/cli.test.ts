@@ -207,9 +207,10 @@ describe("tandem-server and its database", () => {
   });
 
   // Registered only with PostgreSQL (CI sets TANDEM_TEST_DATABASE_URL).
-  if (POSTGRES_URL) {
+  const postgresUrl = POSTGRES_URL;
+  if (postgresUrl) {
     it("refuses an empty PostgreSQL schema unless asked to create the tables", async () => {
-      const schema = await createPostgresSchema(POSTGRES_URL);
+      const schema = await createPostgresSchema(postgresUrl);
       try {
         const refused = await runCli(["credits", "show", "alice", "--database-url", schema.url]);
         expect(refused.code).toBe(1);
