@@ -56,12 +56,6 @@ export const STORE_MAX_DEBOUNCE_MS = 2000;
 export const VIEW_DEBOUNCE_MS = 150;
 
 /**
- * The sync hub: Hocuspocus on our own `ws` server, sharing the HTTP server's port at `/sync`.
- * A connection's token is a credential; which documents a principal may open, and whether
- * read-only, is decided per document name (see document-access.ts). Documents are stored in
- * the database; REST writes go through {@link SyncServer.change} so open editors see them live.
- */
-/**
  * Hocuspocus (4.7) checks by name whether a document is still loaded before unloading it. A late
  * unload of a document that has since been reloaded (the store-then-unload timer of a REST write
  * that ran before the next one reopened the document) therefore drops the new document from its
@@ -70,11 +64,16 @@ export const VIEW_DEBOUNCE_MS = 150;
  */
 class Hub extends Hocuspocus<SyncContext> {
   override async unloadDocument(document: Document): Promise<void> {
-    if (this.documents.get(document.name) !== document) return;
-    await super.unloadDocument(document);
+    if (this.documents.get(document.name) === document) await super.unloadDocument(document);
   }
 }
 
+/**
+ * The sync hub: Hocuspocus on our own `ws` server, sharing the HTTP server's port at `/sync`.
+ * A connection's token is a credential; which documents a principal may open, and whether
+ * read-only, is decided per document name (see document-access.ts). Documents are stored in
+ * the database; REST writes go through {@link SyncServer.change} so open editors see them live.
+ */
 /** What the sync hub needs; it is built before the delegation parts of the context. */
 export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database" | "db" | "authenticator">;
 
