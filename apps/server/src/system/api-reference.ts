@@ -10,9 +10,9 @@ function schemaBlock(schema: unknown): string {
 /**
  * A value the schema accepts, for examples: its example, const, default or first enum value when it
  * has one, otherwise the simplest value of its type (the required fields of an object, and one optional
- * field when none is required, so a PATCH example changes something).
+ * field when none is required, so a PATCH example changes something; arrays get one item).
  */
-export function sampleValue(schema: Json | undefined): unknown {
+function sampleValue(schema: Json | undefined): unknown {
   if (!schema) return null;
   const examples = schema.examples as unknown[] | undefined;
   if (examples?.length) return examples[0];
@@ -29,7 +29,7 @@ export function sampleValue(schema: Json | undefined): unknown {
       return Object.fromEntries(names.map((name) => [name, sampleValue(properties[name])]));
     }
     case "array":
-      return Number(schema.minItems ?? 0) > 0 ? [sampleValue(schema.items as Json)] : [];
+      return schema.items ? [sampleValue(schema.items as Json)] : [];
     case "integer":
     case "number":
       return typeof schema.minimum === "number" ? schema.minimum : 1;
@@ -47,7 +47,7 @@ export function sampleValue(schema: Json | undefined): unknown {
 const CREDENTIAL_VARIABLE: Record<string, string> = { user: "TANDEM_API_KEY", any: "TANDEM_API_KEY", device: "TANDEM_DEVICE_TOKEN" };
 
 /** A curl command line for one operation, with sample values for its path, required query and body. */
-export function curlExample(basePath: string, path: string, method: string, operation: Json): string {
+function curlExample(basePath: string, path: string, method: string, operation: Json): string {
   const parameters = operation.parameters as Json[];
   const sample = (parameter: Json) => encodeURIComponent(String(sampleValue(parameter.schema as Json)));
   let url = path.replace(/\{([^}]+)\}/g, (_match, name: string) => {
