@@ -144,23 +144,23 @@ function listenFailure(error: unknown, config: ServerConfig): CliError | undefin
 async function serve(values: Values): Promise<number> {
   const config = configFrom(values);
   const logger = createLogger(config.logLevel);
+  // Listening before the server starts: a signal that comes while it starts, or right after it
+  // logs that it listens, stops it cleanly instead of killing the process.
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
   const server = await startServer(config, logger).catch((error: unknown) => {
     throw listenFailure(error, config) ?? error;
   });
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      logger.info({ signal }, "signal received");
-      server.close().then(
-        () => resolve(0),
-        (error) => {
-          logger.error({ err: error }, "shutdown failed");
-          resolve(1);
-        },
-      );
-    };
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
-  });
+  logger.info({ signal: await signalled }, "signal received");
+  try {
+    await server.close();
+    return 0;
+  } catch (error) {
+    logger.error({ err: error }, "shutdown failed");
+    return 1;
+  }
 }
 
 async function run(argv: string[]): Promise<number> {
