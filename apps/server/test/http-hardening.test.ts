@@ -1,11 +1,12 @@
 import { Writable } from "node:stream";
 import { gzipSync } from "node:zlib";
-import { workspaceDocName } from "@tandem/core";
+import { routes, workspaceDocName } from "@tandem/core";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../src/auth/api-keys";
 import { ServerConfigSchema } from "../src/config";
 import { startServer } from "../src/server";
+import { registerBridge, storages } from "./delegation-fixture";
 import { createPostgresSchema, POSTGRES_URL, startTestServer, type TestServer, type TestUser } from "./harness";
 
 /** `{"a":[[[…]]]}`: JSON nested `depth` levels, small enough for any route's body limit. */
@@ -70,6 +71,37 @@ describe("HTTP hardening", () => {
       const response = await post(null, "/local-agent/device-code/start", cases[0]?.[2] as string);
       expect(await response.json()).toMatchObject({ success: false, error: "json_too_deep" });
     });
+
+    it("answers every route that reads a body with 4xx for hostile bodies (route-table sweep)", async () => {
+      const bridge = await registerBridge(t, bob, "sweep-device");
+      const hostile: [string, string | Uint8Array, Record<string, string>][] = [
+        ["bad gzip", "not gzip at all", { "content-encoding": "gzip" }],
+        ["bad deflate", new Uint8Array([1, 2, 3, 4]), { "content-encoding": "deflate" }],
+        ["bad brotli", "not brotli", { "content-encoding": "br" }],
+        ["unknown encoding", "{}", { "content-encoding": "x-nonsense" }],
+        ["deep array", deepJson(20_000), {}],
+        ["deep in an object", `{"a":${deepJson(20_000)}}`, {}],
+        ["deep, gzipped", gzipSync(`{"capabilities":{"a":${deepJson(20_000)}}}`), { "content-encoding": "gzip" }],
+        ["UTF-32", "{}", { "content-type": "application/json; charset=utf-32" }],
+        ["truncated JSON", '{"title":"x', {}],
+      ];
+      const bodied = Object.values(routes).filter((route) => route.method !== "GET" && route.method !== "DELETE");
+      expect(bodied.length).toBeGreaterThan(20);
+      for (const route of bodied) {
+        const path = route.path.replace(/:[A-Za-z]+/g, "1");
+        const token = route.auth === "device" ? bridge.deviceToken : route.auth === "public" ? undefined : alice.apiKey;
+        for (const [what, body, headers] of hostile) {
+          const response = await t.fetch(`/api/v1${path}`, {
+            method: route.method,
+            headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+            body,
+          });
+          expect(response.status, `${route.method} ${route.path}: ${what}`).toBeGreaterThanOrEqual(400);
+          expect(response.status, `${route.method} ${route.path}: ${what}`).toBeLessThan(500);
+          expect(await response.json()).toMatchObject({ success: false });
+        }
+      }
+    }, 120_000);
 
     it("still takes JSON nested as deep as real clients send", async () => {
       const response = await post(
@@ -189,6 +221,24 @@ describe("HTTP hardening", () => {
       expect(files).toMatchObject({ created: 1, foldersCreated: [] });
       expect(files.errors.map((e) => e.path)).toEqual(["a//b"]);
     }, 120_000);
+  });
+
+  describe("folders of one name under different new parents", () => {
+    it.each(storages())("are created together (%s)", async (storage) => {
+      const server = storage === "sqlite" ? t : await startTestServer({}, storage);
+      try {
+        const frank = await server.addUser("frank");
+        await frank.client.call("init");
+        const made = await frank.client.call("accumulate", {
+          body: { folders: { create: ["One/Inbox", "Two/Inbox", "Two/Inbox/Inbox"] } },
+        });
+        expect(made).toMatchObject({ errors: [], foldersCreated: ["One/Inbox", "Two/Inbox", "Two/Inbox/Inbox"] });
+        const nested = await frank.client.call("createFolder", { body: { path: "Same/Same/Same" } });
+        expect(nested).toMatchObject({ mode: "created", path: "Same/Same/Same" });
+      } finally {
+        if (server !== t) await server.stop();
+      }
+    });
   });
 
   describe("snapshots need note scopes", () => {

@@ -42,10 +42,13 @@ export type RouteHandler<R extends RouteDefinition> = (context: HandlerContext<R
 /** A handler for every route in a group; the compiler makes sure none is missing. */
 export type RouteHandlers<Ids extends RouteId> = { [K in Ids]: RouteHandler<Routes[K]> };
 
-/** Refuses, before parsing, JSON nested deeper than {@link MAX_JSON_DEPTH}. */
+/**
+ * Refuses, before parsing, JSON nested deeper than {@link MAX_JSON_DEPTH}, and JSON in another
+ * charset than UTF-8 (RFC 8259: JSON between systems is UTF-8), whose bytes the check cannot read.
+ */
 function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
-  const utf8 = encoding === "utf-8" ? body : Buffer.from(new TextDecoder(encoding).decode(body));
-  if (jsonNestsDeeperThan(utf8, MAX_JSON_DEPTH)) {
+  if (encoding !== "utf-8") throw new ApiError(415, "unsupported_encoding", `JSON bodies must be UTF-8, not ${encoding}`);
+  if (jsonNestsDeeperThan(body, MAX_JSON_DEPTH)) {
     throw new ApiError(400, "json_too_deep", `The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
   }
 }
