@@ -97,7 +97,10 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 /** Opens storage, builds the API and the sync hub, and listens on one port. */
 export async function startServer(config: ServerConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const database = await openDatabase(config);
-  const authenticator = new Authenticator(new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }));
+  const authenticator = new Authenticator(
+    new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
+    new RateLimiter({ perMinute: config.authFailuresPerMinute, burst: config.authFailureBurst }),
+  );
   authenticator.addVerifier(new ApiKeyVerifier(database.db));
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator };

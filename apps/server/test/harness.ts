@@ -69,7 +69,15 @@ export type StorageKind = "sqlite" | "postgres";
 export async function startTestServer(overrides: Partial<ServerConfigInput> = {}, storage: StorageKind = "sqlite"): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "tandem-test-"));
   const postgres = storage === "postgres" && POSTGRES_URL ? await createPostgresSchema(POSTGRES_URL) : undefined;
-  const config = ServerConfigSchema.parse({ port: 0, dataDir, logLevel: "silent", databaseUrl: postgres?.url, ...overrides });
+  // Tests send wrong credentials on purpose, all from one address: only a test about that limit meets it.
+  const config = ServerConfigSchema.parse({
+    port: 0,
+    dataDir,
+    logLevel: "silent",
+    databaseUrl: postgres?.url,
+    authFailureBurst: 100_000,
+    ...overrides,
+  });
   let server = await startServer(config);
   const storageArgs = postgres ? ["--database-url", postgres.url] : ["--data-dir", dataDir];
   const clientFor = (token?: string) => new TandemClient({ baseUrl: server.apiUrl, token, validateResponses: true });

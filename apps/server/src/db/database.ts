@@ -45,12 +45,20 @@ async function hasTandemTables(db: Kysely<Schema>): Promise<boolean> {
 
 const INT8_OID = 20;
 
-function redact(url: string): string {
+/** Query parameters of a connection URL that may hold a secret: `password`, `sslpassword`, and the like. */
+const SECRET_PARAMETER = /pass|secret|token|key/i;
+
+/** The URL with every credential in it (`user:password@`, secret query parameters) shown as `***`. */
+export function redactDatabaseUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
+    for (const name of new Set(parsed.searchParams.keys())) {
+      if (SECRET_PARAMETER.test(name)) parsed.searchParams.set(name, "***");
+    }
     return parsed.toString();
   } catch {
+    // Nothing of a URL we cannot take apart is shown: it might all be secret.
     return "postgres";
   }
 }
@@ -73,7 +81,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     pool.on("error", () => {});
     db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
     dialect = "postgres";
-    location = redact(options.databaseUrl);
+    location = redactDatabaseUrl(options.databaseUrl);
   } else {
     location = path.resolve(options.dataDir, "tandem.sqlite");
     if (options.create === false && !existsSync(location)) throw new DatabaseNotFoundError(location);

@@ -91,7 +91,10 @@ export function renderApiReference(document: Json): string {
       );
       // JSON for most routes; an event stream documents one event's `data:`.
       const [mediaType, successBody] = Object.entries(success?.[1].content ?? {})[0] ?? [];
-      const scope = operation["x-required-scope"] ? `<span class="scope">${escapeHtml(String(operation["x-required-scope"]))}</span>` : "";
+      const scopes = [operation["x-required-scope"], ...((operation["x-also-required-scopes"] as unknown[] | undefined) ?? [])].filter(
+        Boolean,
+      );
+      const scope = scopes.map((name) => `<span class="scope">${escapeHtml(String(name))}</span>`).join(" ");
       const credential = `<span class="auth">${escapeHtml(String(operation["x-credential"]))}</span>`;
       const section = `<section id="${escapeHtml(String(operation.operationId))}">
 <h3><span class="method ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(basePath + path)}</code> ${credential} ${scope}</h3>
