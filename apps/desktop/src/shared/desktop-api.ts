@@ -28,6 +28,8 @@ export interface DesktopApi {
   // Notes services that need the server or a scan (src/host/workspace)
   /** Server search when online, a scan of the local documents when not. */
   searchNotes(input: { query: string }): Promise<NoteSearchAnswer>;
+  /** The start of each note's text (one line, from this device's copies), for the note list; at most 500 notes a call. */
+  notePreviews(input: { noteUuids: string[] }): Promise<Record<string, string>>;
   listSnapshots(input: { noteUuid: string }): Promise<SnapshotSummary[]>;
   getSnapshot(input: { noteUuid: string; seq: number }): Promise<SnapshotPreview>;
   createSnapshot(input: { noteUuid: string; label?: string }): Promise<SnapshotSummary>;
@@ -187,6 +189,7 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   getLocalSync: true,
   getStatus: true,
   searchNotes: true,
+  notePreviews: true,
   listSnapshots: true,
   getSnapshot: true,
   createSnapshot: true,
