@@ -18,4 +18,7 @@ export type BridgeFacet = Pick<
   | "acceptGrant"
   | "declineGrant"
   | "revokeGrant"
+  | "listBridgeActivity"
+  | "listAccessRequests"
+  | "answerAccessRequest"
 >;
