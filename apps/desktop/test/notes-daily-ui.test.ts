@@ -375,6 +375,13 @@ describe.skipIf(chromiumMissing("notes daily use"))("notes in daily use (web mod
       const notice = await panel.getByRole("status").boundingBox();
       const box = await panel.boundingBox();
       expect((notice?.x ?? 0) + (notice?.width ?? 0)).toBeLessThanOrEqual((box?.x ?? 0) + (box?.width ?? 0));
+    // Opened while offline: the host's own words, no method names around them.
+    await main().getByRole("button", { name: "Close snapshots" }).click();
+    await main().getByRole("button", { name: "Snapshots", exact: true }).click();
+    await expect.poll(() => panel.getByRole("status").textContent(), PATIENCE).toContain("snapshots are kept on the server");
+    await expect.poll(() => panel.getByText("Loading…").count(), PATIENCE).toBe(0);
+    expect(await panel.textContent()).not.toMatch(/listSnapshots|failed:/);
+    expect(await panel.getByRole("button", { name: "Save snapshot" }).isDisabled()).toBe(true);
       await app.ts.restart();
       await expect.poll(syncStatus, PATIENCE).toBe("Synced");
       await expect.poll(() => panel.getByRole("button", { name: "Save snapshot" }).isDisabled(), PATIENCE).toBe(false);
