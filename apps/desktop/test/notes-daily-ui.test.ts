@@ -273,8 +273,31 @@ describe.skipIf(chromiumMissing("notes daily use"))("notes in daily use (web mod
       ]);
       const row = noteList().getByRole("button", { name: /שלום עולם/ });
       expect(await row.locator(".note-item-title span[dir='auto']").evaluate((element) => getComputedStyle(element).direction)).toBe("rtl");
-      // Nothing about direction is written to the note: the server's copy has plain paragraphs.
+      // The server has the title as typed (direction is the page's business, not the data's).
       await expect.poll(async () => (await restNote("שלום עולם"))?.title, PATIENCE).toBe("שלום עולם");
+      // Todos too: a Hebrew title is a right-to-left line, so its closing "!" shows at its left end.
+      await user.client.call("createTodo", { body: { title: "לקנות חלב!" } });
+      await user.client.call("createTodo", { body: { title: "Buy bread!" } });
+      await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Todos" }).click();
+      await page.getByRole("tab", { name: /All/ }).click();
+      const exclamationAtLeft = (title: string) =>
+        page.locator(".todo-title", { hasText: title }).evaluate((element) => {
+          const text = [...element.querySelectorAll("*"), element]
+            .flatMap((node) => [...node.childNodes])
+            .find((node) => node.nodeType === Node.TEXT_NODE && node.textContent?.includes("!")) as Text;
+          const rectOf = (at: number) => {
+            const range = document.createRange();
+            range.setStart(text, at);
+            range.setEnd(text, at + 1);
+            return range.getBoundingClientRect();
+          };
+          return rectOf(text.data.length - 1).right <= rectOf(0).left + 1;
+        });
+      await page.locator(".todo-title", { hasText: "לקנות חלב!" }).waitFor(WAIT);
+      expect(await exclamationAtLeft("לקנות חלב!")).toBe(true);
+      expect(await exclamationAtLeft("Buy bread!")).toBe(false);
+      await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Notes" }).click();
+      await noteList().waitFor(WAIT);
     },
     TEST_TIMEOUT,
   );
@@ -375,13 +398,13 @@ describe.skipIf(chromiumMissing("notes daily use"))("notes in daily use (web mod
       const notice = await panel.getByRole("status").boundingBox();
       const box = await panel.boundingBox();
       expect((notice?.x ?? 0) + (notice?.width ?? 0)).toBeLessThanOrEqual((box?.x ?? 0) + (box?.width ?? 0));
-    // Opened while offline: the host's own words, no method names around them.
-    await main().getByRole("button", { name: "Close snapshots" }).click();
-    await main().getByRole("button", { name: "Snapshots", exact: true }).click();
-    await expect.poll(() => panel.getByRole("status").textContent(), PATIENCE).toContain("snapshots are kept on the server");
-    await expect.poll(() => panel.getByText("Loading…").count(), PATIENCE).toBe(0);
-    expect(await panel.textContent()).not.toMatch(/listSnapshots|failed:/);
-    expect(await panel.getByRole("button", { name: "Save snapshot" }).isDisabled()).toBe(true);
+      // Opened while offline: the host's own words, no method names around them.
+      await main().getByRole("button", { name: "Close snapshots" }).click();
+      await main().getByRole("button", { name: "Snapshots", exact: true }).click();
+      await expect.poll(() => panel.getByRole("status").textContent(), PATIENCE).toContain("snapshots are kept on the server");
+      await expect.poll(() => panel.getByText("Loading…").count(), PATIENCE).toBe(0);
+      expect(await panel.textContent()).not.toMatch(/listSnapshots|failed:/);
+      expect(await panel.getByRole("button", { name: "Save snapshot" }).isDisabled()).toBe(true);
       await app.ts.restart();
       await expect.poll(syncStatus, PATIENCE).toBe("Synced");
       await expect.poll(() => panel.getByRole("button", { name: "Save snapshot" }).isDisabled(), PATIENCE).toBe(false);
