@@ -148,6 +148,17 @@ describe.skipIf(chromiumMissing("notes daily use"))("notes in daily use (web mod
       await page.keyboard.press("Escape");
       await expect.poll(() => switcher.isVisible(), PATIENCE).toBe(false);
       expect(await titleInput().inputValue()).toBe("Shopping list");
+
+      // A title nothing matches: Enter creates that note.
+      await page.keyboard.press("Control+p");
+      await switcher.waitFor(WAIT);
+      await page.keyboard.type("Packing list");
+      expect(await switcher.textContent()).toContain("Enter creates “Packing list”");
+      await page.keyboard.press("Enter");
+      await expect.poll(() => titleInput().inputValue(), PATIENCE).toBe("Packing list");
+      await noteList()
+        .getByRole("button", { name: /Packing list/ })
+        .waitFor(WAIT);
     },
     TEST_TIMEOUT,
   );
@@ -339,7 +350,7 @@ describe.skipIf(chromiumMissing("notes daily use"))("notes in daily use (web mod
       expect(await widthOf(".note-main")).toBeGreaterThanOrEqual(EDITOR_MIN);
 
       await page.setViewportSize({ width: 800, height: 700 });
-      // The snapshots panel is still open: the folders give way, the list and the editor stay.
+      // The snapshots panel is still open: the folders and the list give way, the editor keeps its column.
       await expect.poll(() => page.locator(".folder-pane").count(), PATIENCE).toBe(0);
       expect(await widthOf(".note-main")).toBeGreaterThanOrEqual(EDITOR_MIN);
       expect(await widthOf(".snapshots-panel")).toBeGreaterThan(0);
