@@ -8,6 +8,10 @@ describe("errors as the owner reads them", () => {
     );
     expect(errorMessage(new Error("The server does not have this note yet"))).toBe("The server does not have this note yet");
     expect(errorMessage("plain text")).toBe("plain text");
+    expect(errorMessage(new Error("409 request_already_resolved: This request was already accepted"))).toBe(
+      "This request was already accepted",
+    );
+    expect(errorMessage(new Error("fetch failed"))).toBe("The server cannot be reached right now. Try again once you are back online.");
   });
 
   it("words a developer's mistake without the method's name", () => {
