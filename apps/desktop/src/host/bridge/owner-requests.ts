@@ -1,4 +1,4 @@
-import type { ContactPermissions } from "@tandem/core";
+import { type ContactPermissions, TandemApiError } from "@tandem/core";
 import { z } from "zod";
 import type { AccessLevel, AccessRequestItem, AgentAccessChoice } from "../../shared/desktop-api";
 import type { SessionService } from "../host-context";
@@ -66,7 +66,13 @@ export class OwnerRequests {
   async list(): Promise<AccessRequestItem[]> {
     const client = this.session.client();
     if (!client) return [];
-    const { incoming } = await client.call("networkListRequests");
+    const { incoming } = await client.call("networkListRequests").catch((error: unknown) => {
+      // Sign-in asks only for the notes and todos scopes: say what is missing rather than "403".
+      if (error instanceof TandemApiError && error.body.error === "insufficient_scope") {
+        throw new Error("Your API key cannot see agent-access requests (it lacks os.network:read). Sign in with a key that has it.");
+      }
+      throw error;
+    });
     return incoming
       .filter((request) => request.type === "agent")
       .map((request) => ({
