@@ -98,6 +98,8 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
       const action = event.defaultPrevented ? null : shortcutFor(event);
       if (action) {
         event.preventDefault();
+        // Behind a modal dialog only the sheet's own key acts (it closes the sheet).
+        if (dialog !== null && action !== "shortcuts") return;
         if (action === "newNote") create();
         else if (action === "quickSwitcher") setDialog("switcher");
         else if (action === "shortcuts") setDialog((current) => (current === "shortcuts" ? null : "shortcuts"));
