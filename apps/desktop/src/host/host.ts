@@ -46,6 +46,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     sync: running.sync.status(),
     bridge: running.bridge.status(),
     approvalsPending: running.bridge.pendingApprovals(),
+    requestsPending: running.bridge.pendingRequests(),
   });
 
   const api: DesktopApi = {
