@@ -20,7 +20,7 @@ import { newId } from "../ids";
 import { findEndpointSession } from "../runtime/sessions-service";
 import { settleCollaboration } from "./collaboration-expiry";
 import { type CollaborationRecord, collaborationExpiresAt, readContext, selectCollaborations, storeContext } from "./collaboration-records";
-import { checkContext } from "./context-safety";
+import { checkContext, checkTask } from "./context-safety";
 import { type DelegationTargetInput, resolveDelegationTarget } from "./delegation-target";
 
 export interface DelegationInput {
@@ -248,6 +248,8 @@ async function deliver(context: AppContext, device: DevicePrincipal, targetId: n
  */
 export async function delegate(context: AppContext, device: DevicePrincipal, input: DelegationInput): Promise<DelegationAnswer> {
   const { db } = context;
+  const taskCheck = checkTask(input.task);
+  if (!taskCheck.safe) throw badRequest("unsafe_task", taskCheck.reason);
   if (input.context !== undefined) {
     const check = checkContext(input.context);
     if (!check.safe) throw badRequest("unsafe_context", check.reason);
