@@ -260,6 +260,29 @@ export async function endGrantsBetween(
   });
 }
 
+/**
+ * Revokes every active grant frozen to `endpointId`: what follows when that endpoint is replaced
+ * by a new pairing of its device id, so nothing it was given passes to the newcomer. Answers the
+ * ids revoked.
+ */
+export async function endGrantsFrozenTo(context: AppContext, unit: WriteUnit, endpointId: string, actor: AuditActor): Promise<string[]> {
+  const frozen = await unit.tx
+    .selectFrom("grants")
+    .select("id")
+    .where("frozen_endpoint_id", "=", endpointId)
+    .where("status", "=", "active")
+    .orderBy("id")
+    .execute();
+  const revoked: string[] = [];
+  for (const { id } of frozen) {
+    const grant = await lockGrant(unit.tx, id);
+    if (grant?.status !== "active") continue;
+    await finishGrant(context, unit, grant, "revoked", actor);
+    revoked.push(id);
+  }
+  return revoked;
+}
+
 export interface OpenActiveGrantInput {
   requesterId: number;
   recipientId: number;
