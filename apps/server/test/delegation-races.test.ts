@@ -121,6 +121,28 @@ describe.each(storages("delegation races"))("withdrawal races (%s)", (storage) =
     await ts.server.context.db.updateTable("grants").set({ status: "revoked" }).where("id", "=", sent.communicationSessionId).execute();
   });
 
+  it("a grant request racing the withdrawal never stays pending after it", async () => {
+    for (let i = 0; i < ITERATIONS; i++) {
+      await grantAgentAccess(ts, alice, bob);
+      const request = () =>
+        call(ts, aliceBridge.deviceToken, "POST", "/local-agent/grants", {
+          target: { kind: "person_default_runtime", principalId: String(bob.userId) },
+        });
+      const withdrawal = new Promise<Awaited<ReturnType<typeof withdraw>>>((resolve) => setTimeout(() => resolve(withdraw()), i % 4));
+      const [withdrawn, ...answers] = await Promise.all([withdrawal, request(), request(), request()]);
+      expect(withdrawn.status).toBe(200);
+      for (const answer of answers) expect([201, 403, 404]).toContain(answer.status);
+      const open = await ts.server.context.db
+        .selectFrom("grants")
+        .select("id")
+        .where("requester_id", "=", alice.userId)
+        .where("recipient_id", "=", bob.userId)
+        .where("status", "in", ["pending", "active"])
+        .execute();
+      expect(open).toEqual([]);
+    }
+  }, 60_000);
+
   it("a grant accept racing the withdrawal never fails with a 500 and never stays active", async () => {
     const outcomes = new Set<number>();
     for (let i = 0; i < ITERATIONS; i++) {

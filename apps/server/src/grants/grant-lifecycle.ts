@@ -99,6 +99,10 @@ export async function requestGrant(context: AppContext, principal: Principal, bo
   const requesterId = principal.userId;
   const recipientId = await resolveTarget(context, requesterId, body.target.principalId);
   return inWriteUnit(context, undefined, async ({ tx, events }) => {
+    // Again under the pair lock: a request racing a withdrawal must not stay pending after it.
+    if (!(await permittedUnderLock(context, tx, { requesterId, recipientId }))) {
+      throw forbidden("agent_permission_required", "This person no longer gives you agent access");
+    }
     const grant = await insertPendingGrant(context, tx, {
       requesterId,
       requesterDeviceId: deviceIdOf(principal),
