@@ -30,6 +30,7 @@ import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { systemHandlers } from "./system/system-routes";
 import { todoHandlers } from "./todos/todos-routes";
+import { trashHandlers } from "./trash/trash-routes";
 import { workspaceHandlers } from "./workspace/workspace-routes";
 
 export interface RunningServer {
@@ -56,6 +57,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...workspaceHandlers(context),
     ...folderHandlers(context),
     ...noteHandlers(context),
+    ...trashHandlers(context),
     ...snapshotHandlers(context),
     ...accumulateHandlers(context),
     ...sharingHandlers(context),

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { dissolveFolder, type Folder, folderNameKey, putFolder, readFolders, splitFolderPath, workspaceDocName } from "@tandem/core";
+import { type Folder, folderNameKey, putFolder, readFolders, splitFolderPath, trashFolder, withoutTrashed, workspaceDocName } from "@tandem/core";
 import { type CompiledQuery, type Kysely, PostgresIntrospector, type Selectable, sql, type Transaction } from "kysely";
 import type * as Y from "yjs";
 import { nowIso } from "../clock";
@@ -176,7 +176,7 @@ export async function folderPath(db: Db, ownerId: number, folderId: number | nul
 /** The child of `parent` named `name` (case- and normalisation-insensitively) in the document. */
 function findChild(doc: Y.Doc, parent: string | null, name: string): string | undefined {
   const key = folderNameKey(name);
-  for (const [uuid, meta] of readFolders(doc)) {
+  for (const [uuid, meta] of withoutTrashed(readFolders(doc))) {
     if (meta.parent === parent && folderNameKey(meta.name) === key) return uuid;
   }
   return undefined;
@@ -289,13 +289,13 @@ export async function updateFolder(
 }
 
 /**
- * Deletes a folder without losing anything in it: its notes and subfolders move up to its
- * parent (the root for a top-level folder). Answers how many of each moved.
+ * Moves a folder to the Trash without losing anything in it: its notes and subfolders move up to
+ * its parent (the root for a top-level folder). Answers how many of each moved.
  */
 export async function deleteFolder(db: Kysely<Schema>, sync: SyncServer, ownerId: number, folderId: number) {
   const folder = await getOwnedFolder(db, ownerId, folderId);
   return sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
-    const { parent, movedFolders, movedNotes } = dissolveFolder(doc, folder.uuid, nowIso());
+    const { parent, movedFolders, movedNotes } = trashFolder(doc, folder.uuid, nowIso());
     return { movedFolders, movedNotes, movedTo: parent === null ? null : folder.parent_id };
   });
 }
@@ -304,9 +304,10 @@ export async function deleteFolder(db: Kysely<Schema>, sync: SyncServer, ownerId
 export async function ensureGeneralFolder(sync: SyncServer, ownerId: number): Promise<boolean> {
   const uuid = generalFolderUuid(ownerId);
   return sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
-    if (readFolders(doc).has(uuid)) return false;
+    if (readFolders(doc).get(uuid)?.trashedAt === null) return false;
     const now = nowIso();
-    putFolder(doc, uuid, { name: GENERAL_FOLDER, parent: null, icon: null, createdAt: now, updatedAt: now });
+    // A trashed General comes back (a fresh one: the same uuid is every device's General).
+    putFolder(doc, uuid, { name: GENERAL_FOLDER, parent: null, icon: null, createdAt: now, updatedAt: now, trashedAt: null });
     return true;
   });
 }
