@@ -43,7 +43,11 @@ export const trashRoutes = {
     auth: "user",
     scope: "os.notes:write",
     params: z.object({ uuid: Uuid }),
-    response: success({ kind: z.enum(["note", "folder"]), id: z.number().int().describe("its numeric id (a new one)"), message: z.string() }),
+    response: success({
+      kind: z.enum(["note", "folder"]),
+      id: z.number().int().describe("its numeric id (a new one)"),
+      message: z.string(),
+    }),
   }),
   deleteFromTrash: defineRoute({
     method: "DELETE",

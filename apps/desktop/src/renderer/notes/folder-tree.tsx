@@ -72,7 +72,7 @@ export function FolderTree({ doc, workspace, selection, onSelect }: FolderTreePr
             </button>
             <ConfirmButton
               label="Delete folder"
-              question={`Delete "${node.name}"? Its notes and subfolders move up a level.`}
+              question={`Move "${node.name}" to the Trash? Its notes and subfolders move up a level.`}
               onConfirm={() => {
                 deleteFolder(doc, node.uuid);
                 onSelect(ALL_NOTES);
@@ -118,6 +118,14 @@ export function FolderTree({ doc, workspace, selection, onSelect }: FolderTreePr
         {workspace.tree.map(renderNode)}
         {newFolderInput(null)}
       </ul>
+      <button
+        type="button"
+        className="tree-item trash-item"
+        aria-current={selection.kind === "trash" ? "true" : undefined}
+        onClick={() => onSelect({ kind: "trash" })}
+      >
+        Trash{workspace.trash.length > 0 ? ` (${workspace.trash.length})` : ""}
+      </button>
     </nav>
   );
 }

@@ -1,4 +1,4 @@
-import { noteDocName } from "@tandem/core/documents";
+import { type NoteMeta, noteDocName } from "@tandem/core/documents";
 import { useCallback, useState } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
@@ -8,33 +8,46 @@ import { NoteBody } from "./note-body";
 import { NoteHeader } from "./note-header";
 import { SnapshotsPanel } from "./snapshots-panel";
 import { useTouchOnEdit } from "./use-touch-on-edit";
-import { touchNote } from "./workspace-actions";
-import type { Workspace } from "./workspace-model";
+import { recreateNote, restoreTrashed, touchNote } from "./workspace-actions";
+import { isTrashedNote, type Workspace } from "./workspace-model";
+import "./trash.css";
 
 interface NoteEditorProps {
   readonly api: DesktopApi;
   readonly workspaceDoc: Y.Doc;
   readonly workspace: Workspace;
   readonly uuid: string;
+  /** The note's entry, or, once another device trashed or deleted it, what this window last knew of it. */
+  readonly meta: NoteMeta;
+  /** Called when the owner deletes the note here (it then closes). */
+  readonly onDeleted: () => void;
 }
 
 /** The open note: its header (title, folder, pin, snapshots, delete), the editor and, on demand, its snapshots. */
-export function NoteEditor({ api, workspaceDoc, workspace, uuid }: NoteEditorProps) {
-  const meta = workspace.notes.get(uuid);
+export function NoteEditor({ api, workspaceDoc, workspace, uuid, meta, onDeleted }: NoteEditorProps) {
   const body = useYDoc(noteDocName(uuid));
   const [snapshotsOpen, setSnapshotsOpen] = useState(false);
-  if (!meta) return <p className="empty-state">This note was deleted.</p>;
+  const listed = workspace.notes.has(uuid);
   return (
     <div className={snapshotsOpen ? "note-editor with-snapshots" : "note-editor"}>
       <article className="note-main" aria-label="Note">
-        <NoteHeader
-          workspaceDoc={workspaceDoc}
-          workspace={workspace}
-          uuid={uuid}
-          meta={meta}
-          snapshotsOpen={snapshotsOpen}
-          onToggleSnapshots={() => setSnapshotsOpen((open) => !open)}
-        />
+        {listed ? (
+          <NoteHeader
+            workspaceDoc={workspaceDoc}
+            workspace={workspace}
+            uuid={uuid}
+            meta={meta}
+            snapshotsOpen={snapshotsOpen}
+            onToggleSnapshots={() => setSnapshotsOpen((open) => !open)}
+            onDeleted={onDeleted}
+          />
+        ) : (
+          <GoneBanner
+            trashed={isTrashedNote(workspace, uuid)}
+            title={meta.title}
+            onRestore={() => (isTrashedNote(workspace, uuid) ? restoreTrashed(workspaceDoc, uuid) : recreateNote(workspaceDoc, uuid, meta))}
+          />
+        )}
         {body.status === "loading" && (
           <p className="empty-state" aria-busy="true">
             Loading…
@@ -44,6 +57,21 @@ export function NoteEditor({ api, workspaceDoc, workspace, uuid }: NoteEditorPro
         {body.status === "ready" && <EditableBody workspaceDoc={workspaceDoc} uuid={uuid} noteDoc={body.doc} />}
       </article>
       {snapshotsOpen && <SnapshotsPanel api={api} noteUuid={uuid} onClose={() => setSnapshotsOpen(false)} />}
+    </div>
+  );
+}
+
+/** Said in place of the header when the open note left the list on another device; its text stays below. */
+function GoneBanner({ trashed, title, onRestore }: { trashed: boolean; title: string; onRestore: () => void }) {
+  return (
+    <div className="note-gone" role="alert">
+      <p>
+        <strong>{title.trim() === "" ? "This note" : `“${title}”`}</strong>{" "}
+        {trashed ? "was moved to the Trash on another device." : "was deleted on another device."} Its text is still here.
+      </p>
+      <button type="button" className="primary" onClick={onRestore}>
+        Restore note
+      </button>
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
 import { DocumentGate } from "../sync/document-gate";
@@ -7,6 +7,7 @@ import { FolderTree } from "./folder-tree";
 import { NoteEditor } from "./note-editor";
 import { NoteList } from "./note-list";
 import { SearchBox, SearchResults } from "./note-search";
+import { TrashList } from "./trash-list";
 import { createNote } from "./workspace-actions";
 import { ALL_NOTES, EMPTY_WORKSPACE, type FolderSelection, notesIn, readWorkspace } from "./workspace-model";
 import "./notes.css";
@@ -28,10 +29,12 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
   useEffect(() => {
     if (selectedGone) setSelection(ALL_NOTES);
   }, [selectedGone]);
-  const openGone = openNote !== null && !workspace.notes.has(openNote);
-  useEffect(() => {
-    if (openGone) setOpenNote(null);
-  }, [openGone]);
+  // A note trashed or deleted elsewhere while open stays in view (with its text) so it can be restored:
+  // the editor keeps what it last knew of it.
+  const openMeta = openNote === null ? undefined : workspace.notes.get(openNote);
+  const lastKnown = useRef<{ uuid: string; meta: NonNullable<typeof openMeta> } | null>(null);
+  if (openNote !== null && openMeta) lastKnown.current = { uuid: openNote, meta: openMeta };
+  const shownMeta = openMeta ?? (lastKnown.current?.uuid === openNote ? lastKnown.current.meta : undefined);
 
   const folderName = selection.kind === "folder" ? workspace.folders.get(selection.uuid)?.name : undefined;
   const create = () => {
@@ -44,7 +47,9 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
       <FolderTree doc={doc} workspace={workspace} selection={selection} onSelect={setSelection} />
       <section className="list-pane" aria-label="Note list">
         <SearchBox query={query} onChange={setQuery} />
-        {query.trim() === "" ? (
+        {selection.kind === "trash" && query.trim() === "" ? (
+          <TrashList doc={doc} items={workspace.trash} />
+        ) : query.trim() === "" ? (
           <NoteList
             heading={folderName ?? "All notes"}
             notes={notesIn(workspace, selection)}
@@ -57,8 +62,16 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
         )}
       </section>
       <section className="editor-pane" aria-label="Editor">
-        {openNote !== null && workspace.notes.has(openNote) ? (
-          <NoteEditor key={openNote} api={api} workspaceDoc={doc} workspace={workspace} uuid={openNote} />
+        {openNote !== null && shownMeta ? (
+          <NoteEditor
+            key={openNote}
+            api={api}
+            workspaceDoc={doc}
+            workspace={workspace}
+            uuid={openNote}
+            meta={shownMeta}
+            onDeleted={() => setOpenNote(null)}
+          />
         ) : (
           <p className="empty-state centered">Select a note, or create one.</p>
         )}
