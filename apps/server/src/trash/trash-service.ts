@@ -37,10 +37,12 @@ export async function listTrash({ sync }: TrashDeps, ownerId: number): Promise<T
   const doc = await sync.getDoc(workspaceDocName(ownerId));
   const items: TrashedItem[] = [];
   for (const [uuid, meta] of readNotes(doc)) {
-    if (meta.trashedAt !== null) items.push({ uuid, kind: "note", title: meta.title, trashedAt: meta.trashedAt, deleteAfter: trashDeleteAfter(meta.trashedAt) });
+    if (meta.trashedAt !== null)
+      items.push({ uuid, kind: "note", title: meta.title, trashedAt: meta.trashedAt, deleteAfter: trashDeleteAfter(meta.trashedAt) });
   }
   for (const [uuid, meta] of readFolders(doc)) {
-    if (meta.trashedAt !== null) items.push({ uuid, kind: "folder", title: meta.name, trashedAt: meta.trashedAt, deleteAfter: trashDeleteAfter(meta.trashedAt) });
+    if (meta.trashedAt !== null)
+      items.push({ uuid, kind: "folder", title: meta.name, trashedAt: meta.trashedAt, deleteAfter: trashDeleteAfter(meta.trashedAt) });
   }
   return items.sort((a, b) => (a.trashedAt < b.trashedAt ? 1 : a.trashedAt > b.trashedAt ? -1 : 0));
 }
