@@ -1,5 +1,14 @@
 import { createHash, randomUUID } from "node:crypto";
-import { type Folder, folderNameKey, putFolder, readFolders, splitFolderPath, trashFolder, withoutTrashed, workspaceDocName } from "@tandem/core";
+import {
+  type Folder,
+  folderNameKey,
+  putFolder,
+  readFolders,
+  splitFolderPath,
+  trashFolder,
+  withoutTrashed,
+  workspaceDocName,
+} from "@tandem/core";
 import { type CompiledQuery, type Kysely, PostgresIntrospector, type Selectable, sql, type Transaction } from "kysely";
 import type * as Y from "yjs";
 import { nowIso } from "../clock";
