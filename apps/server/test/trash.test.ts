@@ -1,4 +1,4 @@
-import { readNotes, TRASH_RETENTION_DAYS, workspaceDocName } from "@tandem/core";
+import { putNote, readNotes, TRASH_RETENTION_DAYS, workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { openDoc } from "./sync-client";
@@ -70,7 +70,7 @@ describe("the Trash", () => {
     const restored = await alice.client.call("restoreFromTrash", { params: { uuid: note.uuid } });
     expect(restored.kind).toBe("note");
     expect((await everywhere("quokka")).searched).toEqual(["Quokka plans"]);
-    const { note: back } = await alice.client.call("getNote", { params: { id: restored.id } });
+    const { note: back } = await alice.client.call("getNote", { params: { id: restored.id as number } });
     expect(back).toMatchObject({ uuid: note.uuid, title: "Quokka plans" });
     expect(back.markdown).toContain("quokka quokka");
     expect((await alice.client.call("listTrash")).items.map((i) => i.uuid)).not.toContain(note.uuid);
@@ -125,6 +125,20 @@ describe("the Trash", () => {
     const workspace = await openDoc(t.server.syncUrl, alice.apiKey, workspaceDocName(alice.userId));
     expect(readNotes(workspace.doc).has(note.uuid)).toBe(false);
     workspace.close();
+  });
+
+  it("restores an entry naming another owner's note without taking it (no id, no 500)", async () => {
+    const bobs = (await bob.client.call("createNote", { body: { title: "Bob's", content: "mine" } })).result.note;
+    const workspace = await openDoc(t.server.syncUrl, alice.apiKey, workspaceDocName(alice.userId));
+    workspace.doc.transact(() =>
+      putNote(workspace.doc, bobs.uuid, { title: "Claimed", folder: null, trashedAt: new Date().toISOString() }),
+    );
+    await expect
+      .poll(async () => (await alice.client.call("listTrash")).items.map((i) => i.title), { timeout: 10_000 })
+      .toContain("Claimed");
+    workspace.close();
+    expect(await alice.client.call("restoreFromTrash", { params: { uuid: bobs.uuid } })).toMatchObject({ kind: "note", id: null });
+    expect((await bob.client.call("getNote", { params: { id: bobs.id } })).note.title).toBe("Bob's");
   });
 
   it("empties what has been in the Trash for more than 30 days", async () => {

@@ -52,8 +52,8 @@ export async function restoreTrashed({ db, sync }: TrashDeps, ownerId: number, u
   const kind = await sync.change(workspaceDocName(ownerId), ownerId, (doc) => restoreFromTrash(doc, uuid, nowIso()));
   if (kind === null) throw notFound(`trashed item ${uuid}`);
   const table = kind === "note" ? "notes" : "folders";
-  const row = await db.selectFrom(table).select("id").where("uuid", "=", uuid).where("owner_id", "=", ownerId).executeTakeFirstOrThrow();
-  return { kind, id: row.id };
+  const row = await db.selectFrom(table).select("id").where("uuid", "=", uuid).where("owner_id", "=", ownerId).executeTakeFirst();
+  return { kind, id: row?.id ?? null };
 }
 
 export async function deleteTrashedForever({ sync }: TrashDeps, ownerId: number, uuid: string): Promise<void> {

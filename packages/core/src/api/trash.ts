@@ -45,7 +45,11 @@ export const trashRoutes = {
     params: z.object({ uuid: Uuid }),
     response: success({
       kind: z.enum(["note", "folder"]),
-      id: z.number().int().describe("its numeric id (a new one)"),
+      id: z
+        .number()
+        .int()
+        .nullable()
+        .describe("its numeric id (a new one); null if its uuid belongs to another workspace, which the views never list"),
       message: z.string(),
     }),
   }),
