@@ -257,6 +257,18 @@ describe.skipIf(chromiumMissing("todos"))("todos in web mode against a real serv
     await page.getByRole("tablist", { name: "Todo views" }).waitFor();
     await expect.poll(async () => (await serverTodo("Read two books"))?.description, PATIENCE).toBe("Started chapter one");
     await expect.poll(async () => (await serverTodo("File taxes"))?.description, PATIENCE).toBe("Receipts in the blue folder");
+
+    // A saved field changed on another device shows that change, and the open panel never writes its older draft back.
+    await openView("All");
+    await select("File taxes");
+    await form.getByLabel("Description").fill("Receipts, twice");
+    await expect.poll(async () => (await serverTodo("File taxes"))?.description, PATIENCE).toBe("Receipts, twice");
+    const id = (await serverTodo("File taxes"))?.id as number;
+    await user.client.call("updateTodo", { params: { id }, body: { description: "From the accountant" } });
+    await expect.poll(() => form.getByLabel("Description").inputValue(), PATIENCE).toBe("From the accountant");
+    await page.waitForTimeout(1500);
+    expect((await serverTodo("File taxes"))?.description).toBe("From the accountant");
+    await page.getByRole("button", { name: "Close details" }).click();
     await openView("Today");
   });
 

@@ -22,13 +22,18 @@ export const AUTOSAVE_DELAY_MS = 500;
 
 type EditableField = keyof TodoEdit;
 
+/** A draft value as the document would store it (titles are trimmed). */
+const stored = (field: EditableField, value: unknown) => (field === "title" ? (value as string).trim() : value);
+
 /**
  * The selected todo: its fields, completion, steps and deletion. Field edits save themselves
  * {@link AUTOSAVE_DELAY_MS} after typing pauses, and at once when the panel closes (another todo,
- * view or section), so nothing typed is lost. The draft holds only the fields the owner touched, so
- * the others keep following the document (another device may be editing them); a touched field
- * shows what was typed while the panel is open. "Discard changes" puts back the touched fields as
- * they were when the panel opened. Render it with `key={uuid}` so a new selection starts afresh.
+ * view or section), so nothing typed is lost. The draft holds only the fields the owner touched;
+ * only what was typed since the last save is written, so a field another device changes meanwhile
+ * is never overwritten by an older draft: once saved, a field follows the document again (keeping
+ * what is typed, such as a title's trailing space, while it still matches). "Discard changes" puts
+ * back the touched fields as they were when the panel opened. Render it with `key={uuid}` so a new
+ * selection starts afresh.
  */
 export function TodoDetails({ doc, todo, onClose, onUndoable }: TodoDetailsProps) {
   const [draft, setDraft] = useState<TodoEdit>({});
@@ -48,11 +53,23 @@ export function TodoDetails({ doc, todo, onClose, onUndoable }: TodoDetailsProps
     <K extends EditableField>(field: K) =>
     (next: TodoItem[K]) =>
       setDraft((current) => ({ ...current, [field]: next }));
-  // A title is stored trimmed: "Buy milk " typed so far is not a change from "Buy milk".
-  const differs = (field: EditableField, next: unknown) =>
-    field === "title" ? (next as string).trim() !== todo.title : todo[field] !== next;
-  const changes = Object.fromEntries(Object.entries(draft).filter(([field, next]) => differs(field as EditableField, next))) as TodoEdit;
+  // The draft values already written: they are not changes any more.
+  const written = useRef<TodoEdit>({});
+  const changes = Object.fromEntries(
+    Object.entries(draft).filter(([field, next]) => !(field in written.current) || written.current[field as EditableField] !== next),
+  ) as TodoEdit;
   const pending = Object.keys(changes).length > 0;
+
+  // A saved field that the document no longer matches was changed elsewhere: show that instead.
+  useEffect(() => {
+    const current: TodoEdit = { title: todo.title, description: todo.description, dueDate: todo.dueDate, priority: todo.priority };
+    const stale = (Object.keys(written.current) as EditableField[]).filter(
+      (field) => written.current[field] === draft[field] && stored(field, draft[field]) !== current[field],
+    );
+    if (stale.length === 0) return;
+    for (const field of stale) delete written.current[field];
+    setDraft((now) => Object.fromEntries(Object.entries(now).filter(([field]) => !stale.includes(field as EditableField))));
+  }, [todo.title, todo.description, todo.dueDate, todo.priority, draft]);
 
   // Writes what differs from the document; an invalid draft (empty title, date out of range) is kept
   // in the fields with its message until it is fixed.
@@ -60,6 +77,7 @@ export function TodoDetails({ doc, todo, onClose, onUndoable }: TodoDetailsProps
     if (Object.keys(edit).length === 0) return;
     try {
       updateTodo(doc, todo.uuid, edit);
+      written.current = { ...written.current, ...edit };
       setError(null);
       setSaved(true);
     } catch (failure) {
@@ -82,9 +100,11 @@ export function TodoDetails({ doc, todo, onClose, onUndoable }: TodoDetailsProps
   const discard = () => {
     const restore = Object.fromEntries(Object.keys(draft).map((field) => [field, original[field as EditableField]])) as TodoEdit;
     setDraft({});
+    written.current = {};
     setError(null);
     setSaved(false);
     save(restore);
+    written.current = {};
   };
 
   return (
