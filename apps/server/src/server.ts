@@ -32,6 +32,7 @@ import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { renderHomePage } from "./system/home-page";
 import { systemHandlers } from "./system/system-routes";
 import { todoHandlers } from "./todos/todos-routes";
+import { trashHandlers } from "./trash/trash-routes";
 import { workspaceHandlers } from "./workspace/workspace-routes";
 
 export interface RunningServer {
@@ -63,6 +64,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...workspaceHandlers(context),
     ...folderHandlers(context),
     ...noteHandlers(context),
+    ...trashHandlers(context),
     ...snapshotHandlers(context),
     ...accumulateHandlers(context),
     ...sharingHandlers(context),

@@ -1,10 +1,11 @@
-import { effectiveParents, folderNameKey, readFolders, readNotes } from "@tandem/core";
+import { effectiveParents, folderNameKey, readFolders, readNotes, withoutTrashed } from "@tandem/core";
 import type { Kysely, Transaction } from "kysely";
 import type * as Y from "yjs";
 import type { Schema } from "../db/schema";
 
 async function materializeFolders(tx: Transaction<Schema>, ownerId: number, doc: Y.Doc): Promise<Map<string, number>> {
-  const folders = readFolders(doc);
+  // Trashed entries leave the views, and with them every listing, search and grep.
+  const folders = withoutTrashed(readFolders(doc));
   const rows = await tx.selectFrom("folders").selectAll().where("owner_id", "=", ownerId).execute();
   const existing = new Map(rows.map((row) => [row.uuid, row]));
   const ids = new Map(rows.map((row) => [row.uuid, row.id]));
@@ -57,7 +58,7 @@ async function materializeFolders(tx: Transaction<Schema>, ownerId: number, doc:
 }
 
 async function materializeNotes(tx: Transaction<Schema>, ownerId: number, doc: Y.Doc, folderIds: Map<string, number>): Promise<void> {
-  const notes = readNotes(doc);
+  const notes = withoutTrashed(readNotes(doc));
   const rows = await tx.selectFrom("notes").selectAll().where("owner_id", "=", ownerId).execute();
   const existing = new Map(rows.map((row) => [row.uuid, row]));
   for (const [uuid, meta] of notes) {

@@ -11,6 +11,7 @@ import { runtimeRoutes } from "./runtime";
 import { snapshotRoutes } from "./snapshots";
 import { systemRoutes } from "./system";
 import { todoRoutes } from "./todos";
+import { trashRoutes } from "./trash";
 import { workspaceRoutes } from "./workspace";
 
 /** Every operation of the v1 API, by id. */
@@ -18,6 +19,7 @@ export const routes = {
   ...workspaceRoutes,
   ...folderRoutes,
   ...noteRoutes,
+  ...trashRoutes,
   ...snapshotRoutes,
   ...todoRoutes,
   ...accumulateRoutes,
@@ -48,4 +50,5 @@ export * from "./route";
 export * from "./runtime";
 export * from "./snapshots";
 export * from "./todos";
+export * from "./trash";
 export * from "./workspace";
