@@ -54,15 +54,17 @@ describe.each(storages("sync security"))("sync security (%s)", (storage) => {
 
   it("1: listing another user's note uuid in one's own workspace grants nothing, before or after the owner deletes it", async () => {
     const folderId = (await alice.client.call("createFolder", { body: { path: "Takeover" } })).folder.id;
-    const created = (await alice.client.call("createNote", { body: { title: "Secret plans", content: "the eagle lands", folderId } })).result
-      .note;
+    const created = (await alice.client.call("createNote", { body: { title: "Secret plans", content: "the eagle lands", folderId } }))
+      .result.note;
     await alice.client.call("createSnapshot", { params: { noteId: created.id }, body: { label: "v1" } });
     await alice.client.call("shareFolder", { params: { id: folderId }, body: { username: "bob", role: "viewer" } });
     const { uuid } = (await bob.client.call("getNote", { params: { id: created.id } })).note;
 
     // Bob copies the uuid into his own workspace: he is still only a viewer, and it is not his note.
     const now = new Date().toISOString();
-    await writeOverSync(bob, workspaceDocName(bob.userId), (doc) => putNote(doc, uuid, { title: "Mine now", folder: null, createdAt: now }));
+    await writeOverSync(bob, workspaceDocName(bob.userId), (doc) =>
+      putNote(doc, uuid, { title: "Mine now", folder: null, createdAt: now }),
+    );
     const asViewer = await openDoc(t.server.syncUrl, bob.apiKey, noteDocName(uuid));
     asViewer.close();
     expect(asViewer.outcome).toBe("synced");
@@ -86,7 +88,9 @@ describe.each(storages("sync security"))("sync security (%s)", (storage) => {
     expect(bobsNotes).toEqual([]);
 
     // The note is still Alice's: put back in her workspace, it is hers again, with its snapshots.
-    await writeOverSync(alice, workspaceDocName(alice.userId), (doc) => putNote(doc, uuid, { title: "Secret plans", folder: null, createdAt: now }));
+    await writeOverSync(alice, workspaceDocName(alice.userId), (doc) =>
+      putNote(doc, uuid, { title: "Secret plans", folder: null, createdAt: now }),
+    );
     const restored = (await alice.client.call("listNotes", { query: {} })).notes.find((n) => n.uuid === uuid);
     expect(restored).toBeDefined();
     const snapshots = await alice.client.call("listSnapshots", { params: { noteId: restored?.id as number }, query: {} });
@@ -125,7 +129,9 @@ describe.each(storages("sync security"))("sync security (%s)", (storage) => {
       // The server handles a connection's messages in order: once Alice sees Carol's awareness, sent
       // after the edit, the server has dealt with the edit.
       editor.provider.setAwarenessField("user", { name: "carol" });
-      await expect.poll(() => [...(observer.provider.awareness?.getStates().values() ?? [])].some((s) => s.user?.name === "carol"), PATIENCE).toBe(true);
+      await expect
+        .poll(() => [...(observer.provider.awareness?.getStates().values() ?? [])].some((s) => s.user?.name === "carol"), PATIENCE)
+        .toBe(true);
       expect((await alice.client.call("getNote", { params: { id: created.id } })).note.markdown).not.toContain("vandalised");
 
       await alice.client.call("unshareFolder", { params: { id: folderId, username: "carol" } });

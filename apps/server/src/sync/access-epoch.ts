@@ -8,11 +8,7 @@ import type { Schema } from "../db/schema";
  * instance watches it, so open sync connections are re-checked wherever they are.
  */
 export async function bumpAccessEpoch(db: Kysely<Schema>): Promise<void> {
-  await db
-    .updateTable("sync_access_epoch")
-    .set({ epoch: sql`epoch + 1` })
-    .where("id", "=", 1)
-    .execute();
+  await db.updateTable("sync_access_epoch").set({ epoch: sql`epoch + 1` }).where("id", "=", 1).execute();
 }
 
 export async function readAccessEpoch(db: Kysely<Schema>): Promise<number> {
