@@ -5,9 +5,12 @@ import type { Logger } from "../logger";
 import { readAccessEpoch } from "./access-epoch";
 import type { DocumentAccess } from "./document-access";
 
-/** What the guard needs of a connection's context: the credential a socket opened the document with (REST writes have none). */
+/** What the guard needs of a connection's context (REST writes have none of it). */
 export interface GuardedContext {
+  /** The credential a socket opened the document with. */
   token?: string;
+  /** The access epoch as this instance knew it before the credential was checked. */
+  epoch?: number;
 }
 
 /** Decides again what a credential may do with a document, as when it was opened. */
@@ -39,9 +42,24 @@ export class ConnectionGuard {
     private readonly logger: Logger,
   ) {}
 
-  start(): void {
+  /** Reads the epoch once before any connection is admitted, then watches it. */
+  async start(): Promise<void> {
+    this.#epoch = await readAccessEpoch(this.db);
     this.#timer = setInterval(() => void this.#poll(), ACCESS_POLL_MS);
     this.#timer.unref();
+  }
+
+  /** The access epoch as last read: a connection remembers it before its credential is checked. */
+  get epoch(): number | undefined {
+    return this.#epoch;
+  }
+
+  /**
+   * Called once a connection is set up: if access may have been taken away between its check and
+   * now (the epoch moved, and the re-check that followed could not see it yet), checks again.
+   */
+  admitted(context: GuardedContext): void {
+    if (context.token !== undefined && context.epoch !== this.#epoch) void this.recheck();
   }
 
   async stop(): Promise<void> {

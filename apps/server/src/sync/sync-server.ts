@@ -81,11 +81,15 @@ export class SyncServer {
       debounce: STORE_DEBOUNCE_MS,
       maxDebounce: STORE_MAX_DEBOUNCE_MS,
       onAuthenticate: async ({ token, documentName, connectionConfig }) => {
+        const epoch = this.connections.epoch;
         const principal = await this.context.authenticator.verify(token);
         const access = principal && (await this.accessOf(principal, documentName));
         if (!principal || !access) throw new Error(`no access to ${documentName}`);
         connectionConfig.readOnly = access === "read";
-        return { userId: principal.userId, token } satisfies SyncContext;
+        return { userId: principal.userId, token, epoch } satisfies SyncContext;
+      },
+      connected: async ({ context }) => {
+        this.connections.admitted(context);
       },
       onLoadDocument: async ({ documentName, document }) => {
         const state = await this.store.load(documentName);
@@ -109,7 +113,7 @@ export class SyncServer {
   async start(): Promise<void> {
     const reconciled = await reconcileViews(this.context.db, this.store);
     if (reconciled > 0) this.context.logger.info({ documents: reconciled }, "views brought up to date with stored documents");
-    this.connections.start();
+    await this.connections.start();
   }
 
   /** What a principal may do with a document: the credential's scopes and the user's own access, whichever is less. */
