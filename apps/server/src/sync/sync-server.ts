@@ -111,7 +111,9 @@ export class SyncServer {
 
   /** Brings views stored before a crash up to date, then starts watching access; call once before serving. */
   async start(): Promise<void> {
-    const reconciled = await reconcileViews(this.context.db, this.store);
+    const reconciled = await reconcileViews(this.context.db, this.store, (name, error) =>
+      this.context.logger.error({ err: error, document: name }, "view update failed"),
+    );
     if (reconciled > 0) this.context.logger.info({ documents: reconciled }, "views brought up to date with stored documents");
     await this.connections.start();
   }

@@ -28,11 +28,16 @@ function workspacesFirst(a: string, b: string): number {
 
 /**
  * Recomputes the views of every document stored since its views were last computed: after a
- * crash between storing a document and updating its views (views follow the store). Run at start.
+ * crash between storing a document and updating its views (views follow the store). Run at start;
+ * a document whose views fail is reported and left for its next store, the others go on.
  */
-export async function reconcileViews(db: Kysely<Schema>, store: DocumentStore): Promise<number> {
+export async function reconcileViews(
+  db: Kysely<Schema>,
+  store: DocumentStore,
+  onError: (name: string, error: unknown) => void,
+): Promise<number> {
   const stale = await db.selectFrom("documents").select("name").whereRef("views_version", "<", "version").execute();
   const names = stale.map((row) => row.name).sort(workspacesFirst);
-  for (const name of names) await updateDocumentViews(db, store, name);
+  for (const name of names) await updateDocumentViews(db, store, name).catch((error: unknown) => onError(name, error));
   return names.length;
 }
