@@ -3,7 +3,9 @@ import { ALL_SCOPES, NOTES_MAP, noteDocName, putFolder, putNote, textToJson, wor
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as Y from "yjs";
 import { createApiKey } from "../src/auth/api-keys";
+import { ServerConfigSchema } from "../src/config";
 import { generalFolderUuid } from "../src/folders/folders-service";
+import { startServer } from "../src/server";
 import { DocumentStore } from "../src/sync/document-store";
 import { storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -139,6 +141,28 @@ describe.each(storages("sync security"))("sync security (%s)", (storage) => {
     } finally {
       editor.close();
       observer.close();
+    }
+  });
+
+  it("2: unsharing through one server instance closes the grantee's connection on another instance", async () => {
+    const dave = await t.addUser("dave");
+    const folderId = (await alice.client.call("createFolder", { body: { path: "Across instances" } })).folder.id;
+    const created = (await alice.client.call("createNote", { body: { title: "Plan", content: "shared", folderId } })).result.note;
+    await alice.client.call("shareFolder", { params: { id: folderId }, body: { username: "dave", role: "editor" } });
+    const other = await startServer(
+      ServerConfigSchema.parse({ port: 0, dataDir: t.dataDir, databaseUrl: t.databaseUrl, logLevel: "silent" }),
+    );
+    try {
+      const editor = await openDoc(other.syncUrl, dave.apiKey, noteDocName(created.uuid));
+      try {
+        expect(editor.outcome).toBe("synced");
+        await alice.client.call("unshareFolder", { params: { id: folderId, username: "dave" } });
+        await expect.poll(() => editor.provider.isAuthenticated, PATIENCE).toBe(false);
+      } finally {
+        editor.close();
+      }
+    } finally {
+      await other.close();
     }
   });
 
