@@ -107,6 +107,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator };
   const sync = new SyncServer(base);
+  await sync.start();
   const clock = new Clock();
   const context: AppContext = {
     ...base,

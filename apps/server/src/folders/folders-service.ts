@@ -266,7 +266,12 @@ export async function createFolder(
     ensurePath(doc, parentRow?.uuid ?? null, split.segments, () => randomUUID()),
   );
   const leafUuid = uuids.at(-1) as string;
-  const leaf = await db.selectFrom("folders").selectAll().where("uuid", "=", leafUuid).executeTakeFirstOrThrow();
+  const leaf = await db
+    .selectFrom("folders")
+    .selectAll()
+    .where("owner_id", "=", ownerId)
+    .where("uuid", "=", leafUuid)
+    .executeTakeFirstOrThrow();
   const path = (await folderPath(db, ownerId, leaf.id)).join("/");
   const mode = created.length > 0 ? "created" : "existing";
   return {
@@ -294,6 +299,7 @@ export async function ensureFolderPath(db: Kysely<Schema>, sync: SyncServer, own
   const leaf = await db
     .selectFrom("folders")
     .selectAll()
+    .where("owner_id", "=", ownerId)
     .where("uuid", "=", uuids.at(-1) as string)
     .executeTakeFirstOrThrow();
   return { folder: leaf, created };
