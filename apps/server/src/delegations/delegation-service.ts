@@ -28,6 +28,8 @@ export interface DelegationInput {
   sessionHandle: string;
   clientMessageId?: string | undefined;
   requestedTtlMinutes?: number | undefined;
+  /** The client's conversation id, carried by the task invite and every reply; default the collaboration id. */
+  correlationId?: string | undefined;
   context?: unknown;
 }
 
@@ -175,7 +177,12 @@ async function openCollaboration(
  * with the collaboration becoming `delegated`. If the route is missing or offline, or credit is
  * short, nothing is written and the collaboration stays allowed for the next try.
  */
-async function deliver(context: AppContext, device: DevicePrincipal, collaborationId: string): Promise<Delegated> {
+async function deliver(
+  context: AppContext,
+  device: DevicePrincipal,
+  collaborationId: string,
+  correlationId: string | undefined,
+): Promise<Delegated> {
   return inWriteUnit(context, undefined, async (unit) => {
     const { tx } = unit;
     // A no-op update locks the row, so two concurrent retries send the task once.
@@ -214,7 +221,7 @@ async function deliver(context: AppContext, device: DevicePrincipal, collaborati
         kind: "task_invite",
         payload: taskInvitePayload(record),
         replyTo: null,
-        correlationId: record.id,
+        correlationId: correlationId ?? record.id,
       },
       unit,
     );
@@ -258,6 +265,8 @@ export async function delegate(context: AppContext, device: DevicePrincipal, inp
     context: input.context ?? null,
     sessionHandle: input.sessionHandle,
     ttlMinutes,
+    // Part of the request only when given, so hashes of requests from before it existed still match.
+    ...(input.correlationId === undefined ? {} : { correlationId: input.correlationId }),
   });
   const find = () =>
     selectCollaborations(db)
@@ -280,6 +289,7 @@ export async function delegate(context: AppContext, device: DevicePrincipal, inp
     case "expired":
       throw endedError(record.status);
     default:
-      return deliver(context, device, record.id);
+      // Every re-post carries the same body (the hash says so), so this call's correlationId is the request's.
+      return deliver(context, device, record.id, input.correlationId);
   }
 }
