@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import {
-  htmlToJson,
+  updateContentToJson,
   jsonToHtml,
   jsonToMarkdown,
   markdownToJson,
@@ -194,7 +194,7 @@ export async function updateNote(
 ): Promise<void> {
   const { row } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
   if (input.content !== undefined) {
-    const body = htmlToJson(input.content);
+    const body = updateContentToJson(input.content);
     await beforeBodyChange(row);
     await replaceBody(deps.sync, ownerId, row.uuid, body);
   }
