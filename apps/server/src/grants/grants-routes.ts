@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import { created, Reply } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { recordAck } from "./acks";
-import { creditBalance } from "./credits";
+import { creditStanding } from "./credits";
 import { expireDueGrants } from "./grant-expiry";
 import { acceptGrant, declineGrant, getGrant, listGrants, requestGrant, revokeGrant } from "./grant-lifecycle";
 import { validateInjection } from "./injection-validation";
@@ -37,6 +37,9 @@ export function grantHandlers(context: AppContext): RouteHandlers<keyof typeof g
       return receipt(await replyToMessage(context, principal, input.params.id, { payload: { text: body }, clientMessageId }));
     },
     validateInjection: ({ input, principal }) => validateInjection(context, principal, input.body),
-    getCredits: async ({ principal }) => ({ success: true, balance: await creditBalance(context.db, principal.userId) }),
+    getCredits: async ({ principal }) => {
+      const standing = await creditStanding(context.db, context.clock, context.config.creditAllowance, principal.userId);
+      return { success: true, ...standing };
+    },
   };
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import {
-  updateContentToJson,
   jsonToHtml,
   jsonToMarkdown,
   markdownToJson,
@@ -10,6 +9,7 @@ import {
   readNoteBody,
   readNotes,
   textToJson,
+  updateContentToJson,
   workspaceDocName,
   writeNoteBody,
 } from "@tandem/core";

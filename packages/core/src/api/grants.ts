@@ -366,9 +366,15 @@ export const grantRoutes = {
     category: "credits",
     method: "GET",
     path: "/local-agent/credits",
-    summary: "The caller's Credit balance (each task_invite reserves one)",
+    summary:
+      "The caller's Credit balance (each task_invite reserves one): set by the operator, else the server's default (unlimited or a monthly allowance)",
     auth: "user",
     scope: "os.team:read",
-    response: success({ balance: z.number().int() }),
+    response: success({
+      balance: z.number().int().nullable().describe("null when unlimited"),
+      unlimited: z.boolean(),
+      monthlyAllowance: z.number().int().nullable().describe("the allowance this balance is left of, when it follows one"),
+      source: z.enum(["set", "allowance", "unlimited"]).describe("set: by an operator (tandem-server credits set)"),
+    }),
   }),
 } as const;

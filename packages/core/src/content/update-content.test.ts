@@ -17,7 +17,9 @@ describe("updateContentToJson", () => {
   });
 
   it("reads Markdown as Markdown", () => {
-    expect(jsonToHtml(updateContentToJson("# Title\n\nSome **bold** & more"))).toBe("<h1>Title</h1><p>Some <strong>bold</strong> &amp; more</p>");
+    expect(jsonToHtml(updateContentToJson("# Title\n\nSome **bold** & more"))).toBe(
+      "<h1>Title</h1><p>Some <strong>bold</strong> &amp; more</p>",
+    );
   });
 
   it("reads HTML as HTML", () => {
