@@ -68,12 +68,14 @@ describe.each(storages())("credits (%s)", (storage) => {
 
     // A balance the operator sets is honoured, unlimited default or not.
     const set = await ts.cli(["credits", "set", s.alice.username, "1"]);
+    expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({ balance: 1 });
     expect(await s.standing()).toMatchObject({ balance: 1, unlimited: false, source: "set" });
     expect((await s.delegate()).status).toBe(201);
     const refused = await s.delegate();
     expect([refused.status, refused.body.error]).toEqual([402, "insufficient_credits"]);
     const shown = await ts.cli(["credits", "show", s.alice.username]);
+    expect(shown.code, shown.stderr).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ username: s.alice.username, balance: 0, source: "set" });
   });
 

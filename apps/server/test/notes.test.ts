@@ -112,9 +112,12 @@ describe("notes over REST and sync", () => {
     expect(full.markdown).toBe("Wilson & Partners quoted <$200 for > 3 days, a \\<b>tag\\</b> too");
     expect(full.content).toContain("Wilson &amp; Partners quoted &lt;$200");
     // Where notes are quoted as plain text (summaries), the text is as written too.
-    const summary = await t.fetch("/api/v1/notes/summary?limit=1", { headers: { authorization: `Bearer ${alice.apiKey}` } });
-    const { notes } = (await summary.json()) as { notes: { summary: string }[] };
-    expect(notes[0]?.summary).toContain("Wilson & Partners quoted <$200");
+    const quoted = async () => {
+      const summary = await t.fetch("/api/v1/notes/summary?limit=20", { headers: { authorization: `Bearer ${alice.apiKey}` } });
+      const { notes } = (await summary.json()) as { notes: { id: number; summary: string }[] };
+      return notes.find((n) => n.id === note.id)?.summary ?? "";
+    };
+    await expect.poll(quoted, { timeout: 10_000 }).toContain("Wilson & Partners quoted <$200");
   });
 
   it("pushes a REST PATCH to an open editor live", async () => {
