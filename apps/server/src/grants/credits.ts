@@ -35,8 +35,9 @@ export async function creditStanding(
   userId: number,
 ): Promise<CreditStanding> {
   const row = await db.selectFrom("credits").select(["balance", "allowance_period"]).where("user_id", "=", userId).executeTakeFirst();
-  if (row && row.allowance_period === null)
+  if (row && row.allowance_period === null) {
     return { balance: Number(row.balance), unlimited: false, monthlyAllowance: null, source: "set" };
+  }
   if (allowance === "unlimited") return { balance: null, unlimited: true, monthlyAllowance: null, source: "unlimited" };
   // What is left of this month's allowance; a month not spent from yet has all of it.
   const balance = row?.allowance_period === allowancePeriod(clock) ? Number(row.balance) : allowance;
