@@ -34,6 +34,15 @@ export const ServerConfigSchema = z.object({
   streamPingMs: z.coerce.number().int().positive().default(15_000),
   /** How often expiries are swept when nothing else happens, in ms (0 turns the timer off). */
   maintenanceIntervalMs: z.coerce.number().int().min(0).default(5_000),
+  /**
+   * Credits of a user no operator set a balance for: `unlimited` (the default, so a self-hosted
+   * server works out of the box) or a whole number of Credits each calendar month (UTC).
+   */
+  creditAllowance: z
+    .union([z.literal("unlimited"), z.coerce.number().int().min(0).max(1_000_000_000)], {
+      error: 'must be "unlimited" or a whole number of Credits per month',
+    })
+    .default("unlimited"),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -58,6 +67,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   streamJitterMs: ["TANDEM_STREAM_JITTER_MS"],
   streamPingMs: ["TANDEM_STREAM_PING_MS"],
   maintenanceIntervalMs: ["TANDEM_MAINTENANCE_INTERVAL_MS"],
+  creditAllowance: ["TANDEM_CREDIT_ALLOWANCE"],
 };
 
 export class ConfigError extends Error {

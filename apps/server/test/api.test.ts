@@ -45,6 +45,10 @@ describe("v1 API through real HTTP", () => {
     const identity = await alice.client.call("identity");
     expect(identity).toMatchObject({ success: true, userId: alice.userId, principalId: String(alice.userId), username: "alice" });
     expect(identity.credential.type).toBe("api_key");
+    // Existing clients read the person from `profile` and `identity`.
+    const person = { userId: alice.userId, username: "alice", name: identity.name, email: identity.email };
+    expect(identity.profile).toEqual(person);
+    expect(identity.identity).toEqual(person);
   });
 
   it("accepts X-API-Key as an alias of the bearer form", async () => {

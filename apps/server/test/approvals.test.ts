@@ -135,9 +135,11 @@ describe.each(storages())("tool approvals (%s)", (storage) => {
     expect(userKey.body.error).toBe("wrong_credential_type");
     expect((await call(ts, null, "POST", "/local-agent/tool-approvals", {})).status).toBe(401);
 
+    // A handle that is not one of the asking endpoint's sessions is the runtime's own id: the approval
+    // belongs to the grant's frozen session, never to the session the handle names elsewhere.
     const foreignSession = await ask(grant, "Bash", { sessionHandle: aliceBridge.sessionHandle });
-    expect(foreignSession.status).toBe(404);
-    expect(foreignSession.body.error).toBe("session_not_found");
+    expect(foreignSession.status).toBe(201);
+    expect((await read(bob.apiKey, foreignSession.body.approvalId)).body.sessionHandle).toBe(bobBridge.sessionHandle);
     const unknownMessage = await ask(grant, "Bash", { messageId: "msg_nope" });
     expect(unknownMessage.status).toBe(404);
     const ownSession = await ask(grant, "Bash", { sessionHandle: bobBridge.sessionHandle });

@@ -200,6 +200,8 @@ describe("authorization matrix of the delegation layer", () => {
       kind: "self",
       ok: 201,
       prepare: async () => ({ path: "/local-agent/endpoints", body: { runtime: "codex", deviceId: fresh("device") } }),
+      // A device token re-registers only its own device (bridge-wire.test.ts); this one names another.
+      except: { ownerDevice: 403, siblingDevice: 403, otherDevice: 403 },
     },
     listRuntimeEndpoints: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/local-agent/endpoints" }) },
     runtimeEndpointHeartbeat: {

@@ -29,7 +29,8 @@ describe.each(storages())("delegation end to end (%s)", (storage) => {
   let bobStream: StreamReader;
 
   beforeAll(async () => {
-    ts = await startTestServer({ maintenanceIntervalMs: 0 }, storage);
+    // An allowance of 0: alice has no Credits until the operator sets some (credits.test.ts covers the default).
+    ts = await startTestServer({ maintenanceIntervalMs: 0, creditAllowance: 0 }, storage);
     alice = await ts.addUser("alice");
     bob = await ts.addUser("bob");
   });

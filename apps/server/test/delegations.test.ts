@@ -187,7 +187,8 @@ describe.each(storages())("delegations (%s)", (storage) => {
     });
 
     // The grant it went out on is alice's, active, frozen on bob's route, capped at 30 minutes, replies to alice's session.
-    const { grants } = await ok<{ grants: Record<string, unknown>[] }>(ts, aliceBridge.deviceToken, "GET", "/local-agent/grants");
+    // Bridges read the list as a bare array.
+    const grants = await ok<Record<string, unknown>[]>(ts, aliceBridge.deviceToken, "GET", "/local-agent/grants");
     const grant = grants.find((g) => g.communicationSessionId === communicationSessionId);
     expect(grant).toMatchObject({
       status: "active",

@@ -33,7 +33,8 @@ describe.each(storages())("messages, deliveries, acks, replies, credits (%s)", (
   let counter = 0;
 
   beforeAll(async () => {
-    ts = await startTestServer({ maintenanceIntervalMs: 0 }, storage);
+    // An allowance of 0: users have no Credits until an operator sets some (credits.test.ts covers the default).
+    ts = await startTestServer({ maintenanceIntervalMs: 0, creditAllowance: 0 }, storage);
   });
   afterAll(() => ts.stop());
 
@@ -264,7 +265,14 @@ describe.each(storages())("messages, deliveries, acks, replies, credits (%s)", (
     expect(await credits(s.alice)).toBe(0);
 
     const shown = await ts.cli(["credits", "show", s.alice.username]);
-    expect(JSON.parse(shown.stdout)).toEqual({ userId: s.alice.userId, username: s.alice.username, balance: 0 });
+    expect(JSON.parse(shown.stdout)).toEqual({
+      userId: s.alice.userId,
+      username: s.alice.username,
+      balance: 0,
+      unlimited: false,
+      monthlyAllowance: null,
+      source: "set",
+    });
     const audit = await ts.server.context.db.selectFrom("audit_log").select("action").where("party_a", "=", s.alice.userId).execute();
     expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(["credits.set", "credits.reserve"]));
   });

@@ -88,6 +88,39 @@ describe("notes over REST and sync", () => {
     expect(grep.results).toEqual([]);
   });
 
+  it("reads a PATCH without block-level HTML as Markdown, and real HTML as HTML", async () => {
+    const note = await create("Patched", "before");
+    const patch = async (content: string) => {
+      const response = await t.fetch(`/api/v1/os/notes/${note.id}`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${alice.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ content }),
+      });
+      expect(response.status).toBe(200);
+      return (await alice.client.call("getNote", { params: { id: note.id } })).note;
+    };
+    const fromMarkdown = await patch("# Title\n\nSome **bold** text");
+    expect(fromMarkdown.content).toBe("<h1>Title</h1><p>Some <strong>bold</strong> text</p>");
+    expect(fromMarkdown.markdown).toBe("# Title\n\nSome **bold** text");
+    const fromHtml = await patch("<h2>Real HTML</h2><p>**stays literal**</p>");
+    expect(fromHtml.content).toBe("<h2>Real HTML</h2><p>**stays literal**</p>");
+  });
+
+  it("answers the markdown field with the text as written (no HTML escapes)", async () => {
+    const note = await create("Quote", "Wilson & Partners quoted <$200 for > 3 days, a <b>tag</b> too");
+    const response = await t.fetch(`/api/v1/os/notes/${note.id}`, { headers: { authorization: `Bearer ${alice.apiKey}` } });
+    const { note: full } = (await response.json()) as { note: { markdown: string; content: string } };
+    expect(full.markdown).toBe("Wilson & Partners quoted <$200 for > 3 days, a \\<b>tag\\</b> too");
+    expect(full.content).toContain("Wilson &amp; Partners quoted &lt;$200");
+    // Where notes are quoted as plain text (summaries), the text is as written too.
+    const quoted = async () => {
+      const summary = await t.fetch("/api/v1/notes/summary?limit=20", { headers: { authorization: `Bearer ${alice.apiKey}` } });
+      const { notes } = (await summary.json()) as { notes: { id: number; summary: string }[] };
+      return notes.find((n) => n.id === note.id)?.summary ?? "";
+    };
+    await expect.poll(quoted, { timeout: 10_000 }).toContain("Wilson & Partners quoted <$200");
+  });
+
   it("pushes a REST PATCH to an open editor live", async () => {
     const note = await create("Live", "before");
     const { note: full } = await alice.client.call("getNote", { params: { id: note.id } });

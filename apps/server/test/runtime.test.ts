@@ -128,7 +128,7 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
       expect(String(response.body.message)).toContain(named);
     });
 
-    it("needs a user key with os.team:write", async () => {
+    it("needs a user key with os.team:write (a device token re-registers only its own device)", async () => {
       expect((await call(ts, null, "POST", "/local-agent/endpoints", { runtime: "codex", deviceId: "x" })).status).toBe(401);
       expect((await call(ts, "svc_sk_nonsense", "POST", "/local-agent/endpoints", { runtime: "codex", deviceId: "x" })).status).toBe(401);
       const reader = await ts.addUser("reader", ["os.team:read"]);
@@ -138,7 +138,7 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
       const device = (await register(alice, "scope-check")).body.deviceToken;
       const byDevice = await call(ts, device, "POST", "/local-agent/endpoints", { runtime: "codex", deviceId: "x" });
       expect(byDevice.status).toBe(403);
-      expect(byDevice.body.error).toBe("wrong_credential_type");
+      expect(byDevice.body.error).toBe("device_mismatch");
     });
 
     it("rotates the token when the same device registers again: same endpoint, old token refused at once", async () => {
@@ -522,7 +522,13 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
     it("reports paired only for an online endpoint with an open session accepting inbound", async () => {
       const dave = await ts.addUser("dave");
       const status = () => ok<Record<string, unknown>>(ts, dave.apiKey, "GET", "/local-agent/pair-status");
-      expect(await status()).toEqual({ success: true, paired: false, reason: "no_default_route" });
+      expect(await status()).toEqual({
+        success: true,
+        status: "not_paired",
+        message: "Your account has no default route",
+        paired: false,
+        reason: "no_default_route",
+      });
       const bridge = await registerBridge(ts, dave, "dave-laptop");
       const paired = await status();
       expect(paired).toMatchObject({
@@ -541,12 +547,23 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
       expect(await status()).toMatchObject({ paired: true });
 
       ts.server.context.clock.advance(PRESENCE_TIMEOUT_MS + 1_000);
-      expect(await status()).toMatchObject({ paired: false, reason: "endpoint_offline", endpoint: { presence: "offline" } });
+      expect(await status()).toMatchObject({
+        status: "offline",
+        paired: false,
+        reason: "endpoint_offline",
+        endpoint: { presence: "offline" },
+      });
       await ok(ts, bridge.deviceToken, "POST", `/local-agent/endpoints/${bridge.endpointId}/heartbeat`);
       expect(await status()).toMatchObject({ paired: true });
 
       await ok(ts, dave.apiKey, "DELETE", `/local-agent/endpoints/${bridge.endpointId}`);
-      expect(await status()).toEqual({ success: true, paired: false, reason: "no_default_route" });
+      expect(await status()).toEqual({
+        success: true,
+        status: "not_paired",
+        message: "Your account has no default route",
+        paired: false,
+        reason: "no_default_route",
+      });
       expect((await call(ts, bridge.deviceToken, "GET", "/local-agent/pair-status")).status).toBe(401);
     });
 
@@ -601,7 +618,7 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
     await user.call("listRuntimeEndpoints");
     expect((await user.call("pairStatus")).paired).toBe(true);
     await user.call("clearDefaultRoute");
-    expect(await user.call("pairStatus")).toEqual({ success: true, paired: false, reason: "no_default_route" });
+    expect(await user.call("pairStatus")).toMatchObject({ success: true, status: "not_paired", paired: false, reason: "no_default_route" });
     const started = await ts.anonymous.call("startDeviceCode", { body: { runtime: "codex", deviceId: "gina-paired" } });
     await user.call("approveDeviceCode", { body: { userCode: started.userCode, action: "approve" } });
     const polled = await ts.anonymous.call("pollDeviceCode", { body: { pollToken: started.pollToken } });

@@ -2,11 +2,11 @@ import type { ToolApproval } from "@tandem/core";
 import { recordAudit } from "../audit/audit-log";
 import type { DevicePrincipal, Principal, UserPrincipal } from "../auth/principal";
 import { findGrant, grantNotFound, inWriteUnit, requireActiveGrant } from "../grants";
-import { ApiError, conflict, notFound } from "../http/errors";
+import { type ApiError, conflict, notFound } from "../http/errors";
 import { newId } from "../ids";
-import { findEndpointSession } from "../runtime/sessions-service";
 import { type Deps, expireApproval, expireDueApprovals, expiryReason } from "./approval-expiry";
 import { type ApprovalRecord, findApproval, notifyDecision, selectApprovals, toToolApproval } from "./approval-records";
+import { approvalSessionHandle } from "./approval-session";
 import { findMatchingPolicy } from "./tool-policies";
 
 /** How long the owner has to answer; left alone, the approval denies. */
@@ -48,11 +48,8 @@ export async function requestToolApproval(deps: Deps, device: DevicePrincipal, i
       .executeTakeFirst();
     if (!message) throw notFound(`message ${input.messageId} on this communication session`);
   }
-  if (input.sessionHandle !== undefined && !(await findEndpointSession(db, endpointId, input.sessionHandle))) {
-    throw new ApiError(404, "session_not_found", `session ${input.sessionHandle} not found on this endpoint`);
-  }
   const ownerId = grant.recipient_id;
-  const sessionHandle = input.sessionHandle ?? grant.frozen_session_handle;
+  const sessionHandle = await approvalSessionHandle(db, endpointId, grant, input.sessionHandle);
   const policy = await findMatchingPolicy(
     db,
     { ownerId, toolName: input.toolName, grantId: grant.id, peerId: grant.requester_id, sessionHandle },

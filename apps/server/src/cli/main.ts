@@ -5,7 +5,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { Clock } from "../clock";
 import { ConfigError, loadConfig, type ServerConfig } from "../config";
 import { DatabaseNotFoundError, openDatabase } from "../db/database";
-import { creditBalance, setCreditBalance } from "../grants/credits";
+import { creditStanding, setCreditBalance } from "../grants/credits";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
 import { startServer } from "../server";
@@ -24,7 +24,7 @@ Commands:
   keys revoke <keyId>                    revoke an API key at once
   views rebuild                          recompute the SQL views (lists, search) from the documents
   credits set <username> <n>             set a user's Credit balance (each task_invite takes one)
-  credits show <username>                print a user's Credit balance
+  credits show <username>                print a user's Credit balance (set, or the server's default)
 
 Storage options (every command):
   --data-dir DIR          embedded SQLite database directory (default: data/ in the Tandem checkout,
@@ -38,13 +38,14 @@ Serve options:
   --log-level L           fatal|error|warn|info|debug|trace|silent
   --access-log L          the level of the line logged per request (default info; silent: none)
   --public-url URL        the address people reach the server at (for pairing links)
+  --credit-allowance A    Credits of users no balance was set for: unlimited (default) or N a month
 
 Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDEM_DATA_DIR,
 TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_ACCESS_LOG, TANDEM_RATE_LIMIT_PER_MINUTE,
 TANDEM_RATE_LIMIT_BURST, TANDEM_AUTH_FAILURES_PER_MINUTE, TANDEM_AUTH_FAILURE_BURST, TANDEM_SHUTDOWN_GRACE_MS,
 TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
 TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
-TANDEM_MAINTENANCE_INTERVAL_MS.`;
+TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_CREDIT_ALLOWANCE.`;
 
 class UsageError extends Error {}
 
@@ -67,6 +68,7 @@ const OPTIONS = {
   "rate-limit-per-minute": { type: "string" },
   "rate-limit-burst": { type: "string" },
   "public-url": { type: "string" },
+  "credit-allowance": { type: "string" },
   name: { type: "string" },
   email: { type: "string" },
   scopes: { type: "string" },
@@ -91,6 +93,7 @@ function configFrom(values: Values): ServerConfig {
       rateLimitPerMinute: values["rate-limit-per-minute"],
       rateLimitBurst: values["rate-limit-burst"],
       publicUrl: values["public-url"],
+      creditAllowance: values["credit-allowance"],
     },
     env,
   );
@@ -238,7 +241,8 @@ async function run(argv: string[]): Promise<number> {
       const username = operand(positionals, 2, "<username>");
       const result = await withDatabase(values, async (db) => {
         const user = await requireUserByUsername(db, username);
-        return { userId: user.id, username: user.username, balance: await creditBalance(db, user.id) };
+        const standing = await creditStanding(db, new Clock(), configFrom(values).creditAllowance, user.id);
+        return { userId: user.id, username: user.username, ...standing };
       });
       print(result);
       return 0;

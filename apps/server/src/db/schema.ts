@@ -330,6 +330,8 @@ export interface CreditsTable {
   user_id: number;
   balance: number;
   updated_at: string;
+  /** Null: set by an operator. Else the month (`2026-11`, UTC) of the allowance this balance is left of. */
+  allowance_period: string | null;
 }
 
 export interface ToolPoliciesTable {

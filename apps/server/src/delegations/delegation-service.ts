@@ -29,6 +29,8 @@ export interface DelegationInput {
   sessionHandle: string;
   clientMessageId?: string | undefined;
   requestedTtlMinutes?: number | undefined;
+  /** The client's conversation id, carried by the task invite and every reply; default the collaboration id. */
+  correlationId?: string | undefined;
   context?: unknown;
 }
 
@@ -176,7 +178,13 @@ async function openCollaboration(
  * with the collaboration becoming `delegated`. If the route is missing or offline, or credit is
  * short, nothing is written and the collaboration stays allowed for the next try.
  */
-async function deliver(context: AppContext, device: DevicePrincipal, targetId: number, collaborationId: string): Promise<Delegated> {
+async function deliver(
+  context: AppContext,
+  device: DevicePrincipal,
+  targetId: number,
+  collaborationId: string,
+  correlationId: string | undefined,
+): Promise<Delegated> {
   return inWriteUnit(context, undefined, async (unit) => {
     const { tx } = unit;
     // The permission was checked before this transaction; a withdrawal may have committed since.
@@ -220,7 +228,7 @@ async function deliver(context: AppContext, device: DevicePrincipal, targetId: n
         kind: "task_invite",
         payload: taskInvitePayload(record),
         replyTo: null,
-        correlationId: record.id,
+        correlationId: correlationId ?? record.id,
       },
       unit,
     );
@@ -266,6 +274,8 @@ export async function delegate(context: AppContext, device: DevicePrincipal, inp
     context: input.context ?? null,
     sessionHandle: input.sessionHandle,
     ttlMinutes,
+    // Part of the request only when given, so hashes of requests from before it existed still match.
+    ...(input.correlationId === undefined ? {} : { correlationId: input.correlationId }),
   });
   const find = () =>
     selectCollaborations(db)
@@ -288,6 +298,7 @@ export async function delegate(context: AppContext, device: DevicePrincipal, inp
     case "expired":
       throw endedError(record.status);
     default:
-      return deliver(context, device, targetId, record.id);
+      // Every re-post carries the same body (the hash says so), so this call's correlationId is the request's.
+      return deliver(context, device, targetId, record.id, input.correlationId);
   }
 }

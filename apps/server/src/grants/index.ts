@@ -5,7 +5,7 @@
  */
 
 export { canonicalHash } from "./canonical-hash";
-export { creditBalance } from "./credits";
+export { creditStanding } from "./credits";
 export { type GrantEndHook, type GrantEnding, onGrantEnd } from "./grant-ending";
 export { settleGrant } from "./grant-expiry";
 export {

@@ -48,7 +48,9 @@ export interface OutgoingMessage {
 export async function enqueueMessage(context: AppContext, unit: WriteUnit, message: OutgoingMessage): Promise<MessageRecord> {
   const { tx, events } = unit;
   const id = newId("msg");
-  if (message.kind === "task_invite") await reserveCredit(tx, context.clock, message.senderId, id, message.actor);
+  const creditReserved =
+    message.kind === "task_invite" &&
+    (await reserveCredit(tx, context.clock, context.config.creditAllowance, message.senderId, id, message.actor));
   const { message_sequence: sequence } = await tx
     .updateTable("grants")
     .set((eb) => ({ message_sequence: eb("message_sequence", "+", 1) }))
@@ -74,7 +76,7 @@ export async function enqueueMessage(context: AppContext, unit: WriteUnit, messa
       reply_to: message.replyTo,
       correlation_id: message.correlationId,
       sequence,
-      credit_reserved: message.kind === "task_invite" ? 1 : 0,
+      credit_reserved: creditReserved ? 1 : 0,
       created_at: now,
       // A message lives no longer than the grant that carries it.
       expires_at: message.grant.grant_expires_at ?? now,

@@ -47,9 +47,9 @@ export async function replyToMessage(
   context: AppContext,
   device: DevicePrincipal,
   id: string,
-  body: { body: string; clientMessageId?: string | undefined },
+  body: { payload: unknown; clientMessageId?: string | undefined },
 ): Promise<MessageReceipt> {
-  const payloadValue = { text: body.body };
+  const payloadValue = body.payload;
   const payload = serializePayload(payloadValue);
   const requestHash = canonicalHash({ kind: "text", payload: payloadValue, replyTo: id });
   const found = requireOwningDevice(await findMessage(context.db, id), device, id);

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import {
-  htmlToJson,
   jsonToHtml,
   jsonToMarkdown,
   markdownToJson,
@@ -10,6 +9,7 @@ import {
   readNoteBody,
   readNotes,
   textToJson,
+  updateContentToJson,
   workspaceDocName,
   writeNoteBody,
 } from "@tandem/core";
@@ -194,7 +194,7 @@ export async function updateNote(
 ): Promise<void> {
   const { row } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
   if (input.content !== undefined) {
-    const body = htmlToJson(input.content);
+    const body = updateContentToJson(input.content);
     await beforeBodyChange(row);
     await replaceBody(deps.sync, ownerId, row.uuid, body);
   }

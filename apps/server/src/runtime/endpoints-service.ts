@@ -5,7 +5,7 @@ import type { Principal } from "../auth/principal";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
 import type { Schema } from "../db/schema";
-import { ApiError, badRequest } from "../http/errors";
+import { ApiError, badRequest, forbidden } from "../http/errors";
 import { newId } from "../ids";
 import { issueDeviceToken } from "./device-tokens";
 import { type EndpointRow, endpointView } from "./endpoint-view";
@@ -60,7 +60,7 @@ export async function registerEndpointIn(
   actor: AuditActor,
   ownerId: number,
   device: DeviceDescription,
-  via: "api_key" | "device_code",
+  via: "api_key" | "device_code" | "device_token",
 ): Promise<Registration> {
   const runtime = parseRuntime(device.runtime);
   const token = issueDeviceToken();
@@ -132,14 +132,24 @@ export function endEndpointStreams(context: AppContext, endpointId: string): voi
   context.realtime.endStreams(endpointId);
 }
 
+/**
+ * A user key registers any device of its owner. A device token (a bridge signed in by device code
+ * holds nothing else) re-registers its own device on every start, rotating its own token; it can
+ * never register another device, nor bring back a revoked one (a revoked token does not verify).
+ */
 export async function registerEndpoint(
   context: AppContext,
   principal: Principal,
   device: DeviceDescription,
 ): Promise<{ endpoint: RuntimeEndpoint; deviceToken: string; created: boolean }> {
+  const { credential } = principal;
+  if (credential.kind === "device" && credential.deviceId !== device.deviceId) {
+    throw forbidden("device_mismatch", `A device token re-registers only its own device (${credential.deviceId})`);
+  }
+  const via = credential.kind === "device" ? "device_token" : "api_key";
   const registration = await context.db
     .transaction()
-    .execute((tx) => registerEndpointIn(tx, context.clock, principal, principal.userId, device, "api_key"));
+    .execute((tx) => registerEndpointIn(tx, context.clock, principal, principal.userId, device, via));
   if (!registration.created) endEndpointStreams(context, registration.row.id);
   return { ...registration, endpoint: present(context, registration.row) };
 }

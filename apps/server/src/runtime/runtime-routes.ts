@@ -7,7 +7,7 @@ import { created } from "../http/reply";
 import { HANDLED, type RouteHandlers } from "../http/router";
 import { clearDefaultRoute, getDefaultRoute, noDefaultRoute, setDefaultRoute } from "./default-route-service";
 import { heartbeat, listEndpoints, registerEndpoint, revokeEndpoint } from "./endpoints-service";
-import { pairStatus } from "./pair-status";
+import { pairStatusAnswer } from "./pair-status-answer";
 import { newNonce, pairingPageHeaders, renderPairingPage } from "./pairing-page";
 import { decidePairing, deleteOldPairings, findPairingByCode, POLL_INTERVAL_S, pollPairing, startPairing } from "./pairing-service";
 import { resolvePerson } from "./resolve-person";
@@ -70,7 +70,10 @@ export function runtimeHandlers(context: AppContext): RouteHandlers<keyof typeof
       credentialKind: principal.credential.kind,
       ...(principal.credential.kind === "device" ? { deviceId: principal.credential.deviceId, endpointId: principal.credential.id } : {}),
     }),
-    pairStatus: async ({ principal }) => ({ success: true, ...(await pairStatus(context, principal.userId)) }),
+    pairStatus: async ({ input, principal }) => ({
+      success: true,
+      ...(await pairStatusAnswer(context, principal, input.query.principalId)),
+    }),
     resolvePerson: async ({ input, principal }) => ({
       success: true,
       ...(await resolvePerson(context.db, principal.userId, input.query.handle)),

@@ -50,6 +50,7 @@ export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<Works
     identity: async ({ principal }) => {
       const user = await getUser(db, principal.userId);
       const { credential } = principal;
+      const person = { userId: user.id, username: user.username, name: user.name, email: user.email };
       return {
         success: true,
         userId: user.id,
@@ -58,6 +59,9 @@ export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<Works
         name: user.name,
         email: user.email,
         createdAt: user.createdAt,
+        // Agent skills read the person from `profile` or `identity` (agent-supplement.md).
+        profile: person,
+        identity: person,
         credential:
           credential.kind === "api_key"
             ? { type: "api_key" as const, id: credential.id, label: credential.label, scopes: [...credential.scopes].sort() }

@@ -49,6 +49,12 @@ const CreateDelegationBody = z.object({
     "the delegation's idempotency key: re-post with it until delegated; generated when absent",
   ),
   requestedTtlMinutes: RequestedTtlMinutes.optional().describe(`the grant's lifetime; default and cap ${MAX_GRANT_TTL_MINUTES}`),
+  correlationId: z
+    .string()
+    .min(1, { error: "must not be empty" })
+    .max(200)
+    .optional()
+    .describe("the caller's own conversation id: the task_invite and every reply carry it (default: the collaborationId)"),
   context: z
     .unknown()
     .optional()

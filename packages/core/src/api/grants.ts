@@ -261,7 +261,8 @@ export const grantRoutes = {
     ...grantRoute,
     method: "GET",
     path: "/local-agent/grants",
-    summary: "Grants where the caller is requester or recipient, newest first",
+    summary:
+      "Grants where the caller is requester or recipient, newest first; a device token gets the rows as a bare JSON array (what bridges read)",
     scope: "os.team:read",
     response: success({ grants: z.array(GrantRow) }),
   }),
@@ -308,7 +309,8 @@ export const grantRoutes = {
     ...messageRoute,
     method: "POST",
     path: "/local-agent/messages",
-    summary: "The requester sends a message on an active grant to its frozen route; idempotent per clientMessageId",
+    summary:
+      "The requester sends a message on an active grant to its frozen route; idempotent per clientMessageId. The recipient's device with replyTo answers a message delivered to it (the same as …/reply)",
     auth: "any",
     scope: "os.team:write",
     body: SendMessageBody,
@@ -364,9 +366,15 @@ export const grantRoutes = {
     category: "credits",
     method: "GET",
     path: "/local-agent/credits",
-    summary: "The caller's Credit balance (each task_invite reserves one)",
+    summary:
+      "The caller's Credit balance (each task_invite reserves one): set by the operator, else the server's default (unlimited or a monthly allowance)",
     auth: "user",
     scope: "os.team:read",
-    response: success({ balance: z.number().int() }),
+    response: success({
+      balance: z.number().int().nullable().describe("null when unlimited"),
+      unlimited: z.boolean(),
+      monthlyAllowance: z.number().int().nullable().describe("the allowance this balance is left of, when it follows one"),
+      source: z.enum(["set", "allowance", "unlimited"]).describe("set: by an operator (tandem-server credits set)"),
+    }),
   }),
 } as const;

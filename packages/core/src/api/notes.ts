@@ -100,7 +100,8 @@ export const noteRoutes = {
     method: "PATCH",
     path: "/os/notes/:id",
     category: "notes",
-    summary: "Change a note's title and/or body (HTML); snapshots the current content first",
+    summary:
+      "Change a note's title and/or body (HTML; content without block-level markup is read as Markdown); snapshots the current content first",
     auth: "user",
     scope: "os.notes:write",
     params: NoteIdParams,

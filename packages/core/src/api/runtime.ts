@@ -91,6 +91,8 @@ export const PAIR_STATUS_REASONS = [
   "inbound_disabled",
 ] as const;
 
+export const PairStatusName = z.enum(["paired", "not_paired", "offline"]);
+
 export const DevicePairingStatus = z.enum(["pending", "approved", "denied", "expired", "consumed"]);
 
 const UserCode = z.string().trim().min(1).max(32).describe("ABCD-EFGH; the dash and letter case are optional");
@@ -105,13 +107,21 @@ const DeviceFields = {
   label: Label.optional(),
 };
 
+const PersonHandle = z
+  .string()
+  .trim()
+  .min(1, { error: "must not be empty" })
+  .max(200)
+  .describe("username, @username, username_coo or principal id");
+
 export const runtimeRoutes = {
   registerRuntimeEndpoint: defineRoute({
     method: "POST",
     path: "/local-agent/endpoints",
     category: "runtime",
-    summary: "Register a bridge's endpoint (201) and get its device token once; the same deviceId again rotates the token (200)",
-    auth: "user",
+    summary:
+      "Register a bridge's endpoint (201) and get its device token once; the same deviceId again rotates the token (200). A device token re-registers (and rotates) its own endpoint only",
+    auth: "any",
     scope: "os.team:write",
     bodyLimit: 64 * 1024,
     successStatuses: [201, 200],
@@ -232,10 +242,23 @@ export const runtimeRoutes = {
     method: "GET",
     path: "/local-agent/pair-status",
     category: "runtime",
-    summary: "Whether a reachable local runtime is paired: default route to an online endpoint and an open session accepting inbound",
-    auth: "user",
+    summary:
+      "Whether a reachable local runtime is paired (the caller's own, or with principalId a connected person's): default route to an online endpoint and an open session accepting inbound",
+    auth: "any",
     scope: "os.team:read",
+    query: z.object({
+      principalId: z
+        .string()
+        .trim()
+        .min(1, { error: "must not be empty" })
+        .max(64)
+        .optional()
+        .describe("a connected person's principal id (or the caller's own); omitted: the caller's own runtime"),
+    }),
     response: success({
+      status: PairStatusName.describe("paired; offline: the default route's endpoint is offline; not_paired: anything else"),
+      message: z.string().describe("a sentence a bridge can show"),
+      targetReachable: z.boolean().optional().describe("with principalId: whether a grant to that person would reach a runtime now"),
       paired: z.boolean(),
       reason: z.enum(PAIR_STATUS_REASONS).optional().describe("why not, when paired is false"),
       endpoint: RuntimeEndpoint.optional(),
@@ -247,16 +270,15 @@ export const runtimeRoutes = {
     path: "/local-agent/resolve-person",
     category: "runtime",
     summary: "The principal a grant can target, among people already connected to the caller (else 404 person_not_found)",
-    auth: "user",
+    auth: "any",
     scope: "os.team:read",
-    query: z.object({
-      handle: z
-        .string()
-        .trim()
-        .min(1, { error: "must not be empty" })
-        .max(200)
-        .describe("username, @username, username_coo or principal id"),
-    }),
+    query: z
+      .object({
+        q: PersonHandle.optional().describe("the same as handle (what bridges send)"),
+        handle: PersonHandle.optional(),
+      })
+      .refine((query) => query.q !== undefined || query.handle !== undefined, { error: "q (or handle) is required", path: ["q"] })
+      .transform((query) => ({ handle: (query.handle ?? query.q) as string })),
     response: success({
       principalId: z.string(),
       userId: z.number().int(),

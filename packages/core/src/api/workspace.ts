@@ -9,6 +9,14 @@ export const WorkspaceSummary = z.object({
   totalSizeBytes: z.number().int(),
 });
 
+/** The person as existing clients (agent skills) read it from `GET /identity`, under `profile` and `identity`. */
+const IdentityPerson = z.object({
+  userId: z.number().int(),
+  username: z.string(),
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+});
+
 export const workspaceRoutes = {
   init: defineRoute({
     method: "POST",
@@ -44,6 +52,8 @@ export const workspaceRoutes = {
       name: z.string().nullable(),
       email: z.string().nullable(),
       createdAt: Timestamp,
+      profile: IdentityPerson.describe("the same person again, as existing clients read it"),
+      identity: IdentityPerson.describe("the same as profile"),
       credential: z.object({
         type: z.enum(["api_key", "device_token"]),
         id: z.string(),

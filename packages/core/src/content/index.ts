@@ -3,4 +3,5 @@ export { jsonToMarkdown, markdownToJson } from "./markdown";
 export { normalizeJson } from "./normalize";
 export { isAllowedHref, noteExtensions, noteSchema } from "./schema";
 export { countWords, jsonToText, textToJson } from "./text";
+export { isBlockHtml, updateContentToJson } from "./update-content";
 export { NOTE_FRAGMENT, readNoteBody, writeNoteBody } from "./yjs";

@@ -90,9 +90,28 @@ describe("markdownToJson / jsonToMarkdown", () => {
     "<b>not html</b> &amp; &lt; entities",
     "back\\slash and \\*escapes\\*",
     "#hashtag -dash 1.5 +plus",
+    "&copy; &#169; &#xA9; written out",
+    "<!-- not a comment --> <ab:not-an-autolink> </p>",
   ])("keeps text that looks like Markdown literal: %j", (text) => {
     const json = textToJson(text);
     expect(markdownToJson(jsonToMarkdown(json))).toEqual(json);
+  });
+
+  it.each([
+    ["Wilson & Partners", "Wilson & Partners"],
+    ["under <$200, over >$100", "under <$200, over >$100"],
+    ["3 < 4 && 5 > 2", "3 < 4 && 5 > 2"],
+    ["a <b>tag</b> and &amp; as written", "a \\<b>tag\\</b> and \\&amp; as written"],
+    ["> at a line start", "\\> at a line start"],
+  ])("writes text as written, escaping only what Markdown reads differently: %j", (text, markdown) => {
+    const json = textToJson(text);
+    expect(jsonToMarkdown(json)).toBe(markdown);
+    expect(markdownToJson(markdown)).toEqual(json);
+  });
+
+  it("keeps code raw", () => {
+    const markdown = "`a < b && c > d` and\n\n```\nif (a < b && c > d) {}\n```";
+    expect(jsonToMarkdown(markdownToJson(markdown))).toBe(markdown);
   });
 
   it("links bare URLs in text, as GitHub-flavoured Markdown does", () => {

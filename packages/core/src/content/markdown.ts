@@ -57,6 +57,8 @@ class NoteMarkdownManager extends MarkdownManager {
 function escapeLineStart(line: string): string {
   if (line.startsWith(" ")) return `&#32;${line.slice(1)}`;
   if (line.startsWith("\t")) return `&#9;${line.slice(1)}`;
+  // A block quote (text is not HTML-escaped, so a > reaches the line start as itself).
+  if (line.startsWith(">")) return `\\${line}`;
   // An ATX heading, a bullet, or a setext underline / thematic break made of = or -.
   if (/^(?:#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|=+[ \t]*$|-+[ \t]*$)/.test(line)) return `\\${line}`;
   // An ordered list item: escape its delimiter.
@@ -65,6 +67,38 @@ function escapeLineStart(line: string): string {
   if (/^[|:\- \t]*$/.test(line) && line.includes("|") && line.includes("-")) return line.replace("-", "\\-");
   return line;
 }
+
+/**
+ * Text as written. MarkdownManager HTML-escapes every `&`, `<` and `>` in text ("Wilson &amp;
+ * Partners", "&lt;$200"), which people and agents reading the Markdown see literally. Only what
+ * Markdown itself would read differently is escaped here, with backslashes: inline delimiters (as
+ * the manager does), an `&` that would start a character reference, and a `<` that would start a
+ * tag, comment or autolink. A `>` matters only at a line start ({@link escapeLineStart}). Text in
+ * code (a code mark or a code block) stays raw, as the manager leaves it.
+ */
+function encodeText(text: string): string {
+  return text
+    .replace(/[\\`*_[\]~]/g, "\\$&")
+    .replace(/&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{0,31};)/g, "\\&")
+    .replace(/<(?=[A-Za-z/!?])/g, "\\<");
+}
+
+/** The manager's own rule for which text is code (its `codeTypes` set: the code mark and code block). */
+type TextEncoding = { codeTypes: ReadonlySet<string> };
+
+function isCodeText(manager: TextEncoding, node: JSONContent, parent: JSONContent | undefined): boolean {
+  if (parent?.type !== undefined && manager.codeTypes.has(parent.type)) return true;
+  return (node.marks ?? []).some((mark) => manager.codeTypes.has(typeof mark === "string" ? mark : mark.type));
+}
+
+// The manager's text encoder is private in its typings, so it is replaced on the prototype; the check
+// on `codeTypes` makes a library upgrade that renames either fail at load rather than silently.
+Object.defineProperty(NoteMarkdownManager.prototype, "encodeTextForMarkdown", {
+  value(this: TextEncoding, text: string, node: JSONContent, parent?: JSONContent): string {
+    if (!(this.codeTypes instanceof Set)) throw new Error("@tiptap/markdown: MarkdownManager.codeTypes is gone");
+    return isCodeText(this, node, parent) ? text : encodeText(text);
+  },
+});
 
 /**
  * The manager registers its custom tokenizers with `marked.use()`. By default that is marked's

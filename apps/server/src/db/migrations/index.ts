@@ -10,6 +10,7 @@ import * as delegation from "./0008-delegation";
 import * as pairingPurpose from "./0009-pairing-purpose";
 import * as documentOwnership from "./0010-document-ownership";
 import * as delegationHardening from "./0012-delegation-hardening";
+import * as creditAllowance from "./0014-credit-allowance";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0009-pairing-purpose": pairingPurpose,
   "0010-document-ownership": documentOwnership,
   "0012-delegation-hardening": delegationHardening,
+  "0014-credit-allowance": creditAllowance,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
