@@ -48,7 +48,9 @@ describe.each(storages("sync changes"))("the document change feed on %s", (stora
   });
 
   it("refuses a malformed time (400) and a key without notes:read (403)", async () => {
-    expect((await t.fetch("/api/v1/sync/changes?since=yesterday", { headers: { authorization: `Bearer ${alice.apiKey}` } })).status).toBe(400);
+    expect((await t.fetch("/api/v1/sync/changes?since=yesterday", { headers: { authorization: `Bearer ${alice.apiKey}` } })).status).toBe(
+      400,
+    );
     const todosOnly = await t.addUser(`todos-only-${storage}`, ["os.todos:read"]);
     expect((await t.fetch("/api/v1/sync/changes", { headers: { authorization: `Bearer ${todosOnly.apiKey}` } })).status).toBe(403);
   });
