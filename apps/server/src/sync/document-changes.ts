@@ -14,8 +14,8 @@ export interface DocumentChangesPage {
   readonly more: boolean;
 }
 
-/** `note:<uuid>` → the uuid; the name's prefix is five characters long. */
-const NOTE_UUID = sql<string>`substr(documents.name, 6)`;
+/** A note's document name, `note:<uuid>`: joined this way round, each of the owner's notes finds its document by key. */
+const NOTE_DOCUMENT_NAME = sql<string>`'note:' || notes.uuid`;
 
 /**
  * The change feed of a user's note documents: which of the notes they own were stored at or after
@@ -26,12 +26,10 @@ const NOTE_UUID = sql<string>`substr(documents.name, 6)`;
 export async function documentChanges(db: Kysely<Schema>, ownerId: number, query: DocumentChangesQuery): Promise<DocumentChangesPage> {
   const { since, after, limit } = query;
   let select = db
-    .selectFrom("documents")
-    .innerJoin("notes", (join) => join.on("notes.uuid", "=", NOTE_UUID))
+    .selectFrom("notes")
+    .innerJoin("documents", (join) => join.on("documents.name", "=", NOTE_DOCUMENT_NAME))
     .select(["documents.name", "documents.updated_at"])
-    .where("notes.owner_id", "=", ownerId)
-    .where("documents.name", ">=", "note:")
-    .where("documents.name", "<", "note;");
+    .where("notes.owner_id", "=", ownerId);
   if (since !== undefined) {
     select = select.where((eb) =>
       after === undefined

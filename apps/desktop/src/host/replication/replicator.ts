@@ -116,6 +116,8 @@ export class Replicator {
   /** Notes with a copy on this machine (a note without one is due an exchange as soon as it is listed). */
   #stored = new Set<string>();
   #opening = false;
+  /** Notes closing: still in memory until the hub has stored and unloaded them. */
+  #closing = 0;
   #catchUpTimer: ReturnType<typeof setTimeout> | undefined;
   #catchingUp = false;
   /** The feed position a completed catch-up reached, saved once nothing is left to exchange. */
@@ -286,7 +288,8 @@ export class Replicator {
     this.#opening = true;
     try {
       while (this.#queued.size > 0 && !this.#stopped && this.#websocket.status === WebSocketStatus.Connected) {
-        const room = Math.min(OPEN_CHUNK, MAX_IN_FLIGHT - this.#inFlight());
+        // Notes still closing count too: their memory is not free until the hub has stored them.
+        const room = Math.min(OPEN_CHUNK, MAX_IN_FLIGHT - this.#inFlight() - this.#closing);
         if (room <= 0) return;
         const docs = [...this.#queued].slice(0, room);
         for (const doc of docs) {
@@ -386,7 +389,15 @@ export class Replicator {
     this.#stored.add(doc.name);
     const connection = doc.connection;
     doc.connection = undefined;
-    void connection?.disconnect().catch(() => {});
+    if (!connection) return;
+    this.#closing += 1;
+    void connection
+      .disconnect()
+      .catch(() => {})
+      .finally(() => {
+        this.#closing -= 1;
+        void this.#openQueued();
+      });
   }
 
   /** A note is through its exchange: kept open while used or recently used, closed beyond `keepOpen`. */

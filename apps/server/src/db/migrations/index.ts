@@ -8,7 +8,6 @@ import * as folderShares from "./0006-folder-shares";
 import * as todos from "./0007-todos";
 import * as delegation from "./0008-delegation";
 import * as pairingPurpose from "./0009-pairing-purpose";
-import * as documentChanges from "./0018-document-changes";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -26,7 +25,6 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0007-todos": todos,
   "0008-delegation": delegation,
   "0009-pairing-purpose": pairingPurpose,
-  "0018-document-changes": documentChanges,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
