@@ -1,5 +1,15 @@
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "electron-vite";
+import type { Rollup } from "vite";
+
+/**
+ * Rollup's notices about dependencies' own code (a `@__PURE__` comment it cannot place, in zod) say
+ * nothing we could act on; every other warning, and every one about our code, still shows.
+ */
+function onwarn(warning: Rollup.RollupLog, warn: (warning: Rollup.RollupLog) => void): void {
+  if (warning.code === "INVALID_ANNOTATION" && warning.id?.includes("/node_modules/")) return;
+  warn(warning);
+}
 
 // `electron-vite build` writes out/main, out/preload and out/renderer; package.json's `main` points into out/main.
 export default defineConfig({
@@ -7,6 +17,7 @@ export default defineConfig({
     build: {
       // Workspace packages export TypeScript sources, which Electron cannot load: bundle them.
       externalizeDeps: { exclude: ["@tandem/core", "@tandem/server"] },
+      rollupOptions: { onwarn },
     },
   },
   preload: {
@@ -14,11 +25,12 @@ export default defineConfig({
       // A sandboxed preload can require nothing but electron, so every dependency is bundled into it.
       externalizeDeps: false,
       // Sandboxed preloads must be CommonJS; this package is "type": "module", so the file is named .cjs.
-      rollupOptions: { output: { format: "cjs", entryFileNames: "[name].cjs" } },
+      rollupOptions: { onwarn, output: { format: "cjs", entryFileNames: "[name].cjs" } },
     },
   },
   // The renderer's root is src/renderer (electron-vite's default), where index.html lives.
   renderer: {
     plugins: [react()],
+    build: { rollupOptions: { onwarn } },
   },
 });

@@ -298,8 +298,11 @@ describe("the desktop bridge against a real server", () => {
     expect(secrets["bridge.deviceToken"]).toBeUndefined();
   });
 
-  it("pairing again brings the same endpoint back (same device) and it serves again", async () => {
-    expect(await pairBridge(ts, host.api, bob, "fake")).toBe(endpointId);
+  it("pairing again (same device) gives a new endpoint, never the old one's, and it serves again", async () => {
+    // A pairing never takes over an earlier endpoint of its device id (issue #10, point 21).
+    const repaired = await pairBridge(ts, host.api, bob, "fake");
+    expect(repaired).not.toBe(endpointId);
+    expect(await host.api.getBridgeStatus()).toMatchObject({ endpointId: repaired });
     const grantId = await openGrant("desktop");
     const receipt = await send(grantId, "task-after-repair", "Fifth task.");
     await decide("Bash", "allow");

@@ -263,6 +263,8 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     await user.client.call("createNote", { body: { title: "Launch plan", content: markdown, folderName: "Desktop app" } });
     await user.client.call("createNote", { body: { title: "Release notes draft", content: "Nothing yet.", folderName: "Desktop app" } });
 
+    // The snapshots panel stays open from note to note until closed: closed for this picture.
+    await main().getByRole("button", { name: "Close snapshots" }).click();
     const folders = page.getByRole("navigation", { name: "Folders" });
     await folders.getByRole("button", { name: "Desktop app" }).click({ timeout: WAIT.timeout });
     await openNote("Launch plan");

@@ -11,8 +11,13 @@ export const ServerConfigSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// or postgresql:// URL" })
     .optional(),
   logLevel: z.enum(LOG_LEVELS).default("info"),
+  /** The level of the one log line per HTTP request (method, path, status, duration, user); `silent` turns it off. */
+  accessLog: z.enum(LOG_LEVELS).default("info"),
   rateLimitPerMinute: z.coerce.number().int().positive().default(1200),
   rateLimitBurst: z.coerce.number().int().positive().default(300),
+  /** Failed authentications per client address: sustained per minute, and at once. */
+  authFailuresPerMinute: z.coerce.number().int().positive().default(60),
+  authFailureBurst: z.coerce.number().int().positive().default(60),
   /** How long shutdown waits for open requests before closing them, in ms. */
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   /** The address people reach this server at, for links it hands out (pairing `approvalUrl`). */
@@ -41,8 +46,11 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   dataDir: ["TANDEM_DATA_DIR"],
   databaseUrl: ["TANDEM_DATABASE_URL", "DATABASE_URL"],
   logLevel: ["TANDEM_LOG_LEVEL"],
+  accessLog: ["TANDEM_ACCESS_LOG"],
   rateLimitPerMinute: ["TANDEM_RATE_LIMIT_PER_MINUTE"],
   rateLimitBurst: ["TANDEM_RATE_LIMIT_BURST"],
+  authFailuresPerMinute: ["TANDEM_AUTH_FAILURES_PER_MINUTE"],
+  authFailureBurst: ["TANDEM_AUTH_FAILURE_BURST"],
   shutdownGraceMs: ["TANDEM_SHUTDOWN_GRACE_MS"],
   publicUrl: ["TANDEM_PUBLIC_URL"],
   presenceTimeoutMs: ["TANDEM_PRESENCE_TIMEOUT_MS"],

@@ -15,6 +15,7 @@ import { openDatabase } from "./db/database";
 import { delegationHandlers } from "./delegations/delegations-routes";
 import { folderHandlers } from "./folders/folders-routes";
 import { grantHandlers } from "./grants/grants-routes";
+import { accessLog } from "./http/access-log";
 import { errorHandler, notFoundHandler } from "./http/error-handler";
 import { buildApi } from "./http/router";
 import { createLogger, type Logger } from "./logger";
@@ -29,6 +30,7 @@ import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { syncHandlers } from "./sync/sync-routes";
+import { renderHomePage } from "./system/home-page";
 import { systemHandlers } from "./system/system-routes";
 import { todoHandlers } from "./todos/todos-routes";
 import { workspaceHandlers } from "./workspace/workspace-routes";
@@ -50,8 +52,13 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.use(accessLog(context.logger, context.config.accessLog));
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
+  });
+  app.get("/", (_req, res) => {
+    const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
+    res.status(200).set(page.headers).send(page.html);
   });
   const api = buildApi(API_BASE_PATH, context.authenticator, {
     ...workspaceHandlers(context),
@@ -92,7 +99,10 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 /** Opens storage, builds the API and the sync hub, and listens on one port. */
 export async function startServer(config: ServerConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const database = await openDatabase(config);
-  const authenticator = new Authenticator(new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }));
+  const authenticator = new Authenticator(
+    new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
+    new RateLimiter({ perMinute: config.authFailuresPerMinute, burst: config.authFailureBurst }),
+  );
   authenticator.addVerifier(new ApiKeyVerifier(database.db));
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator };

@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN_PATH, runCli, startTestServer, type TestServer } from "./harness";
+import { BIN_PATH, CHECKOUT, createPostgresSchema, POSTGRES_URL, runCli, startTestServer, type TestServer } from "./harness";
 
 describe("tandem-server CLI against a running server", () => {
   let t: TestServer;
@@ -158,5 +160,179 @@ describe("tandem-server serve", () => {
     const url = await runCli(["serve", "--database-url", "mysql://x", "--data-dir", dataDir]);
     expect(url.code).toBe(1);
     expect(url.stderr).toContain("databaseUrl");
+  });
+});
+
+describe("tandem-server and its database", () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), "tandem-cli-db-"));
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it("refuses to create a database a command expected to exist, naming where it looked", async () => {
+    const dataDir = path.join(root, "missing");
+    const result = await runCli(["users", "add", "alice", "--data-dir", dataDir]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(path.join(dataDir, "tandem.sqlite"));
+    expect(result.stderr).toContain("--create-database");
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(path.join(dataDir, "tandem.sqlite"))).toBe(false);
+  });
+
+  it("creates one when asked, and says which database every command used", async () => {
+    const dataDir = path.join(root, "created");
+    const created = await runCli(["users", "add", "alice", "--data-dir", dataDir, "--create-database"]);
+    expect(created.code).toBe(0);
+    expect(created.stderr).toContain(`database ${path.join(dataDir, "tandem.sqlite")}`);
+    const listed = await runCli(["keys", "list", "alice", "--data-dir", dataDir]);
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toContain(path.join(dataDir, "tandem.sqlite"));
+  });
+
+  it("finds the checkout's database from any folder when no data directory is given", async () => {
+    const elsewhere = path.join(root, "some", "subfolder");
+    await mkdir(elsewhere, { recursive: true });
+    // TANDEM_DATA_DIR, when set, says where the database is, whatever the working directory.
+    const dataDir = path.join(root, "from-env");
+    expect((await runCli(["users", "add", "carol", "--data-dir", dataDir, "--create-database"])).code).toBe(0);
+    const fromEnv = await runCli(["keys", "list", "carol"], { TANDEM_DATA_DIR: dataDir }, elsewhere);
+    expect(fromEnv.code).toBe(0);
+    expect(fromEnv.stdout).toContain("initial key");
+    // Without it, the default is data/ at the root of the checkout, never one in the working directory.
+    const byDefault = await runCli(["keys", "list", "nobody-here"], { TANDEM_DATA_DIR: "" }, elsewhere);
+    expect(byDefault.stderr).toContain(path.join(CHECKOUT, "data", "tandem.sqlite"));
+    expect(existsSync(path.join(elsewhere, "data"))).toBe(false);
+  });
+
+  // Registered only with PostgreSQL (CI sets TANDEM_TEST_DATABASE_URL).
+  const postgresUrl = POSTGRES_URL;
+  if (postgresUrl) {
+    it("refuses an empty PostgreSQL schema unless asked to create the tables", async () => {
+      const schema = await createPostgresSchema(postgresUrl);
+      try {
+        const refused = await runCli(["credits", "show", "alice", "--database-url", schema.url]);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain("--create-database");
+        expect((await runCli(["users", "add", "alice", "--database-url", schema.url, "--create-database"])).code).toBe(0);
+        expect((await runCli(["credits", "show", "alice", "--database-url", schema.url])).code).toBe(0);
+      } finally {
+        await schema.drop();
+      }
+    });
+  }
+
+  it("serve creates the database it is pointed at", async () => {
+    const dataDir = path.join(root, "served");
+    const child = spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    await waitForListening(child);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect((await runCli(["users", "add", "bob", "--data-dir", dataDir])).code).toBe(0);
+  });
+});
+
+describe("tandem-server serve, failing and stopping cleanly", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "tandem-serve-"));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it("says in one line that the port is taken, and exits 1", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const { port } = blocker.address() as { port: number };
+    try {
+      const result = await runCli(["serve", "--port", String(port), "--data-dir", dataDir]);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split("\n")).toEqual([expect.stringContaining(`127.0.0.1:${port} is already in use`)]);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it("exits 0 on SIGTERM after importing many notes", async () => {
+    const { stdout } = await runCli(["users", "add", "importer", "--data-dir", dataDir, "--create-database"]);
+    const { apiKey } = JSON.parse(stdout) as { apiKey: string };
+    const child = spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const url = await waitForListening(child);
+    const texts = Array.from({ length: 15 }, (_, i) => ({ title: `Imported ${i}`, content: `note number ${i}`, folder: "Import" }));
+    const imported = await fetch(`${url}/api/v1/accumulate`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ texts }),
+    });
+    expect(imported.status).toBe(200);
+    expect(((await imported.json()) as { created: number }).created).toBe(15);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  }, 60_000);
+});
+
+describe("tandem-server serve's access log", () => {
+  let dataDir: string;
+  let apiKey: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "tandem-access-"));
+    apiKey = (
+      JSON.parse((await runCli(["users", "add", "logged", "--data-dir", dataDir, "--create-database"])).stdout) as { apiKey: string }
+    ).apiKey;
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  /** Serves with `args`, makes two requests (one with secrets in its query and headers), stops; answers the log lines. */
+  async function logOf(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Record<string, unknown>[]> {
+    const child = spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let log = "";
+    child.stderr.on("data", (chunk) => {
+      log += chunk;
+    });
+    const url = await waitForListening(child);
+    expect((await fetch(`${url}/api/v1/identity?token=query-secret`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+    expect((await fetch(`${url}/api/v1/os/folders`)).status).toBe(401);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(log).not.toContain("query-secret");
+    expect(log).not.toContain(apiKey);
+    return log
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  it("logs one line per request at info by default: method, path without its query, status, duration, user", async () => {
+    const requests = (await logOf([])).filter((line) => line.msg === "request");
+    expect(requests).toEqual([
+      expect.objectContaining({
+        level: 30,
+        method: "GET",
+        path: "/api/v1/identity",
+        status: 200,
+        userId: expect.any(Number),
+        durationMs: expect.any(Number),
+      }),
+      expect.objectContaining({ level: 30, method: "GET", path: "/api/v1/os/folders", status: 401, userId: null }),
+    ]);
+  });
+
+  it("is configurable by flag and by environment", async () => {
+    expect((await logOf(["--access-log", "silent"])).filter((line) => line.msg === "request")).toEqual([]);
+    const debug = await logOf(["--log-level", "debug"], { TANDEM_ACCESS_LOG: "debug" });
+    expect(debug.filter((line) => line.msg === "request").map((line) => line.level)).toEqual([20, 20]);
+    const refused = await runCli(["serve", "--access-log", "loud", "--data-dir", dataDir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("accessLog");
   });
 });

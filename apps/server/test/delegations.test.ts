@@ -293,12 +293,39 @@ describe.each(storages())("delegations (%s)", (storage) => {
     ["an AWS key", { aws: "AKIAIOSFODNN7EXAMPLE" }],
     ["a private key", { pem: "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA" }],
     ["a Bearer token", { curl: "curl -H 'Authorization: Bearer abc123def456'" }],
+    // Issue #10, point 19.
+    ["a pwd key", { db: { pwd: "hunter2" } }],
+    ["an SSH key under id_rsa", { id_rsa: "MIIEowIBAAKCAQEA7" }],
+    ["an RFC 4716 SSH private key", { key: "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAAi4AAAA3" }],
+    ["an OpenSSH key body without its header", { blob: "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" }],
+    ["a PuTTY key", { ppk: "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none" }],
+    ["a PGP private key", { pgp: "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF" }],
+    ["a password in prose", { notes: "log in with password=hunter22 first" }],
   ])("refuses an unsafe context (%s) with 400 unsafe_context and stores nothing", async (_kind, context) => {
     const clientMessageId = nextId();
     const answer = await delegate({ clientMessageId, context });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toBe("unsafe_context");
     expect(answer.body.message).toMatch(/^context/);
+    const stored = await ts.server.context.db
+      .selectFrom("collaborations")
+      .select("id")
+      .where("client_message_id", "=", clientMessageId)
+      .executeTakeFirst();
+    expect(stored).toBeUndefined();
+  });
+
+  it.each([
+    ["a Tandem API key", `Deploy with svc_sk_${"a".repeat(44)}`],
+    ["an SSH private key", "Use this key: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"],
+    ["a password", "Log in to the staging box with pwd: s3cret!x and restart it"],
+  ])("refuses a task carrying a secret (%s) with 400 unsafe_task and stores nothing", async (_kind, task) => {
+    const clientMessageId = nextId();
+    const answer = await delegate({ clientMessageId, task });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe("unsafe_task");
+    expect(answer.body.message).toMatch(/^task looks like it contains/);
+    expect(answer.body.message).not.toContain("s3cret");
     const stored = await ts.server.context.db
       .selectFrom("collaborations")
       .select("id")

@@ -69,7 +69,15 @@ export type StorageKind = "sqlite" | "postgres";
 export async function startTestServer(overrides: Partial<ServerConfigInput> = {}, storage: StorageKind = "sqlite"): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "tandem-test-"));
   const postgres = storage === "postgres" && POSTGRES_URL ? await createPostgresSchema(POSTGRES_URL) : undefined;
-  const config = ServerConfigSchema.parse({ port: 0, dataDir, logLevel: "silent", databaseUrl: postgres?.url, ...overrides });
+  // Tests send wrong credentials on purpose, all from one address: only a test about that limit meets it.
+  const config = ServerConfigSchema.parse({
+    port: 0,
+    dataDir,
+    logLevel: "silent",
+    databaseUrl: postgres?.url,
+    authFailureBurst: 100_000,
+    ...overrides,
+  });
   let server = await startServer(config);
   const storageArgs = postgres ? ["--database-url", postgres.url] : ["--data-dir", dataDir];
   const clientFor = (token?: string) => new TandemClient({ baseUrl: server.apiUrl, token, validateResponses: true });
@@ -110,9 +118,14 @@ export async function startTestServer(overrides: Partial<ServerConfigInput> = {}
   };
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the real `tandem-server` CLI in a subprocess (in `cwd`, with `env` over this process's environment). */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  cwd?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => {
@@ -127,3 +140,5 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ c
 }
 
 export const BIN_PATH = BIN;
+/** The root of this checkout. */
+export const CHECKOUT = fileURLToPath(new URL("../../..", import.meta.url));

@@ -1,5 +1,6 @@
 import { jsonToText, noteDocName, readNoteBody, writeNoteBody } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { openDoc } from "./sync-client";
 
@@ -314,5 +315,30 @@ describe("notes over REST and sync", () => {
       const none = await alice.client.call("grepNotes", { body: { pattern: "gamma", caseSensitive: true } });
       expect(none.results.find((r) => r.title === "Context")).toBeUndefined();
     });
+  });
+});
+
+describe.each(storages("emoji search"))("search on %s", (storage) => {
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    t = await startTestServer({}, storage);
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  it("finds emoji, alone or beside words (neither index tokenises them)", async () => {
+    const create = async (title: string, content: string) =>
+      (await alice.client.call("createNote", { body: { title, content } })).result.note;
+    const party = await create("Party 🎉", "bring snacks");
+    const cake = await create("Baking", "a cake with 🍰 and candles 🕯️ for the 🎉");
+    await create("Plain", "cake without symbols");
+    const search = async (query: string) => (await alice.client.call("searchNotes", { body: { query } })).results;
+    expect((await search("🎉")).map((r) => r.id).sort()).toEqual([party.id, cake.id].sort());
+    expect((await search("cake 🍰")).map((r) => r.id)).toEqual([cake.id]);
+    expect(await search("👩‍💻")).toEqual([]);
+    const [hit] = await search("🕯️");
+    expect(hit?.id).toBe(cake.id);
+    expect(hit?.snippet).toContain("🕯️");
   });
 });

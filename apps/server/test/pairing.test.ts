@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, ok, storages } from "./delegation-fixture";
+import { call, grantAgentAccess, ok, openGrant, pollEvents, registerBridge, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 interface Started {
@@ -112,10 +112,10 @@ describe.each(storages("pairing suite"))("device-code pairing on %s", (storage) 
     expect(audit.map((a) => a.action)).toEqual(["pairing.start", "pairing.approve", "pairing.consume"]);
   });
 
-  it("signs an app in: a sign_in pairing answers an API key with every scope, once, and registers no endpoint", async () => {
+  it("signs an app in: a sign_in pairing answers an API key with the desktop's scopes only, once, and registers no endpoint", async () => {
     const started = await start("alice-desktop-app", { purpose: "sign_in", label: "Tandem desktop" });
     const page = await ts.fetch(new URL(started.approvalUrl).pathname + new URL(started.approvalUrl).search);
-    expect(await page.text()).toContain("asks to sign in as you");
+    expect(await page.text()).toContain("asks to sign in to Tandem as you");
     expect((await decide(alice, started.userCode, "approve")).status).toBe(200);
 
     const approved = await poll(started.pollToken);
@@ -129,7 +129,24 @@ describe.each(storages("pairing suite"))("device-code pairing on %s", (storage) 
     );
     expect(identity.userId).toBe(alice.userId);
     expect(identity.credential.type).toBe("api_key");
-    expect(identity.credential.scopes).toContain("os.notes:write");
+    // Issue #10, point 21: what the desktop uses, nothing admin-like (no os.network, memory, heartbeat).
+    expect([...identity.credential.scopes].sort()).toEqual(
+      [
+        "os.notes:read",
+        "os.notes:write",
+        "os.todos:read",
+        "os.todos:write",
+        "os.snapshots:read",
+        "os.snapshots:write",
+        "os.team:read",
+        "os.team:write",
+      ].sort(),
+    );
+    const key = approved.body.apiKey as string;
+    const giveAway = await call(ts, key, "POST", "/network/request", { to: "bob_coo" });
+    expect(giveAway.status).toBe(403);
+    expect(giveAway.body.error).toBe("insufficient_scope");
+    expect((await call(ts, key, "GET", "/local-agent/grants")).status).toBe(200);
     expect((await poll(started.pollToken)).body.status).toBe("consumed");
     const endpoints = await ok<{ endpoints: { deviceId: string }[] }>(ts, alice.apiKey, "GET", "/local-agent/endpoints");
     expect(endpoints.endpoints.map((e) => e.deviceId)).not.toContain("alice-desktop-app");
@@ -220,23 +237,64 @@ describe.each(storages("pairing suite"))("device-code pairing on %s", (storage) 
     expect(endpoints).toHaveLength(1);
   });
 
-  it("rotates the token of a device registered before: same endpoint, old token refused", async () => {
-    const registered = await ok<{ endpoint: { endpointId: string }; deviceToken: string }>(
-      ts,
-      bob.apiKey,
-      "POST",
-      "/local-agent/endpoints",
-      {
-        runtime: "codex",
-        deviceId: "bob-desktop",
-      },
-    );
+  it("never lets a pairing take over an existing device's endpoint or grants: it gets a new endpoint, the old one ends", async () => {
+    const carol = await ts.addUser("carol");
+    await grantAgentAccess(ts, carol, bob);
+    const desktop = await registerBridge(ts, bob, "bob-desktop", "codex");
+    const grant = await openGrant(ts, carol.apiKey, bob);
+    expect(grant.frozenEndpointId).toBe(desktop.endpointId);
+    const sent = await ok<{ messageId: string }>(ts, carol.apiKey, "POST", "/local-agent/messages", {
+      communicationSessionId: grant.commSessionId,
+      clientMessageId: "before-takeover",
+      kind: "text",
+      payload: { text: "private work for bob's desktop" },
+    });
+    const oldEvents = await pollEvents(ts, desktop);
+    const lastOldCursor = Number(oldEvents.at(-1)?.cursor);
+
+    // Someone else's device claims the same device id, and bob is talked into approving it.
     const started = await start("bob-desktop", { runtime: "codex" });
     await decide(bob, started.userCode, "approve");
     const polled = await poll(started.pollToken);
-    expect(polled.body).toMatchObject({ status: "approved", endpointId: registered.endpoint.endpointId, userId: bob.userId });
-    expect((await call(ts, registered.deviceToken, "GET", "/local-agent/whoami")).status).toBe(401);
-    expect((await call(ts, polled.body.deviceToken as string, "GET", "/local-agent/whoami")).status).toBe(200);
+    expect(polled.body.status).toBe("approved");
+    const newcomer = { deviceToken: polled.body.deviceToken as string, endpointId: polled.body.endpointId as string };
+    expect(newcomer.endpointId).not.toBe(desktop.endpointId);
+
+    // The old endpoint is gone with its token; the grant frozen to it ended, and both sides hear it.
+    expect((await call(ts, desktop.deviceToken, "GET", "/local-agent/whoami")).status).toBe(401);
+    expect((await ok<{ status: string }>(ts, bob.apiKey, "GET", `/local-agent/grants/${grant.commSessionId}`)).status).toBe("revoked");
+    // Nothing of the old endpoint reaches the newcomer: no replay of its log, no injection of its messages.
+    const replay = await pollEvents(ts, newcomer);
+    expect(JSON.stringify(replay)).not.toContain("private work");
+    expect(replay.every((e) => Number(e.cursor) > lastOldCursor)).toBe(true);
+    const verdict = await ok<{ valid: boolean }>(ts, newcomer.deviceToken, "POST", "/local-agent/injections/validate", {
+      messageId: sent.messageId,
+      communicationSessionId: grant.commSessionId,
+      endpointId: newcomer.endpointId,
+    });
+    expect(verdict.valid).toBe(false);
+    const endpoints = await ok<{ endpoints: { endpointId: string; deviceId: string }[] }>(ts, bob.apiKey, "GET", "/local-agent/endpoints");
+    expect(endpoints.endpoints.filter((e) => e.deviceId === "bob-desktop").map((e) => e.endpointId)).toEqual([newcomer.endpointId]);
+    // The default route pointed at the old endpoint; it is cleared, not moved to the newcomer.
+    expect((await call(ts, newcomer.deviceToken, "GET", "/local-agent/default-route")).status).toBe(404);
+  });
+
+  it("shows the owner where a request came from and what approving gives, in plain words", async () => {
+    const response = await ts.fetch("/api/v1/local-agent/device-code/start", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer anonymous", "user-agent": "EvilBridge/6.6 <b>" },
+      body: JSON.stringify({ deviceId: "who-is-this", runtime: "claude-code", purpose: "sign_in" }),
+    });
+    const started = (await response.json()) as Started;
+    const page = await (await fetch(started.approvalUrl)).text();
+    expect(page).toMatch(/Requested from<\/dt><dd>(::ffff:)?127\.0\.0\.1</);
+    expect(page).toContain("EvilBridge/6.6 &lt;b&gt;");
+    expect(page).toContain("Sign an app in to your account");
+    expect(page).toContain("If someone sent you this link or code, deny it.");
+    expect(page).toContain("It will not be able to change your contacts or who may reach your agent");
+    const bridge = await (await fetch((await start("my-laptop")).approvalUrl)).text();
+    expect(bridge).toContain("Connect a local agent bridge (claude-code)");
+    expect(bridge).toContain("It gets no access to your notes or todos");
   });
 
   it("serves an approval page that escapes what the device sent and locks itself down", async () => {

@@ -363,6 +363,27 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
       expect(ts.server.context.realtime.openStreamCount()).toBe(1);
     });
 
+    it("caps one endpoint's open streams: a new stream beyond the cap ends the oldest; the newest keep working", async () => {
+      const bobBridge = await registerBridge(ts, bob, "desktop");
+      const bobStream = open(bobBridge);
+      const first = await append(ts, aliceBridge, "test.cap");
+      const streams: StreamReader[] = [];
+      for (let i = 0; i < 10; i++) {
+        const reader = open(aliceBridge);
+        await reader.next("test.cap");
+        streams.push(reader);
+      }
+      // Issue #10, point 15: one token cannot hold more than MAX_STREAMS_PER_ENDPOINT (4) streams.
+      expect(ts.server.context.realtime.openStreamCount(aliceBridge.endpointId)).toBe(4);
+      for (const reader of streams.slice(0, 6)) await reader.until((r) => r.ended);
+      const newest = streams.slice(6);
+      expect(newest.every((r) => !r.ended)).toBe(true);
+      // Another endpoint's stream is not affected, and the remaining ones follow live events.
+      expect(bobStream.ended).toBe(false);
+      const next = await append(ts, aliceBridge, "test.cap");
+      for (const reader of newest) expect((await reader.next("test.cap", Number(first))).cursor).toBe(next);
+    });
+
     it("ends the streams of a rotated or revoked token through the runtime routes; the new token resumes with the cursor", async () => {
       const first = open(aliceBridge);
       const before = await append(ts, aliceBridge, "test.rotate");

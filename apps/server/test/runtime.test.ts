@@ -243,7 +243,7 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
       });
     });
 
-    it("treats a repeated handle of the same endpoint as an update, and another endpoint's as a 409", async () => {
+    it("treats a repeated handle of the same endpoint as an update; handles are per endpoint", async () => {
       const body = { endpointId: bridge.endpointId, handle: "h-42", state: "idle", allowInbound: false };
       const first = await call(ts, bridge.deviceToken, "POST", "/local-agent/sessions", body);
       expect(first.status).toBe(201);
@@ -259,10 +259,56 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
       );
       expect(again.status).toBe(200);
       expect(again.body.session).toMatchObject({ allowInbound: true, state: "idle" });
-      const taken = await call(ts, other.deviceToken, "POST", "/local-agent/sessions", { handle: "h-42" });
-      expect(taken.status).toBe(409);
-      expect(taken.body.error).toBe("session_handle_taken");
-      expect(await auditActions("h-42")).toEqual(["session.register", "session.update"]);
+      // Issue #10, point 18: another user's device cannot squat the handle or learn it exists:
+      // the same handle on its own endpoint is its own session.
+      const mine = await call<{ session: { endpointId: string; allowInbound: boolean } }>(
+        ts,
+        other.deviceToken,
+        "POST",
+        "/local-agent/sessions",
+        {
+          handle: "h-42",
+          state: "busy",
+          allowInbound: false,
+        },
+      );
+      expect(mine.status).toBe(201);
+      expect(mine.body.session).toMatchObject({ endpointId: other.endpointId, allowInbound: false });
+      const patched = await call(ts, other.deviceToken, "PATCH", "/local-agent/sessions/h-42", { state: "closed" });
+      expect(patched.status).toBe(200);
+      // The bridge's own session is untouched by any of it, and it can still re-announce it.
+      const own = await call<{ session: { state: string; allowInbound: boolean } }>(
+        ts,
+        bridge.deviceToken,
+        "POST",
+        "/local-agent/sessions",
+        {
+          ...body,
+          allowInbound: true,
+        },
+      );
+      expect(own.status).toBe(200);
+      expect(own.body.session).toMatchObject({ state: "idle", allowInbound: true });
+      // A squatter arriving first does not block the bridge either.
+      const early = await call(ts, other.deviceToken, "POST", "/local-agent/sessions", {
+        handle: "claude-managed-1",
+        state: "idle",
+        allowInbound: true,
+      });
+      expect(early.status).toBe(201);
+      const late = await call(ts, bridge.deviceToken, "POST", "/local-agent/sessions", {
+        handle: "claude-managed-1",
+        state: "idle",
+        allowInbound: true,
+      });
+      expect(late.status).toBe(201);
+      expect(await auditActions("h-42")).toEqual([
+        "session.register",
+        "session.update",
+        "session.register",
+        "session.update",
+        "session.update",
+      ]);
     });
 
     it("refuses a session for another endpoint and bad fields", async () => {

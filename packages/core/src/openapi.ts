@@ -71,6 +71,7 @@ export function buildOpenApiDocument(serverUrl = API_BASE_PATH): JsonSchema {
       responses,
       security: route.auth === "public" ? [] : [{ bearer: [] }, { apiKeyHeader: [] }],
       ...(route.scope ? { "x-required-scope": route.scope } : {}),
+      ...(route.alsoRequires ? { "x-also-required-scopes": route.alsoRequires } : {}),
       "x-credential": route.auth,
     };
     if (route.body) {

@@ -3,7 +3,10 @@ import type { DesktopApi } from "../shared/desktop-api";
 /** Each part of the host answers a slice of the API; `startHost` joins the slices. */
 export type SessionFacet = Pick<DesktopApi, "getSession" | "signInWithApiKey" | "startSignInPairing" | "pollSignInPairing" | "signOut">;
 export type SyncFacet = Pick<DesktopApi, "getLocalSync">;
-export type WorkspaceFacet = Pick<DesktopApi, "searchNotes" | "listSnapshots" | "getSnapshot" | "createSnapshot" | "restoreSnapshot">;
+export type WorkspaceFacet = Pick<
+  DesktopApi,
+  "searchNotes" | "notePreviews" | "listSnapshots" | "getSnapshot" | "createSnapshot" | "restoreSnapshot"
+>;
 export type BridgeFacet = Pick<
   DesktopApi,
   | "getBridgeStatus"
@@ -15,4 +18,7 @@ export type BridgeFacet = Pick<
   | "acceptGrant"
   | "declineGrant"
   | "revokeGrant"
+  | "listBridgeActivity"
+  | "listAccessRequests"
+  | "answerAccessRequest"
 >;

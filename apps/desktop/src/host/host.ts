@@ -48,6 +48,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     sync: running.sync.status(),
     bridge: running.bridge.status(),
     approvalsPending: running.bridge.pendingApprovals(),
+    requestsPending: running.bridge.pendingRequests(),
   });
 
   const api: DesktopApi = {

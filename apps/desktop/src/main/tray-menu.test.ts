@@ -101,6 +101,15 @@ describe("the tray menu", () => {
     expect(calls).toEqual(["approvals"]);
   });
 
+  it("counts the agent-access and grant requests waiting, leading to the Approvals view", () => {
+    const { calls, actions } = recordingActions();
+    const menu = buildTrayMenu([approval()], actions, 2);
+    click(menu.find((item) => item.label === "2 requests waiting for your answer… Open Approvals"));
+    expect(calls).toEqual(["approvals"]);
+    expect(trayTooltip(1, 2)).toBe("Tandem: 1 tool call waiting for you; 2 requests waiting for your answer");
+    expect(trayTooltip(0, 1)).toBe("Tandem: 1 request waiting for your answer");
+  });
+
   it("says the count in the tooltip", () => {
     expect(trayTooltip(0)).toBe("Tandem");
     expect(trayTooltip(1)).toBe("Tandem: 1 tool call waiting for you");

@@ -18,9 +18,10 @@ const SUMMARY_LENGTH = 90;
 
 /**
  * The tray's context menu for the pending tool calls: one submenu per call, naming the tool and
- * whom it serves, with its summary and Allow once / Deny. Pure, so it is tested without Electron.
+ * whom it serves, with its summary and Allow once / Deny; then the agent-access and grant requests
+ * waiting (`requests`), answered in the Approvals view. Pure, so it is tested without Electron.
  */
-export function buildTrayMenu(approvals: readonly ApprovalItem[], actions: TrayActions): MenuItemConstructorOptions[] {
+export function buildTrayMenu(approvals: readonly ApprovalItem[], actions: TrayActions, requests = 0): MenuItemConstructorOptions[] {
   const shown = approvals.slice(0, TRAY_MENU_MAX_APPROVALS);
   const hidden = approvals.length - shown.length;
   const items: MenuItemConstructorOptions[] = [{ label: pendingLabel(approvals.length), enabled: false }];
@@ -38,6 +39,9 @@ export function buildTrayMenu(approvals: readonly ApprovalItem[], actions: TrayA
   if (approvals.length > 0) {
     items.push({ label: hidden > 0 ? `${hidden} more… Open Approvals` : "Open Approvals", click: () => actions.openApprovals() });
   }
+  if (requests > 0) {
+    items.push({ label: `${requestsLabel(requests)}… Open Approvals`, click: () => actions.openApprovals() });
+  }
   items.push(
     { type: "separator" },
     { label: "Open Tandem", click: () => actions.openWindow() },
@@ -47,8 +51,14 @@ export function buildTrayMenu(approvals: readonly ApprovalItem[], actions: TrayA
 }
 
 /** The tray's tooltip, which is also its badge on systems whose trays show no title. */
-export function trayTooltip(pending: number): string {
-  return pending === 0 ? "Tandem" : `Tandem: ${pendingLabel(pending)}`;
+export function trayTooltip(pending: number, requests = 0): string {
+  const waiting = [pending > 0 ? pendingLabel(pending) : null, requests > 0 ? requestsLabel(requests) : null].filter(Boolean);
+  return waiting.length === 0 ? "Tandem" : `Tandem: ${waiting.join("; ")}`;
+}
+
+/** Agent-access and grant requests waiting for an answer. */
+export function requestsLabel(requests: number): string {
+  return requests === 1 ? "1 request waiting for your answer" : `${requests} requests waiting for your answer`;
 }
 
 export function pendingLabel(pending: number): string {

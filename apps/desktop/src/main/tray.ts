@@ -20,25 +20,27 @@ export interface AppTray {
 
 /**
  * The tray: the way back into the app once its window is closed, and the owner's quickest answer
- * to a tool call. Its badge is the number of pending calls: the tray title on macOS, the dock or
- * launcher badge where there is one, the icon's red dot and the tooltip everywhere.
+ * to a tool call. Its badge is the number of pending calls and requests: the tray title on macOS,
+ * the dock or launcher badge where there is one, the icon's red dot and the tooltip everywhere.
  */
 export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, onError: (error: unknown) => void): AppTray {
   const images = { idle: loadIcon(trayIcon, trayIcon2x), attention: loadIcon(trayIconAttention, trayIconAttention2x) };
   const tray = new Tray(images.idle);
   let approvals: readonly ApprovalItem[] = [];
   let lastCount = -1;
+  /** Agent-access and grant requests waiting: they count on the badge too. */
+  let requests = 0;
 
   const render = () => {
-    const count = approvals.length;
+    const count = approvals.length + requests;
     const decide = (approvalId: string, decision: "allow" | "deny") => {
       host.api
         .resolveApproval({ approvalId, decision, scope: "once" })
         .catch(onError)
         .finally(() => void refresh());
     };
-    tray.setContextMenu(Menu.buildFromTemplate(buildTrayMenu(approvals, { ...actions, decide })));
-    tray.setToolTip(trayTooltip(count));
+    tray.setContextMenu(Menu.buildFromTemplate(buildTrayMenu(approvals, { ...actions, decide }, requests)));
+    tray.setToolTip(trayTooltip(approvals.length, requests));
     tray.setImage(count > 0 ? images.attention : images.idle);
     if (process.platform === "darwin") tray.setTitle(count > 0 ? String(count) : "");
     app.setBadgeCount(count);
@@ -47,9 +49,11 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
   const refresh = coalesce(async () => {
     try {
       approvals = await host.api.listApprovals();
+      requests = (await host.status()).requestsPending;
     } catch {
       // Signed out or offline: nothing the owner could decide from here right now.
       approvals = [];
+      requests = 0;
     }
     lastCount = approvals.length;
     render();
@@ -60,7 +64,7 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
     void host
       .status()
       .then((status) => {
-        if (status.approvalsPending !== lastCount) void refresh();
+        if (status.approvalsPending !== lastCount || status.requestsPending !== requests) void refresh();
       })
       .catch(onError);
   };

@@ -12,7 +12,8 @@ export function createWebDesktopApi(): DesktopApi {
       body: JSON.stringify(args),
     });
     const body = (await response.json()) as HostApiResponse;
-    if (!body.success) throw new Error(`${method} failed: ${body.message}`);
+    // The host's sentence alone: the method's name means nothing to the person reading it.
+    if (!body.success) throw new Error(body.message);
     return body.result;
   });
 }

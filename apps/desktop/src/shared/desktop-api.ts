@@ -28,6 +28,8 @@ export interface DesktopApi {
   // Notes services that need the server or a scan (src/host/workspace)
   /** Server search when online, a scan of the local documents when not. */
   searchNotes(input: { query: string }): Promise<NoteSearchAnswer>;
+  /** The start of each note's text (one line, from this device's copies), for the note list; at most 500 notes a call. */
+  notePreviews(input: { noteUuids: string[] }): Promise<Record<string, string>>;
   listSnapshots(input: { noteUuid: string }): Promise<SnapshotSummary[]>;
   getSnapshot(input: { noteUuid: string; seq: number }): Promise<SnapshotPreview>;
   createSnapshot(input: { noteUuid: string; label?: string }): Promise<SnapshotSummary>;
@@ -47,6 +49,12 @@ export interface DesktopApi {
   acceptGrant(input: { grantId: string }): Promise<void>;
   declineGrant(input: { grantId: string }): Promise<void>;
   revokeGrant(input: { grantId: string }): Promise<void>;
+  /** What the bridge did lately, newest first: tasks received, from whom, their outcome, the tool calls decided. */
+  listBridgeActivity(): Promise<BridgeActivityItem[]>;
+  /** People asking for agent access to the owner (the handshake), newest first. */
+  listAccessRequests(): Promise<AccessRequestItem[]>;
+  /** Accept (with what their agent may reach) or decline an agent-access request. */
+  answerAccessRequest(input: { requestId: number; action: "accept" | "decline"; access?: AgentAccessChoice }): Promise<void>;
 
   /** Opens a link in the system browser (Electron); web mode answers `opened: false` and the page opens it. */
   openExternal(input: { url: string }): Promise<{ opened: boolean }>;
@@ -110,6 +118,8 @@ export interface HostStatus {
   readonly bridge: BridgeStatus;
   /** Tool calls waiting for the owner's decision (the tray's badge). */
   readonly approvalsPending: number;
+  /** Agent-access and grant requests waiting for the owner's answer (with the tool calls: the Approvals badge). */
+  readonly requestsPending: number;
 }
 
 export interface NoteSearchHit {
@@ -149,6 +159,8 @@ export interface BridgeStatus {
   readonly pairing: PairingPrompt | null;
   /** Tasks received and not yet finished. */
   readonly activeTasks: number;
+  /** Whether the paired runtime's program is on this computer (false: tasks fail until it is installed); null when unpaired. */
+  readonly runtimeInstalled: boolean | null;
   readonly message: string | null;
 }
 
@@ -174,6 +186,43 @@ export interface GrantItem {
   readonly grantExpiresAt: string | null;
 }
 
+export type BridgeTaskOutcome = "waiting" | "running" | "answered" | "reply_received" | "rejected" | "runtime_error" | "interrupted";
+
+export interface BridgeActivityItem {
+  readonly messageId: string;
+  readonly receivedAt: string;
+  readonly updatedAt: string;
+  readonly fromPrincipalId: string;
+  readonly fromName: string | null;
+  /** The peer's request, cut to one short line. Untrusted: shown as text. */
+  readonly request: string;
+  readonly outcome: BridgeTaskOutcome;
+  /** Why, when it did not end well (the runtime's error, the server's refusal code), in words where there are any. */
+  readonly detail: string | null;
+  readonly toolCalls: readonly {
+    readonly toolName: string;
+    readonly status: "auto_allow" | "pending" | "allowed" | "denied" | "expired";
+  }[];
+}
+
+export interface AccessRequestItem {
+  readonly requestId: number;
+  readonly fromUserId: string;
+  readonly fromUsername: string;
+  /** Their display name (their username when they set none). Untrusted: shown as text. */
+  readonly fromName: string;
+  readonly createdAt: string;
+}
+
+/** How far another person's agent may reach one part of the owner's workspace. */
+export type AccessLevel = "none" | "read" | "write";
+
+/** What the owner gives with an accepted agent-access request. */
+export interface AgentAccessChoice {
+  readonly notes: AccessLevel;
+  readonly todos: AccessLevel;
+}
+
 export type DesktopApiMethod = keyof DesktopApi;
 
 /** Listing every method as a record key makes the compiler reject a method added to the API but not here. */
@@ -187,6 +236,7 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   getLocalSync: true,
   getStatus: true,
   searchNotes: true,
+  notePreviews: true,
   listSnapshots: true,
   getSnapshot: true,
   createSnapshot: true,
@@ -200,6 +250,9 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   acceptGrant: true,
   declineGrant: true,
   revokeGrant: true,
+  listBridgeActivity: true,
+  listAccessRequests: true,
+  answerAccessRequest: true,
   openExternal: true,
 };
 

@@ -10,7 +10,7 @@ import {
 } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { Schema } from "../db/schema";
-import { deleteFolder, ensureFolderPath } from "../folders/folders-service";
+import { deleteFolder, ensureFolderPath, ensureFolderPaths } from "../folders/folders-service";
 import { ApiError } from "../http/errors";
 import { MEMORY_FOLDER } from "../memory/memory-service";
 import { changeMeta, createNoteFromJson, getOwnedNote, readBody, replaceBody } from "../notes/notes-service";
@@ -151,6 +151,35 @@ async function deleteFolderByPath(deps: Deps, ownerId: number, path: string, rep
 }
 
 /**
+ * `folders.create`: every path in one document change, so the workspace view is updated once
+ * rather than once per path (each update reads every folder: hundreds of paths were quadratic).
+ */
+async function createFolders(
+  deps: Deps,
+  ownerId: number,
+  paths: readonly string[],
+  report: Report,
+  attempt: (path: string, work: () => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const valid: { path: string; segments: string[] }[] = [];
+  for (const path of paths) {
+    await attempt(path, async () => {
+      const segments = folderSegments(path);
+      if (segments.length > 0) valid.push({ path, segments });
+    });
+  }
+  if (valid.length === 0) return;
+  const ensured = await ensureFolderPaths(
+    deps.sync,
+    ownerId,
+    valid.map((entry) => entry.segments),
+  );
+  valid.forEach((entry, index) => {
+    if ((ensured[index]?.created.length ?? 0) > 0) report.foldersCreated.push(entry.segments.join("/"));
+  });
+}
+
+/**
  * Applies an import entry by entry: one that fails is reported in `errors` and the rest still
  * apply. Each entry's writes are durable when it finishes.
  */
@@ -165,11 +194,7 @@ export async function accumulate(deps: Deps, ownerId: number, input: AccumulateI
       else throw error;
     }
   };
-  for (const path of input.folders?.create ?? []) {
-    await attempt(path, async () => {
-      await resolveFolder(deps, ownerId, folderSegments(path), report);
-    });
-  }
+  await createFolders(deps, ownerId, input.folders?.create ?? [], report, attempt);
   for (const file of input.files ?? []) {
     await attempt(file.path, () =>
       upsertNote(deps, ownerId, { label: file.path, ...parseFilePath(file.path), content: file.content, message: file.message }, report),

@@ -33,7 +33,15 @@ const KIND_FOR_AUTH: Record<Exclude<RouteAuth, "public">, readonly Principal["cr
 export class Authenticator {
   readonly #verifiers: CredentialVerifier[] = [];
 
-  constructor(private readonly rateLimiter: RateLimiter) {}
+  /**
+   * @param rateLimiter requests per credential, once it has verified;
+   * @param failureLimiter failed authentications per client address, so guessing keys is slow
+   *   and cheap to refuse: only failures take from it, a valid credential never waits on it.
+   */
+  constructor(
+    private readonly rateLimiter: RateLimiter,
+    private readonly failureLimiter: RateLimiter,
+  ) {}
 
   addVerifier(verifier: CredentialVerifier): void {
     this.#verifiers.push(verifier);
@@ -45,16 +53,30 @@ export class Authenticator {
     return verifier ? verifier.verify(token) : null;
   }
 
-  async authenticate(headers: IncomingHttpHeaders, auth: Exclude<RouteAuth, "public">, scope: Scope | undefined): Promise<Principal> {
+  /**
+   * @param clientAddress the peer's address, which failed attempts are counted against
+   * @param scopes every scope a user key needs for the route
+   */
+  async authenticate(
+    headers: IncomingHttpHeaders,
+    clientAddress: string,
+    auth: Exclude<RouteAuth, "public">,
+    scopes: readonly Scope[],
+  ): Promise<Principal> {
     const token = presentedToken(headers);
     if (token === undefined) throw missingCredential();
     const principal = token === "" ? null : await this.verify(token);
-    if (!principal) throw invalidCredential();
+    if (!principal) {
+      const retryAfter = this.failureLimiter.take(clientAddress);
+      throw retryAfter === null ? invalidCredential() : tooManyRequests(retryAfter);
+    }
     if (!KIND_FOR_AUTH[auth].includes(principal.credential.kind)) {
       throw forbidden("wrong_credential_type", `This route needs a ${auth === "device" ? "device token" : "user API key"}`);
     }
-    if (scope && principal.credential.kind === "api_key" && !principal.credential.scopes.has(scope)) {
-      throw forbidden("insufficient_scope", `This route needs the scope ${scope}`);
+    const { credential } = principal;
+    const missing = credential.kind === "api_key" ? scopes.filter((scope) => !credential.scopes.has(scope)) : [];
+    if (missing.length > 0) {
+      throw forbidden("insufficient_scope", `This route needs the scope${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);
     }
     const retryAfter = this.rateLimiter.take(`${principal.credential.kind}:${principal.credential.id}`);
     if (retryAfter !== null) throw tooManyRequests(retryAfter);

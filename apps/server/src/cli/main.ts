@@ -1,9 +1,10 @@
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ALL_SCOPES, parseScopeList } from "@tandem/core";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { Clock } from "../clock";
 import { ConfigError, loadConfig, type ServerConfig } from "../config";
-import { openDatabase } from "../db/database";
+import { DatabaseNotFoundError, openDatabase } from "../db/database";
 import { creditBalance, setCreditBalance } from "../grants/credits";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
@@ -26,21 +27,35 @@ Commands:
   credits show <username>                print a user's Credit balance
 
 Storage options (every command):
-  --data-dir DIR          embedded SQLite database directory (default ./data)
+  --data-dir DIR          embedded SQLite database directory (default: data/ in the Tandem checkout,
+                          whichever folder the command runs in)
   --database-url URL      use PostgreSQL instead (postgres://…)
+  --create-database       let a command other than serve start a new, empty database (otherwise it
+                          refuses when there is none where it looks; serve always creates one)
 
 Serve options:
   --port N                (default 8787)   --host H   (default 127.0.0.1)
   --log-level L           fatal|error|warn|info|debug|trace|silent
+  --access-log L          the level of the line logged per request (default info; silent: none)
   --public-url URL        the address people reach the server at (for pairing links)
 
 Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDEM_DATA_DIR,
-TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_RATE_LIMIT_PER_MINUTE,
-TANDEM_RATE_LIMIT_BURST, TANDEM_SHUTDOWN_GRACE_MS, TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
+TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_ACCESS_LOG, TANDEM_RATE_LIMIT_PER_MINUTE,
+TANDEM_RATE_LIMIT_BURST, TANDEM_AUTH_FAILURES_PER_MINUTE, TANDEM_AUTH_FAILURE_BURST, TANDEM_SHUTDOWN_GRACE_MS,
+TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
 TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
 TANDEM_MAINTENANCE_INTERVAL_MS.`;
 
 class UsageError extends Error {}
+
+/** A failure the user can act on, printed as one line (exit 1). */
+class CliError extends Error {}
+
+/**
+ * The default data directory: `data/` at the root of this checkout (where `npm start` keeps it),
+ * not the working directory, so `npx tandem-server …` run from a subfolder finds the same database.
+ */
+const CHECKOUT_DATA_DIR = fileURLToPath(new URL("../../../../data", import.meta.url));
 
 const OPTIONS = {
   "data-dir": { type: "string" },
@@ -48,6 +63,7 @@ const OPTIONS = {
   port: { type: "string" },
   host: { type: "string" },
   "log-level": { type: "string" },
+  "access-log": { type: "string" },
   "rate-limit-per-minute": { type: "string" },
   "rate-limit-burst": { type: "string" },
   "public-url": { type: "string" },
@@ -55,22 +71,29 @@ const OPTIONS = {
   email: { type: "string" },
   scopes: { type: "string" },
   label: { type: "string" },
+  "create-database": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
 
 function configFrom(values: Values): ServerConfig {
-  return loadConfig({
-    dataDir: values["data-dir"],
-    databaseUrl: values["database-url"],
-    port: values.port,
-    host: values.host,
-    logLevel: values["log-level"],
-    rateLimitPerMinute: values["rate-limit-per-minute"],
-    rateLimitBurst: values["rate-limit-burst"],
-    publicUrl: values["public-url"],
-  });
+  const env = { ...process.env };
+  if (!env.TANDEM_DATA_DIR) env.TANDEM_DATA_DIR = CHECKOUT_DATA_DIR;
+  return loadConfig(
+    {
+      dataDir: values["data-dir"],
+      databaseUrl: values["database-url"],
+      port: values.port,
+      host: values.host,
+      logLevel: values["log-level"],
+      accessLog: values["access-log"],
+      rateLimitPerMinute: values["rate-limit-per-minute"],
+      rateLimitBurst: values["rate-limit-burst"],
+      publicUrl: values["public-url"],
+    },
+    env,
+  );
 }
 
 function print(value: unknown): void {
@@ -83,8 +106,19 @@ function operand(positionals: string[], index: number, what: string): string {
   return value;
 }
 
+/** Runs `work` on the configured database, which must exist unless --create-database; says which one on stderr. */
 async function withDatabase<T>(values: Values, work: (db: Awaited<ReturnType<typeof openDatabase>>["db"]) => Promise<T>): Promise<T> {
-  const database = await openDatabase(configFrom(values));
+  let database: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    database = await openDatabase({ ...configFrom(values), create: values["create-database"] === true });
+  } catch (error) {
+    if (!(error instanceof DatabaseNotFoundError)) throw error;
+    throw new CliError(
+      `${error.message}. Point the command at the server's storage (--data-dir, TANDEM_DATA_DIR or --database-url), ` +
+        "or pass --create-database to start a new, empty one.",
+    );
+  }
+  process.stderr.write(`tandem-server: ${database.dialect} database ${database.location}\n`);
   try {
     return await work(database.db);
   } finally {
@@ -92,24 +126,42 @@ async function withDatabase<T>(values: Values, work: (db: Awaited<ReturnType<typ
   }
 }
 
+/** Why the server could not listen, in one line, for the errors a user can fix. */
+function listenFailure(error: unknown, config: ServerConfig): CliError | undefined {
+  const address = `${config.host}:${config.port}`;
+  switch ((error as NodeJS.ErrnoException).code) {
+    case "EADDRINUSE":
+      return new CliError(`${address} is already in use (another tandem-server?); choose another port with --port or TANDEM_PORT`);
+    case "EACCES":
+      return new CliError(`not allowed to listen on ${address}; choose a port above 1023 with --port or TANDEM_PORT`);
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+      return new CliError(`cannot listen on ${config.host}: not an address of this machine; choose another with --host or TANDEM_HOST`);
+    default:
+      return undefined;
+  }
+}
+
 async function serve(values: Values): Promise<number> {
   const config = configFrom(values);
   const logger = createLogger(config.logLevel);
-  const server = await startServer(config, logger);
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      logger.info({ signal }, "signal received");
-      server.close().then(
-        () => resolve(0),
-        (error) => {
-          logger.error({ err: error }, "shutdown failed");
-          resolve(1);
-        },
-      );
-    };
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
+  // Listening before the server starts: a signal that comes while it starts, or right after it
+  // logs that it listens, stops it cleanly instead of killing the process.
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
   });
+  const server = await startServer(config, logger).catch((error: unknown) => {
+    throw listenFailure(error, config) ?? error;
+  });
+  logger.info({ signal: await signalled }, "signal received");
+  try {
+    await server.close();
+    return 0;
+  } catch (error) {
+    logger.error({ err: error }, "shutdown failed");
+    return 1;
+  }
 }
 
 async function run(argv: string[]): Promise<number> {
@@ -205,7 +257,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`tandem-server: ${(error as Error).message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (error instanceof ApiError || error instanceof ConfigError) {
+    if (error instanceof ApiError || error instanceof ConfigError || error instanceof CliError) {
       process.stderr.write(`tandem-server: ${error.message}\n`);
       return 1;
     }

@@ -1,6 +1,6 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
@@ -21,16 +21,44 @@ export interface DatabaseOptions {
   readonly dataDir: string;
   /** A `postgres://` URL; when set, PostgreSQL is used instead of SQLite. */
   readonly databaseUrl?: string;
+  /**
+   * Whether a database that does not exist yet (no SQLite file, or a PostgreSQL schema without
+   * Tandem's tables) may be created; otherwise opening it fails with {@link DatabaseNotFoundError}.
+   * Default true (the server creates its storage on first start).
+   */
+  readonly create?: boolean;
+}
+
+/** The configured storage holds no Tandem database, and creating one was not allowed. */
+export class DatabaseNotFoundError extends Error {
+  override name = "DatabaseNotFoundError";
+  constructor(readonly location: string) {
+    super(`no Tandem database at ${location}`);
+  }
+}
+
+/** Whether Tandem's migrations ever ran in the schema this connection writes to. */
+async function hasTandemTables(db: Kysely<Schema>): Promise<boolean> {
+  const { rows } = await sql<{ present: boolean }>`select to_regclass('schema_migrations') is not null as present`.execute(db);
+  return rows[0]?.present === true;
 }
 
 const INT8_OID = 20;
 
-function redact(url: string): string {
+/** Query parameters of a connection URL that may hold a secret: `password`, `sslpassword`, and the like. */
+const SECRET_PARAMETER = /pass|secret|token|key/i;
+
+/** The URL with every credential in it (`user:password@`, secret query parameters) shown as `***`. */
+export function redactDatabaseUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
+    for (const name of new Set(parsed.searchParams.keys())) {
+      if (SECRET_PARAMETER.test(name)) parsed.searchParams.set(name, "***");
+    }
     return parsed.toString();
   } catch {
+    // Nothing of a URL we cannot take apart is shown: it might all be secret.
     return "postgres";
   }
 }
@@ -53,14 +81,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     pool.on("error", () => {});
     db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
     dialect = "postgres";
-    location = redact(options.databaseUrl);
+    location = redactDatabaseUrl(options.databaseUrl);
   } else {
-    mkdirSync(options.dataDir, { recursive: true });
     location = path.resolve(options.dataDir, "tandem.sqlite");
+    if (options.create === false && !existsSync(location)) throw new DatabaseNotFoundError(location);
+    mkdirSync(options.dataDir, { recursive: true });
     db = new Kysely<Schema>({ dialect: new Sqlite3Dialect({ filename: location }) });
     dialect = "sqlite";
   }
   try {
+    if (dialect === "postgres" && options.create === false && !(await hasTandemTables(db))) throw new DatabaseNotFoundError(location);
     await migrateToLatest(db as Kysely<unknown>, dialect);
   } catch (error) {
     await db.destroy().catch(() => {});

@@ -216,6 +216,9 @@ export interface DevicePairingsTable {
   created_at: string;
   expires_at: string;
   resolved_at: string | null;
+  /** Where the start request came from (client address, User-Agent), shown on the approval page. */
+  requester_address: string | null;
+  requester_agent: string | null;
 }
 
 export type GrantStatus = "pending" | "active" | "declined" | "revoked" | "expired";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkContext, MAX_CONTEXT_BYTES } from "./context-safety";
+import { checkContext, checkTask, MAX_CONTEXT_BYTES } from "./context-safety";
 
 const reasonOf = (context: unknown) => {
   const check = checkContext(context);
@@ -51,6 +51,9 @@ describe("checkContext", () => {
     ["cookie", { "set-cookie": "sid=1" }, "set-cookie"],
     ["private_key", { private_key: "abc" }, "private_key"],
     ["credential", { list: [{ credentials: "abc" }] }, "context.list[0].credentials"],
+    ["pwd", { db: { pwd: "abc" } }, 'context.db.pwd holds a credential ("pwd")'],
+    ["ssh key", { ssh_key: "abc" }, "ssh_key"],
+    ["id_ed25519", { id_ed25519: "abc" }, "id_ed25519"],
   ])("refuses a credential-named key holding a value (%s)", (_kind, context, expected) => {
     expect(reasonOf(context)).toContain(expected);
   });
@@ -64,12 +67,24 @@ describe("checkContext", () => {
     ["xox", "xoxb-123456789012-abcdefghij", "Slack token"],
     ["AKIA", "AKIAIOSFODNN7EXAMPLE", "AWS access key id"],
     ["private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIE...", "private key block"],
+    ["OpenSSH key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl", "private key block"],
+    ["RFC 4716 key", "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/5", "private key block"],
+    ["PGP key", "-----BEGIN PGP PRIVATE KEY BLOCK-----", "private key block"],
+    ["OpenSSH body", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "SSH private key"],
+    ["PuTTY key", "PuTTY-User-Key-File-2: ssh-rsa", "SSH private key (PuTTY)"],
+    ["password assignment", "then password=hunter22 works", "credential assignment"],
     ["Bearer", "curl -H 'Authorization: Bearer abcdef123456'", "Bearer credential"],
   ])("refuses a value that looks like a secret (%s) at any depth, without echoing it", (_kind, secret, expected) => {
     const reason = reasonOf({ deep: { list: ["fine", { value: secret }] } });
     expect(reason).toContain("context.deep.list[1].value");
     expect(reason).toContain(expected);
     expect(reason).not.toContain(secret);
+  });
+
+  it("checks a task as text: secrets are refused, prose about credentials passes", () => {
+    expect(checkTask("Rotate the API token handling: password: field must be masked")).toEqual({ safe: true });
+    const check = checkTask(`Use ghp_${"f".repeat(36)} to push`);
+    expect(check).toEqual({ safe: false, reason: "task looks like it contains a GitHub token; never pass credentials in a delegation" });
   });
 
   it("refuses a secret used as a key", () => {

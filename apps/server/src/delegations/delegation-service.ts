@@ -10,6 +10,7 @@ import {
   inWriteUnit,
   type MessageReceipt,
   openActiveGrant,
+  permittedUnderLock,
   sendMessage,
   serializePayload,
   toReceipt,
@@ -19,7 +20,7 @@ import { newId } from "../ids";
 import { findEndpointSession } from "../runtime/sessions-service";
 import { settleCollaboration } from "./collaboration-expiry";
 import { type CollaborationRecord, collaborationExpiresAt, readContext, selectCollaborations, storeContext } from "./collaboration-records";
-import { checkContext } from "./context-safety";
+import { checkContext, checkTask } from "./context-safety";
 import { type DelegationTargetInput, resolveDelegationTarget } from "./delegation-target";
 
 export interface DelegationInput {
@@ -175,15 +176,19 @@ async function openCollaboration(
  * with the collaboration becoming `delegated`. If the route is missing or offline, or credit is
  * short, nothing is written and the collaboration stays allowed for the next try.
  */
-async function deliver(context: AppContext, device: DevicePrincipal, collaborationId: string): Promise<Delegated> {
+async function deliver(context: AppContext, device: DevicePrincipal, targetId: number, collaborationId: string): Promise<Delegated> {
   return inWriteUnit(context, undefined, async (unit) => {
     const { tx } = unit;
-    // A no-op update locks the row, so two concurrent retries send the task once.
+    // The permission was checked before this transaction; a withdrawal may have committed since.
+    // Checked again under the pair lock (taken first, as a withdrawal takes it), so the grant
+    // opened here either exists before the withdrawal looks for grants to end, or never.
+    const permitted = await permittedUnderLock(context, tx, { requesterId: device.userId, recipientId: targetId });
+    // Locked, so two concurrent retries send the task once.
     const record = await tx
-      .updateTable("collaborations")
-      .set((eb) => ({ status: eb.ref("status") }))
+      .selectFrom("collaborations")
+      .selectAll()
       .where("id", "=", collaborationId)
-      .returningAll()
+      .forUpdate()
       .executeTakeFirstOrThrow();
     if (record.status === "delegated") {
       const message = await findMessage(tx, record.message_id as string);
@@ -191,6 +196,7 @@ async function deliver(context: AppContext, device: DevicePrincipal, collaborati
       return delegatedAnswer(record, toReceipt(message, true));
     }
     if (record.status === "declined" || record.status === "expired") throw endedError(record.status);
+    if (!permitted) throw forbidden("agent_permission_required", "This person no longer gives you agent access");
     const grant = await openActiveGrant(
       context,
       device,
@@ -242,6 +248,8 @@ async function deliver(context: AppContext, device: DevicePrincipal, collaborati
  */
 export async function delegate(context: AppContext, device: DevicePrincipal, input: DelegationInput): Promise<DelegationAnswer> {
   const { db } = context;
+  const taskCheck = checkTask(input.task);
+  if (!taskCheck.safe) throw badRequest("unsafe_task", taskCheck.reason);
   if (input.context !== undefined) {
     const check = checkContext(input.context);
     if (!check.safe) throw badRequest("unsafe_context", check.reason);
@@ -280,6 +288,6 @@ export async function delegate(context: AppContext, device: DevicePrincipal, inp
     case "expired":
       throw endedError(record.status);
     default:
-      return deliver(context, device, record.id);
+      return deliver(context, device, targetId, record.id);
   }
 }

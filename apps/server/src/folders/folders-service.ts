@@ -173,40 +173,66 @@ export async function folderPath(db: Db, ownerId: number, folderId: number | nul
   return names;
 }
 
+/** Finds a folder by parent and name (case- and normalisation-insensitively), from one reading of the document. */
+function childIndex(doc: Y.Doc) {
+  const key = (parent: string | null, name: string) => `${parent ?? ""}/${folderNameKey(name)}`;
+  const children = new Map<string, string>();
+  for (const [uuid, meta] of readFolders(doc)) {
+    // Two edits made apart can leave two folders of one name in one place: the first one counts.
+    const at = key(meta.parent, meta.name);
+    if (!children.has(at)) children.set(at, uuid);
+  }
+  return {
+    find: (parent: string | null, name: string) => children.get(key(parent, name)),
+    add: (parent: string | null, name: string, uuid: string) => children.set(key(parent, name), uuid),
+  };
+}
+
 /** The child of `parent` named `name` (case- and normalisation-insensitively) in the document. */
 function findChild(doc: Y.Doc, parent: string | null, name: string): string | undefined {
-  const key = folderNameKey(name);
-  for (const [uuid, meta] of readFolders(doc)) {
-    if (meta.parent === parent && folderNameKey(meta.name) === key) return uuid;
-  }
-  return undefined;
+  return childIndex(doc).find(parent, name);
 }
 
 /**
- * Finds each folder along `segments` under `parent`, creating the missing ones, inside one
- * document transaction. Answers the uuids along the path and which names were created.
+ * Finds each folder along each of `paths` under `parent`, creating the missing ones, inside one
+ * document transaction and with one reading of the folders however many paths there are. Answers,
+ * per path, the uuids along it and which names were created.
  */
+export function ensurePaths(
+  doc: Y.Doc,
+  parent: string | null,
+  paths: readonly string[][],
+  uuidFor: (parent: string | null, name: string) => string,
+) {
+  const index = childIndex(doc);
+  return paths.map((segments) => {
+    const uuids: string[] = [];
+    const created: string[] = [];
+    let current = parent;
+    for (const name of segments) {
+      let uuid = index.find(current, name);
+      if (!uuid) {
+        uuid = uuidFor(current, name);
+        const now = nowIso();
+        putFolder(doc, uuid, { name: name.trim(), parent: current, icon: null, createdAt: now, updatedAt: now });
+        index.add(current, name, uuid);
+        created.push(name.trim());
+      }
+      uuids.push(uuid);
+      current = uuid;
+    }
+    return { uuids, created };
+  });
+}
+
+/** {@link ensurePaths} for one path. */
 export function ensurePath(
   doc: Y.Doc,
   parent: string | null,
   segments: string[],
   uuidFor: (parent: string | null, name: string) => string,
 ) {
-  const uuids: string[] = [];
-  const created: string[] = [];
-  let current = parent;
-  for (const name of segments) {
-    let uuid = findChild(doc, current, name);
-    if (!uuid) {
-      uuid = uuidFor(current, name);
-      const now = nowIso();
-      putFolder(doc, uuid, { name: name.trim(), parent: current, icon: null, createdAt: now, updatedAt: now });
-      created.push(name.trim());
-    }
-    uuids.push(uuid);
-    current = uuid;
-  }
-  return { uuids, created };
+  return ensurePaths(doc, parent, [segments], uuidFor)[0] as { uuids: string[]; created: string[] };
 }
 
 export interface CreateFolderResult {
@@ -241,6 +267,14 @@ export async function createFolder(
     createdSegments: created,
     message: mode === "created" ? `Created ${created.map((s) => `"${s}"`).join(", ")}` : `Folder "${path}" already exists`,
   };
+}
+
+/**
+ * Finds or creates the folders along each of `paths` from the root in one document change (one
+ * view update, however many paths); answers which names each path created.
+ */
+export async function ensureFolderPaths(sync: SyncServer, ownerId: number, paths: readonly string[][]) {
+  return sync.change(workspaceDocName(ownerId), ownerId, (doc) => ensurePaths(doc, null, paths, () => randomUUID()));
 }
 
 /** Finds or creates the folders along `segments` from the root; answers the last one's view row. */

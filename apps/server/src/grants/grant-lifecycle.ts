@@ -6,6 +6,7 @@ import type { AppContext } from "../context";
 import type { GrantStatus, Schema } from "../db/schema";
 import { ApiError, badRequest, conflict, forbidden } from "../http/errors";
 import { newId } from "../ids";
+import { lockPair } from "../network/pair-lock";
 import { hasAgentPermission, requireAgentPermission } from "../network/permissions";
 import { parsePrincipalId } from "../runtime/resolve-person";
 import { finishGrant } from "./grant-ending";
@@ -98,6 +99,10 @@ export async function requestGrant(context: AppContext, principal: Principal, bo
   const requesterId = principal.userId;
   const recipientId = await resolveTarget(context, requesterId, body.target.principalId);
   return inWriteUnit(context, undefined, async ({ tx, events }) => {
+    // Again under the pair lock: a request racing a withdrawal must not stay pending after it.
+    if (!(await permittedUnderLock(context, tx, { requesterId, recipientId }))) {
+      throw forbidden("agent_permission_required", "This person no longer gives you agent access");
+    }
     const grant = await insertPendingGrant(context, tx, {
       requesterId,
       requesterDeviceId: deviceIdOf(principal),
@@ -175,15 +180,29 @@ async function recipientGrant(context: AppContext, principal: Principal, id: str
   return settleGrant(context, grant);
 }
 
+/**
+ * Inside a transaction that opens or activates a grant from `requesterId` to `recipientId`: takes
+ * the pair lock a withdrawal of the permission takes too, then reads the permission. A request
+ * racing the withdrawal therefore either commits first (and the withdrawal ends its grant) or
+ * sees the permission gone. Take it before locking the grant (see `lockPair` for the order).
+ */
+export async function permittedUnderLock(
+  context: AppContext,
+  tx: Kysely<Schema>,
+  parties: { requesterId: number; recipientId: number },
+): Promise<boolean> {
+  await lockPair(tx, context.database.dialect, parties.requesterId, parties.recipientId);
+  return hasAgentPermission(tx, parties.recipientId, parties.requesterId);
+}
+
 /** The recipient accepts: the grant becomes active on their default route, frozen. */
 export async function acceptGrant(context: AppContext, principal: Principal, id: string): Promise<GrantRow> {
-  await recipientGrant(context, principal, id);
+  const found = await recipientGrant(context, principal, id);
   return inWriteUnit(context, undefined, async (unit) => {
+    const permitted = await permittedUnderLock(context, unit.tx, { requesterId: found.requester_id, recipientId: found.recipient_id });
     const grant = (await lockGrant(unit.tx, id)) as GrantRecord;
     requirePending(grant, context.clock.iso());
-    // Checked again under the lock: a request that raced a withdrawal of the permission must not
-    // become active after the withdrawal has ended every grant it could see.
-    if (!(await hasAgentPermission(unit.tx, grant.recipient_id, grant.requester_id))) {
+    if (!permitted) {
       throw forbidden("agent_permission_required", "You no longer give this person agent access; the request cannot be accepted");
     }
     return toGrantRow(await activate(context, unit, grant, principal, "grant.accept"));
@@ -245,6 +264,29 @@ export async function endGrantsBetween(
   });
 }
 
+/**
+ * Revokes every active grant frozen to `endpointId`: what follows when that endpoint is replaced
+ * by a new pairing of its device id, so nothing it was given passes to the newcomer. Answers the
+ * ids revoked.
+ */
+export async function endGrantsFrozenTo(context: AppContext, unit: WriteUnit, endpointId: string, actor: AuditActor): Promise<string[]> {
+  const frozen = await unit.tx
+    .selectFrom("grants")
+    .select("id")
+    .where("frozen_endpoint_id", "=", endpointId)
+    .where("status", "=", "active")
+    .orderBy("id")
+    .execute();
+  const revoked: string[] = [];
+  for (const { id } of frozen) {
+    const grant = await lockGrant(unit.tx, id);
+    if (grant?.status !== "active") continue;
+    await finishGrant(context, unit, grant, "revoked", actor);
+    revoked.push(id);
+  }
+  return revoked;
+}
+
 export interface OpenActiveGrantInput {
   requesterId: number;
   recipientId: number;
@@ -263,8 +305,9 @@ export interface OpenActiveGrantInput {
  * Opens a grant that is active at once, for a delegation its recipient's owner has already
  * allowed: the same route freezing and expiry as an accept (409 `no_default_route`,
  * `default_route_offline`, `default_route_unavailable` when the route cannot take it). The
- * caller is responsible for that consent; this function does not check agent permissions.
- * Pass `unit` to commit together with the caller's own change (then publish its events).
+ * caller is responsible for that consent; the agent permission is checked here, under the pair
+ * lock, as an accept checks it (403 `agent_permission_required`). Pass `unit` to commit together
+ * with the caller's own change (then publish its events).
  */
 export async function openActiveGrant(
   context: AppContext,
@@ -274,6 +317,9 @@ export async function openActiveGrant(
 ): Promise<GrantRow> {
   if (input.requesterId === input.recipientId) throw badRequest("cannot_grant_self", "A grant cannot target its own requester");
   return inWriteUnit(context, unit, async (u) => {
+    if (!(await permittedUnderLock(context, u.tx, input))) {
+      throw forbidden("agent_permission_required", "This person no longer gives you agent access");
+    }
     const pending = await insertPendingGrant(context, u.tx, {
       requesterId: input.requesterId,
       requesterDeviceId: input.requesterDeviceId ?? null,

@@ -48,15 +48,11 @@ export async function requireGrantParty(db: Kysely<Schema>, id: string, userId: 
 }
 
 /**
- * Reads the grant and locks its row until the transaction ends (a no-op update: `select … for
- * update` is not portable to SQLite, whose writers are serialised anyway). Everything that
- * changes a grant or numbers its messages goes through this first, so such changes never race.
+ * Reads the grant and locks its row until the transaction ends (`select … for update`; SQLite,
+ * whose writers are serialised, drops the clause). Everything that changes a grant or numbers its
+ * messages goes through this first, so such changes never race. Lock order: a pair lock
+ * (`lockPair`) before this, endpoint rows after.
  */
 export async function lockGrant(tx: Kysely<Schema>, id: string): Promise<GrantRecord | undefined> {
-  return tx
-    .updateTable("grants")
-    .set((eb) => ({ status: eb.ref("status") }))
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirst();
+  return tx.selectFrom("grants").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
 }

@@ -8,7 +8,14 @@ export { canonicalHash } from "./canonical-hash";
 export { creditBalance } from "./credits";
 export { type GrantEndHook, type GrantEnding, onGrantEnd } from "./grant-ending";
 export { settleGrant } from "./grant-expiry";
-export { endGrantsBetween, grantTtlMinutes, type OpenActiveGrantInput, openActiveGrant } from "./grant-lifecycle";
+export {
+  endGrantsBetween,
+  endGrantsFrozenTo,
+  grantTtlMinutes,
+  type OpenActiveGrantInput,
+  openActiveGrant,
+  permittedUnderLock,
+} from "./grant-lifecycle";
 export { findGrant, type GrantRecord, grantNotFound, toGrantRow } from "./grant-rows";
 export { currentGrantStatus, inactiveGrantReason, requireActiveGrant } from "./grant-status";
 export { serializePayload } from "./message-queue";

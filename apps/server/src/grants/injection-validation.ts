@@ -1,6 +1,7 @@
 import type { ValidateInjectionBody } from "@tandem/core";
 import type { DevicePrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
+import { hasAgentPermission } from "../network/permissions";
 import { findEndpointSession, inboundRefusal } from "../runtime/sessions-service";
 import { findSettledGrant } from "./grant-expiry";
 import { currentGrantStatus, inactiveGrantReason } from "./grant-status";
@@ -26,6 +27,9 @@ async function check(context: AppContext, device: DevicePrincipal, body: Validat
   const now = context.clock.iso();
   const status = currentGrantStatus(grant, now);
   if (status !== "active") return reject(inactiveGrantReason(status));
+  // The grant rests on the recipient's agent permission; withdrawing it revokes the grant, and
+  // this check holds even for a grant that escaped that (fail closed).
+  if (!(await hasAgentPermission(context.db, grant.recipient_id, grant.requester_id))) return reject(inactiveGrantReason("revoked"));
   // Read again: settling or a revocation may have ended the delivery since the first read.
   const current = (await findMessage(context.db, message.id)) ?? message;
   if (isTerminalDelivery(current.status)) return reject("delivery_terminal");

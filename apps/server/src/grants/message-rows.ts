@@ -113,12 +113,7 @@ export const clientMessageIdConflict = () =>
 
 /** Reads a message and locks its row until the transaction ends (see `lockGrant`). */
 export async function lockMessage(tx: Kysely<Schema>, id: string): Promise<MessageRecord | undefined> {
-  return tx
-    .updateTable("messages")
-    .set((eb) => ({ status: eb.ref("status") }))
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirst();
+  return tx.selectFrom("messages").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 /**

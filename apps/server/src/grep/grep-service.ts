@@ -1,12 +1,16 @@
 import type { Kysely } from "kysely";
 import type { Schema } from "../db/schema";
-import { badRequest } from "../http/errors";
+import { ApiError, badRequest } from "../http/errors";
 import { chooseFolder } from "../notes/folder-choice";
 import { sharedFolders } from "../sharing/access";
-import { buildMatcher, type GrepOptions, grepText, type LineMatch } from "./line-matcher";
-import { type RegexRunner, RegexTimeoutError } from "./regex-runner";
+import { buildMatcher, type GrepOptions, type GrepResult, grepTexts } from "./line-matcher";
+import { RegexQueueFullError, type RegexRunner, RegexTimeoutError } from "./regex-runner";
 
 export const MAX_MATCHES_PER_NOTE = 100;
+/** Lines in an answer (matched or context) are cut to this many characters, around the match. */
+export const MAX_LINE_CHARS = 1000;
+/** An answer stops collecting matches once its lines add up to about this many characters. */
+export const MAX_ANSWER_CHARS = 1_000_000;
 
 export interface GrepInput {
   pattern: string;
@@ -19,7 +23,12 @@ export interface GrepInput {
 }
 
 export async function grepNotes(db: Kysely<Schema>, regexRunner: RegexRunner, ownerId: number, input: GrepInput) {
-  const options: GrepOptions = { ...input, maxMatchesPerNote: MAX_MATCHES_PER_NOTE };
+  const options: GrepOptions = {
+    ...input,
+    maxMatchesPerNote: MAX_MATCHES_PER_NOTE,
+    maxLineChars: MAX_LINE_CHARS,
+    maxAnswerChars: MAX_ANSWER_CHARS,
+  };
   if (input.mode === "regex") {
     try {
       buildMatcher(options);
@@ -43,29 +52,33 @@ export async function grepNotes(db: Kysely<Schema>, regexRunner: RegexRunner, ow
   const notes = await query.orderBy("notes.id").execute();
   const texts = notes.map((note) => note.text ?? "");
 
-  let perNote: LineMatch[][];
+  let found: GrepResult;
   if (input.mode === "literal") {
-    const matcher = buildMatcher(options);
-    perNote = texts.map((text) => grepText(text, matcher, options));
+    found = grepTexts(texts, buildMatcher(options), options);
   } else {
     try {
-      perNote = await regexRunner.run(options, texts);
+      found = await regexRunner.run(ownerId, options, texts);
     } catch (error) {
       if (error instanceof RegexTimeoutError) {
         throw badRequest("regex_timeout", `body.pattern: ${error.message}; simplify it (nested repetition such as (a+)+ backtracks)`);
+      }
+      if (error instanceof RegexQueueFullError) {
+        const retryAfter = String(Math.ceil(regexRunner.limits.timeoutMs / 1000));
+        throw new ApiError(429, "grep_busy", `${error.message}; retry after ${retryAfter} s`, { "retry-after": retryAfter });
       }
       throw error;
     }
   }
   const results = notes
-    .map((note, index) => ({ noteId: note.id, title: note.title, matches: perNote[index] ?? [] }))
+    .map((note, index) => ({ noteId: note.id, title: note.title, matches: found.perNote[index] ?? [] }))
     .filter((result) => result.matches.length > 0);
   return {
     results,
     summary: {
       notesScanned: notes.length,
       notesMatched: results.length,
-      truncated: results.some((r) => r.matches.length >= MAX_MATCHES_PER_NOTE),
+      truncated: found.truncatedBy.length > 0,
+      truncatedBy: found.truncatedBy,
     },
   };
 }

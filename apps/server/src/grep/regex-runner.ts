@@ -1,50 +1,106 @@
 import { Worker } from "node:worker_threads";
-import type { GrepOptions, LineMatch } from "./line-matcher";
+import type { GrepOptions, GrepResult } from "./line-matcher";
 
 export class RegexTimeoutError extends Error {}
 
+/** A user already has as many regex greps waiting as they may. */
+export class RegexQueueFullError extends Error {}
+
+export interface RegexRunnerLimits {
+  /** How long one grep may run before its worker is terminated, in ms. */
+  readonly timeoutMs: number;
+  /** Greps that run at once, each in its own worker thread. */
+  readonly workers: number;
+  /** Greps one user may have waiting (besides the one running); more are refused. */
+  readonly maxWaitingPerUser: number;
+}
+
+interface Job {
+  readonly options: GrepOptions;
+  readonly texts: string[];
+  resolve(result: GrepResult): void;
+  reject(error: unknown): void;
+}
+
 /**
- * Runs regex grep in a worker thread with a deadline. JavaScript regexes can backtrack for
- * longer than the universe exists and cannot be interrupted in-process; a worker can be
- * terminated. The worker is reused between requests and replaced after a timeout.
+ * Runs regex grep in worker threads with a deadline. JavaScript regexes can backtrack for longer
+ * than the universe exists and cannot be interrupted in-process; a worker can be terminated.
+ * Workers are reused between greps and replaced after a timeout.
+ *
+ * Fair between users: each user runs one grep at a time, waiting users are served in turn (the
+ * one served goes to the back of the line), and a user's waiting line is capped. One user's
+ * catastrophic patterns therefore occupy at most one worker and never hold up anyone else's grep
+ * behind their own queue.
  */
 export class RegexRunner {
-  #worker: Worker | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #idle: Worker[] = [];
+  readonly #all = new Set<Worker>();
+  /** Users with greps waiting, in the order they are served next (a Map keeps insertion order). */
+  readonly #waiting = new Map<number, Job[]>();
+  readonly #runningUsers = new Set<number>();
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(readonly limits: RegexRunnerLimits) {}
+
+  run(userId: number, options: GrepOptions, texts: string[]): Promise<GrepResult> {
+    const queue = this.#waiting.get(userId) ?? [];
+    if (queue.length >= this.limits.maxWaitingPerUser) {
+      return Promise.reject(new RegexQueueFullError(`${queue.length} regex greps of yours are waiting already`));
+    }
+    return new Promise((resolve, reject) => {
+      queue.push({ options, texts, resolve, reject });
+      this.#waiting.set(userId, queue);
+      this.#dispatch();
+    });
+  }
+
+  /** Starts waiting greps while workers are free, one per user, taking users in turn. */
+  #dispatch(): void {
+    while (this.#runningUsers.size < this.limits.workers) {
+      const userId = [...this.#waiting.keys()].find((id) => !this.#runningUsers.has(id));
+      if (userId === undefined) return;
+      const queue = this.#waiting.get(userId) as Job[];
+      const job = queue.shift() as Job;
+      this.#waiting.delete(userId);
+      if (queue.length > 0) this.#waiting.set(userId, queue);
+      this.#runningUsers.add(userId);
+      this.#runNow(job.options, job.texts)
+        .then(job.resolve, job.reject)
+        .finally(() => {
+          this.#runningUsers.delete(userId);
+          this.#dispatch();
+        });
+    }
+  }
 
   #spawn(): Worker {
     // Workers do not inherit tsx's loader through a .ts URL; register it inside the worker.
     const worker = new Worker(new URL("./regex-worker-entry.mjs", import.meta.url));
     worker.unref();
+    this.#all.add(worker);
     return worker;
   }
 
-  /** One request at a time: requests queue so a slow one cannot be blamed on the next. */
-  run(options: GrepOptions, texts: string[]): Promise<LineMatch[][]> {
-    const result = this.#queue.then(() => this.#runNow(options, texts));
-    this.#queue = result.catch(() => {});
-    return result;
+  #discard(worker: Worker): void {
+    this.#all.delete(worker);
+    void worker.terminate();
   }
 
-  #runNow(options: GrepOptions, texts: string[]): Promise<LineMatch[][]> {
-    this.#worker ??= this.#spawn();
-    const worker = this.#worker;
+  #runNow(options: GrepOptions, texts: string[]): Promise<GrepResult> {
+    const worker = this.#idle.pop() ?? this.#spawn();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         cleanup();
-        this.#worker = undefined;
-        void worker.terminate();
-        reject(new RegexTimeoutError(`the pattern took longer than ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-      const onMessage = (results: LineMatch[][]) => {
+        this.#discard(worker);
+        reject(new RegexTimeoutError(`the pattern took longer than ${this.limits.timeoutMs} ms`));
+      }, this.limits.timeoutMs);
+      const onMessage = (result: GrepResult) => {
         cleanup();
-        resolve(results);
+        this.#idle.push(worker);
+        resolve(result);
       };
       const onError = (error: Error) => {
         cleanup();
-        this.#worker = undefined;
+        this.#discard(worker);
         reject(error);
       };
       const cleanup = () => {
@@ -59,7 +115,9 @@ export class RegexRunner {
   }
 
   async close(): Promise<void> {
-    await this.#worker?.terminate();
-    this.#worker = undefined;
+    const workers = [...this.#all];
+    this.#all.clear();
+    this.#idle.length = 0;
+    await Promise.all(workers.map((worker) => worker.terminate()));
   }
 }

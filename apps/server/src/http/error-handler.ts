@@ -30,6 +30,22 @@ function fromBodyParser(error: BodyParserError): ApiError | null {
   }
 }
 
+/**
+ * What a failure to read a request body means to the client. Body-parser marks its own errors
+ * with a `type`; a body that does not decompress as its Content-Encoding says (zlib, brotli or
+ * zstd failing) comes through as a bare 400 without one.
+ */
+export function bodyError(error: unknown): unknown {
+  if (!(error instanceof Error) || error instanceof ApiError) return error;
+  const known = fromBodyParser(error as BodyParserError);
+  if (known) return known;
+  const status = (error as BodyParserError).status;
+  if (status !== undefined && status >= 400 && status < 500) {
+    return new ApiError(400, "invalid_content_encoding", `The body could not be decoded as its Content-Encoding says: ${error.message}`);
+  }
+  return error;
+}
+
 export function sendError(res: Parameters<RequestHandler>[1], error: ApiError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.status(error.status).json({ success: false, error: error.code, message: error.message });

@@ -10,7 +10,11 @@ import {
 import express, { type Request, type RequestHandler, type Response, Router } from "express";
 import type { Authenticator } from "../auth/authenticator";
 import type { DevicePrincipal, Principal, UserPrincipal } from "../auth/principal";
+import { setRequestUser } from "./access-log";
+import { bodyError } from "./error-handler";
+import { ApiError } from "./errors";
 import { exactRoutes, type RegisteredRoute } from "./exact-routes";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth";
 import { JsonText, Reply } from "./reply";
 import { validateInput } from "./validate";
 
@@ -40,11 +44,22 @@ export type RouteHandler<R extends RouteDefinition> = (context: HandlerContext<R
 export type RouteHandlers<Ids extends RouteId> = { [K in Ids]: RouteHandler<Routes[K]> };
 
 /**
+ * Refuses, before parsing, JSON nested deeper than {@link MAX_JSON_DEPTH}, and JSON in another
+ * charset than UTF-8 (RFC 8259: JSON between systems is UTF-8), whose bytes the check cannot read.
+ */
+function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  if (encoding !== "utf-8") throw new ApiError(415, "unsupported_encoding", `JSON bodies must be UTF-8, not ${encoding}`);
+  if (jsonNestsDeeperThan(body, MAX_JSON_DEPTH)) {
+    throw new ApiError(400, "json_too_deep", `The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+}
+
+/**
  * JSON bodies are parsed whatever the Content-Type says: scripts often post JSON with curl's
  * default form type, and a clear "invalid JSON" is better than an empty body.
  */
 function jsonParser(limit: number) {
-  return express.json({ limit, type: () => true, strict: true });
+  return express.json({ limit, type: () => true, strict: true, verify: refuseDeepJson });
 }
 
 /** What `res.json` does once it has serialised its value: the same headers, the same bytes. */
@@ -67,16 +82,21 @@ function send(res: Response, result: unknown): void {
   res.json(result);
 }
 
-/** Reads a JSON body with body-parser, as the middleware it is made to be. */
+/** Reads a JSON body with body-parser, as the middleware it is made to be; its failures are the client's. */
 function readBody(parser: ReturnType<typeof jsonParser>, req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) => parser(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+  return new Promise((resolve, reject) => parser(req, res, (error?: unknown) => (error ? reject(bodyError(error)) : resolve())));
 }
 
 /** Everything a route does with a request, as one Express layer rather than one per step. */
 function runRoute(route: RouteDefinition, handler: RouteHandler<RouteDefinition>, authenticator: Authenticator) {
   const parser = route.method === "GET" || route.method === "DELETE" ? undefined : jsonParser(route.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  const scopes = [...(route.scope ? [route.scope] : []), ...(route.alsoRequires ?? [])];
   return async (req: Request, res: Response): Promise<void> => {
-    const principal = route.auth === "public" ? null : await authenticator.authenticate(req.headers, route.auth, route.scope);
+    const principal =
+      route.auth === "public"
+        ? null
+        : await authenticator.authenticate(req.headers, req.socket.remoteAddress ?? "unknown", route.auth, scopes);
+    if (principal) setRequestUser(res, principal.userId);
     // Authenticated before the body is read: nobody without a credential makes us parse megabytes.
     if (parser) await readBody(parser, req, res);
     const input = validateInput(route, { params: req.params, query: req.query, body: req.body });

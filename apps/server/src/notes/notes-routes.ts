@@ -23,13 +23,16 @@ type NoteRouteId =
   | "notesSummary"
   | "memorySearch";
 
-/** How long a regex grep may run before it is stopped and answered with a 400. */
-export const REGEX_TIMEOUT_MS = 2000;
+/**
+ * Regex greps: each may run 2 s before it is stopped and answered with a 400; two run at once,
+ * one per user, and a user may have four more waiting (see {@link RegexRunner}).
+ */
+const REGEX_LIMITS = { timeoutMs: 2000, workers: 2, maxWaitingPerUser: 4 };
 
 export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
   const { db } = context;
   // Its worker is unreferenced, so it never holds the process open at shutdown.
-  const regexRunner = new RegexRunner(REGEX_TIMEOUT_MS);
+  const regexRunner = new RegexRunner(REGEX_LIMITS);
   return {
     notesSummary: async ({ input, principal }) => ({ success: true, ...(await notesSummary(db, principal.userId, input.query.limit)) }),
     memorySearch: async ({ input, principal }) => {

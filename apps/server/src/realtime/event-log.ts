@@ -16,7 +16,15 @@ export interface RealtimeEvent {
 type Executor = Kysely<Schema>;
 
 /** Why the server ends an open stream before its lifetime is up. */
-export type StreamEndReason = "endpoint_revoked" | "shutdown";
+export type StreamEndReason = "endpoint_revoked" | "shutdown" | "superseded";
+
+/**
+ * Open streams one endpoint may hold on one server instance. A bridge holds one; a few more cover
+ * reconnects that race a half-closed connection the server has not noticed yet. Beyond this, a new
+ * stream ends the endpoint's oldest one (`superseded`), so a bridge that reconnects always gets
+ * its stream, while one token can never pin more than this many connections' memory.
+ */
+export const MAX_STREAMS_PER_ENDPOINT = 4;
 
 /** Ends one open stream; the stream unregisters itself. */
 export type StreamCloser = (reason: StreamEndReason) => void;
@@ -70,7 +78,8 @@ export class RealtimeLog {
 
   /**
    * Registers an open stream; returns the function that unregisters it. During shutdown the
-   * stream is ended at once instead, so none outlives the server.
+   * stream is ended at once instead, so none outlives the server. Past
+   * {@link MAX_STREAMS_PER_ENDPOINT}, the endpoint's oldest streams end (`superseded`).
    */
   registerStream(endpointId: string, close: StreamCloser): () => void {
     if (this.#shuttingDown) {
@@ -83,6 +92,8 @@ export class RealtimeLog {
       this.#streams.set(endpointId, open);
     }
     open.add(close);
+    // A Set keeps insertion order: the first is the oldest. Ending it unregisters it.
+    for (const oldest of [...open].slice(0, Math.max(0, open.size - MAX_STREAMS_PER_ENDPOINT))) oldest("superseded");
     return () => {
       const current = this.#streams.get(endpointId);
       current?.delete(close);

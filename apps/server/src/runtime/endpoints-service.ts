@@ -177,19 +177,20 @@ export async function endpointFor(db: Kysely<Schema>, principal: Principal, endp
 }
 
 /**
- * Locks a live endpoint's row until the transaction ends (a no-op update; SQLite has no `FOR
- * UPDATE`). A revocation updates the same row, so it either committed first (this answers
- * false) or waits and then undoes what this transaction adds (closes the session, clears the
- * route): nothing can attach to an endpoint in the middle of its revocation.
+ * Locks a live endpoint's row until the transaction ends (`select … for update`). A revocation
+ * updates the same row, so it either committed first (this answers false) or waits and then undoes
+ * what this transaction adds (closes the session, clears the route): nothing can attach to an
+ * endpoint in the middle of its revocation.
  */
 export async function lockLiveEndpoint(tx: Kysely<Schema>, endpointId: string): Promise<boolean> {
-  const result = await tx
-    .updateTable("runtime_endpoints")
-    .set((eb) => ({ updated_at: eb.ref("updated_at") }))
+  const row = await tx
+    .selectFrom("runtime_endpoints")
+    .select("id")
     .where("id", "=", endpointId)
     .where("revoked_at", "is", null)
+    .forUpdate()
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return row !== undefined;
 }
 
 export async function heartbeat(context: AppContext, principal: Principal, endpointId: string): Promise<{ lastSeenAt: string }> {

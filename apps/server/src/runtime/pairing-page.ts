@@ -89,32 +89,47 @@ function page(nonce: string, body: string): string {
 <body>${body}</body></html>`;
 }
 
-export function renderPairingPage(pairing: PairingSummary | null, nonce: string): { status: number; html: string } {
+/** "3 minutes ago" for the page; the exact time sits beside it. */
+function ago(iso: string, nowMs: number): string {
+  const minutes = Math.max(0, Math.round((nowMs - Date.parse(iso)) / 60_000));
+  return minutes === 0 ? "just now" : `${minutes} minute${minutes === 1 ? "" : "s"} ago`;
+}
+
+/** What approving gives away, in plain words, by purpose. */
+const PURPOSE_TEXT = {
+  sign_in:
+    "Approving signs that app in as you. It will be able to read and change your notes, todos and snapshots, and answer grant and tool-approval requests for your local agents. It will not be able to change your contacts or who may reach your agent, and it gets no access to your memory or heartbeat.",
+  bridge:
+    "Approving connects that device to your account as a local agent bridge for its runtime. It will receive the tasks that people you gave agent access send to your agent, and ask you before each tool call. It gets no access to your notes or todos. It is a new connection: any earlier device with the same name is disconnected and its grants end.",
+} as const;
+
+export function renderPairingPage(pairing: PairingSummary | null, nonce: string, nowMs: number): { status: number; html: string } {
   if (!pairing || pairing.state === "expired") {
     const text = pairing ? STATE_TEXT.expired : "This pairing code is unknown or has expired. Start pairing again on the device.";
     return { status: 404, html: page(nonce, `<h1>Pair a device</h1><p>${escapeHtml(text)}</p>`) };
   }
+  const signIn = pairing.purpose === "sign_in";
+  const from = pairing.requesterAddress ?? "an address the server did not record";
   const details = `<p class="code">${escapeHtml(pairing.userCode)}</p>
-<dl><dt>Device</dt><dd>${escapeHtml(pairing.deviceId)}</dd>
-<dt>Runtime</dt><dd>${escapeHtml(pairing.runtime)}</dd>
-<dt>Label</dt><dd>${escapeHtml(pairing.label ?? "—")}</dd>
+<dl><dt>Purpose</dt><dd>${signIn ? "Sign an app in to your account" : `Connect a local agent bridge (${escapeHtml(pairing.runtime)})`}</dd>
+<dt>Device</dt><dd>${escapeHtml(pairing.label ?? pairing.deviceId)}${pairing.label ? ` (${escapeHtml(pairing.deviceId)})` : ""}</dd>
+<dt>Requested from</dt><dd>${escapeHtml(from)}</dd>
+<dt>Program</dt><dd>${escapeHtml(pairing.requesterAgent ?? "—")}</dd>
 <dt>Bridge</dt><dd>${escapeHtml(pairing.bridgeVersion ?? "—")}</dd>
+<dt>Requested</dt><dd>${escapeHtml(ago(pairing.createdAt, nowMs))} (${escapeHtml(pairing.createdAt)})</dd>
 <dt>Expires</dt><dd>${escapeHtml(pairing.expiresAt)}</dd></dl>`;
   if (pairing.state !== "pending") {
     return { status: 200, html: page(nonce, `<h1>Pair a device</h1>${details}<p>${escapeHtml(STATE_TEXT[pairing.state])}</p>`) };
   }
-  const signIn = pairing.purpose === "sign_in";
   const intro = signIn
-    ? "A Tandem app asks to sign in as you. Check that this code is the one the app shows."
-    : "A local bridge asks to act for you. Check that this code is the one your device shows.";
-  const warning = signIn
-    ? "Approve only an app you started signing in yourself: it will receive an API key with full access to your notes, todos and agent settings."
-    : "Approve only a device you started pairing yourself: it will receive a credential for your account.";
+    ? `A program at ${from} asks to sign in to Tandem as you. Check that the code below is the one your own app shows.`
+    : `A device at ${from} asks to connect to your account as a local agent bridge. Check that the code below is the one your own device shows.`;
+  const warning = `Approve only if you started this yourself, just now, on a device you recognise above. If someone sent you this link or code, deny it. ${PURPOSE_TEXT[pairing.purpose]}`;
   const body = `<main id="pairing" data-code="${escapeHtml(pairing.userCode)}">
-<h1>${signIn ? "Sign in an app" : "Pair a device"}</h1>
-<p>${intro}</p>
+<h1>${signIn ? "Sign an app in" : "Connect a device"}</h1>
+<p>${escapeHtml(intro)}</p>
 ${details}
-<p class="warn">${warning}</p>
+<p class="warn">${escapeHtml(warning)}</p>
 <div id="form"><label for="api-key">Your API key (used once by this page, never stored)</label>
 <input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="svc_sk_…">
 <button type="button" data-action="approve">Approve</button><button type="button" data-action="deny">Deny</button></div>

@@ -1,10 +1,11 @@
-import { ALL_SCOPES, type RuntimeEndpoint, type RuntimeName } from "@tandem/core";
+import type { RuntimeEndpoint, RuntimeName, Scope } from "@tandem/core";
 import type { Kysely, Selectable } from "kysely";
 import { recordAudit } from "../audit/audit-log";
 import { createApiKey } from "../auth/api-keys";
 import type { UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import type { DevicePairingsTable, PairingPurpose, Schema } from "../db/schema";
+import { endGrantsFrozenTo, inWriteUnit, type WriteUnit } from "../grants";
 import { ApiError, conflict } from "../http/errors";
 import {
   type DeviceDescription,
@@ -41,11 +42,35 @@ export interface StartedPairing {
   expiresAt: string;
 }
 
+/**
+ * What a sign-in pairing's key may do: what the desktop app does (notes and todos over sync and
+ * REST, snapshots, and the owner's side of delegation: grants, tool approvals, its bridge), and
+ * nothing admin-like. No `os.network` (giving anyone agent access, contacts, permissions), no
+ * `os.memory`, no `os.heartbeat`. An owner tricked into approving a code gives away only this.
+ */
+export const SIGN_IN_SCOPES: readonly Scope[] = [
+  "os.notes:read",
+  "os.notes:write",
+  "os.todos:read",
+  "os.todos:write",
+  "os.snapshots:read",
+  "os.snapshots:write",
+  "os.team:read",
+  "os.team:write",
+];
+
+/** Where a pairing request came from, as the server saw it; shown to the owner who decides. */
+export interface PairingOrigin {
+  address: string | null;
+  agent: string | null;
+}
+
 /** Starts a pairing for a device that has no credential yet; nothing is trusted until the owner approves. */
 export async function startPairing(
   context: AppContext,
   device: DeviceDescription,
   purpose: PairingPurpose = "bridge",
+  origin: PairingOrigin = { address: null, agent: null },
 ): Promise<StartedPairing> {
   const runtime = parseRuntime(device.runtime);
   const { clock } = context;
@@ -63,6 +88,8 @@ export async function startPairing(
           ...storedDescription(device, runtime),
           status: "pending",
           purpose,
+          requester_address: origin.address?.slice(0, 100) ?? null,
+          requester_agent: origin.agent?.slice(0, 300) ?? null,
           created_at: clock.iso(),
           expires_at: expiresAt,
         })
@@ -94,6 +121,10 @@ export interface PairingSummary {
   runtime: RuntimeName;
   label: string | null;
   bridgeVersion: string | null;
+  /** The client address and User-Agent the request came from (null for pairings started before they were kept). */
+  requesterAddress: string | null;
+  requesterAgent: string | null;
+  createdAt: string;
   expiresAt: string;
 }
 
@@ -110,6 +141,9 @@ export async function findPairingByCode(context: AppContext, rawCode: string): P
     runtime: row.runtime,
     label: row.label,
     bridgeVersion: row.bridge_version,
+    requesterAddress: row.requester_address,
+    requesterAgent: row.requester_agent,
+    createdAt: row.created_at,
     expiresAt: row.expires_at,
   };
 }
@@ -175,7 +209,7 @@ async function consume(tx: Kysely<Schema>, id: number): Promise<boolean> {
   return consumed.numUpdatedRows > 0n;
 }
 
-/** A sign-in pairing's answer: an API key with every scope for the approving owner, labelled by the app. */
+/** A sign-in pairing's answer: an API key with {@link SIGN_IN_SCOPES} for the approving owner, labelled by the app. */
 async function consumeSignIn(context: AppContext, row: PairingRow, ownerId: number): Promise<PollAnswer> {
   const { clock } = context;
   return context.db.transaction().execute(async (tx) => {
@@ -183,7 +217,7 @@ async function consumeSignIn(context: AppContext, row: PairingRow, ownerId: numb
     const owner = await tx.selectFrom("users").select("username").where("id", "=", ownerId).executeTakeFirstOrThrow();
     const key = await createApiKey(tx, {
       userId: ownerId,
-      scopes: ALL_SCOPES,
+      scopes: SIGN_IN_SCOPES,
       label: `app sign-in: ${row.label ?? row.device_id}`.slice(0, 200),
     });
     await recordAudit(tx, clock, {
@@ -199,10 +233,46 @@ async function consumeSignIn(context: AppContext, row: PairingRow, ownerId: numb
 }
 
 /**
- * The bridge's poll. The first read of an approved pairing registers the endpoint for the
- * approving owner (rotating an earlier registration of the device) and consumes the pairing in
- * the same transaction; the consuming update is conditional on `approved`, so of two concurrent
- * polls exactly one gets the token.
+ * A pairing never takes over an endpoint: a device id the owner already has an endpoint for is
+ * only a name the (unauthenticated) device chose, and another device could claim it. That
+ * endpoint is retired inside the pairing's transaction: grants frozen to it are revoked (both
+ * sides hear `grant.revoked`), its default route is cleared, and it is deleted with its sessions
+ * and event log. Answers its id and last cursor, or null when there was none.
+ */
+async function retireDeviceEndpoint(
+  context: AppContext,
+  unit: WriteUnit,
+  ownerId: number,
+  deviceId: string,
+): Promise<{ id: string; eventCursor: number } | null> {
+  const { tx } = unit;
+  const previous = await tx
+    .selectFrom("runtime_endpoints")
+    .select(["id", "event_cursor"])
+    .where("owner_id", "=", ownerId)
+    .where("device_id", "=", deviceId)
+    .executeTakeFirst();
+  if (!previous) return null;
+  // Grants first: their locks come before endpoint rows (see `lockPair`).
+  const grantsEnded = await endGrantsFrozenTo(context, unit, previous.id, "system");
+  await tx.deleteFrom("default_routes").where("endpoint_id", "=", previous.id).execute();
+  await tx.deleteFrom("runtime_endpoints").where("id", "=", previous.id).execute();
+  await recordAudit(tx, context.clock, {
+    actor: "system",
+    action: "endpoint.replace",
+    objectType: "runtime_endpoint",
+    objectId: previous.id,
+    parties: [ownerId],
+    detail: { deviceId, grantsEnded },
+  });
+  return { id: previous.id, eventCursor: Number(previous.event_cursor) };
+}
+
+/**
+ * The bridge's poll. The first read of an approved pairing registers a new endpoint for the
+ * approving owner (retiring any earlier endpoint of the same device id, see
+ * {@link retireDeviceEndpoint}) and consumes the pairing in the same transaction; the consuming
+ * update is conditional on `approved`, so of two concurrent polls exactly one gets the token.
  */
 export async function pollPairing(context: AppContext, pollToken: string): Promise<PollAnswer> {
   const { clock, db } = context;
@@ -212,7 +282,8 @@ export async function pollPairing(context: AppContext, pollToken: string): Promi
   if (state !== "approved") return { status: state };
   const ownerId = row.user_id as number;
   if (row.purpose === "sign_in") return consumeSignIn(context, row, ownerId);
-  const registration = await db.transaction().execute(async (tx) => {
+  const outcome = await inWriteUnit(context, undefined, async (unit) => {
+    const { tx } = unit;
     if (!(await consume(tx, row.id))) return null;
     const device = {
       deviceId: row.device_id,
@@ -222,7 +293,12 @@ export async function pollPairing(context: AppContext, pollToken: string): Promi
       capabilities: JSON.parse(row.capabilities) as unknown,
       label: row.label,
     };
+    const retired = await retireDeviceEndpoint(context, unit, ownerId, row.device_id);
     const registered = await registerEndpointIn(tx, clock, "system", ownerId, device, "device_code");
+    if (retired) {
+      // Cursors keep increasing for the device, so a bridge resuming with its last cursor misses nothing new.
+      await tx.updateTable("runtime_endpoints").set({ event_cursor: retired.eventCursor }).where("id", "=", registered.row.id).execute();
+    }
     await tx.updateTable("device_pairings").set({ endpoint_id: registered.row.id }).where("id", "=", row.id).execute();
     await recordAudit(tx, clock, {
       actor: "system",
@@ -230,18 +306,19 @@ export async function pollPairing(context: AppContext, pollToken: string): Promi
       objectType: "device_pairing",
       objectId: row.id,
       parties: [ownerId],
-      detail: { deviceId: row.device_id, endpointId: registered.row.id },
+      detail: { deviceId: row.device_id, endpointId: registered.row.id, ...(retired ? { replacedEndpointId: retired.id } : {}) },
     });
-    return registered;
+    return { registered, retired };
   });
-  if (!registration) return { status: "consumed" };
-  if (!registration.created) endEndpointStreams(context, registration.row.id);
+  if (!outcome) return { status: "consumed" };
+  const { registered, retired } = outcome;
+  if (retired) endEndpointStreams(context, retired.id);
   return {
     status: "approved",
-    deviceToken: registration.deviceToken,
+    deviceToken: registered.deviceToken,
     userId: ownerId,
-    endpointId: registration.row.id,
-    endpoint: present(context, registration.row),
+    endpointId: registered.row.id,
+    endpoint: present(context, registered.row),
   };
 }
 

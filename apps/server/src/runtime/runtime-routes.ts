@@ -79,7 +79,7 @@ export function runtimeHandlers(context: AppContext): RouteHandlers<keyof typeof
       const retryAfter = pairingStarts.take(`pairing-start:${req.ip}`);
       if (retryAfter !== null) throw tooManyRequests(retryAfter);
       const { purpose, ...device } = input.body;
-      const started = await startPairing(context, device, purpose);
+      const started = await startPairing(context, device, purpose, { address: req.ip ?? null, agent: req.get("user-agent") ?? null });
       const approvalUrl = `${publicOrigin(context, req)}${API_BASE_PATH}/local-agent/pair?code=${started.userCode}`;
       return { success: true, ...started, approvalUrl, interval: POLL_INTERVAL_S };
     },
@@ -91,7 +91,7 @@ export function runtimeHandlers(context: AppContext): RouteHandlers<keyof typeof
     devicePairingPage: async ({ input, res }) => {
       const pairing = input.query.code === undefined ? null : await findPairingByCode(context, input.query.code);
       const nonce = newNonce();
-      const page = renderPairingPage(pairing, nonce);
+      const page = renderPairingPage(pairing, nonce, context.clock.nowMs());
       res.status(page.status).set(pairingPageHeaders(nonce)).send(page.html);
       return HANDLED;
     },

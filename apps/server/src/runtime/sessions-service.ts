@@ -4,7 +4,7 @@ import { recordAudit } from "../audit/audit-log";
 import type { DevicePrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import type { RuntimeSessionsTable, Schema, SessionState } from "../db/schema";
-import { ApiError, conflict } from "../http/errors";
+import { ApiError } from "../http/errors";
 import { newId } from "../ids";
 import { endpointNotFound, lockLiveEndpoint } from "./endpoints-service";
 
@@ -51,8 +51,10 @@ const flag = (value: boolean) => (value ? 1 : 0);
 
 /**
  * Registers a session of the token's own endpoint. The handle is opaque (the bridge's own, or
- * one made here); the provider's session id never reaches the server. Posting a handle the
- * endpoint already has updates that session, so a bridge can re-announce its sessions safely.
+ * one made here); the provider's session id never reaches the server. Handles are per endpoint:
+ * another endpoint's sessions, whoever owns them, neither block a handle nor reveal that it is in
+ * use there. Posting a handle the endpoint already has updates that session, so a bridge can
+ * re-announce its sessions safely.
  */
 export async function registerSession(
   context: AppContext,
@@ -79,23 +81,18 @@ export async function registerSession(
     const inserted = await tx
       .insertInto("runtime_sessions")
       .values({ handle, endpoint_id: endpointId, owner_id: principal.userId, created_at: now, ...values })
-      .onConflict((oc) => oc.column("handle").doNothing())
+      .onConflict((oc) => oc.columns(["endpoint_id", "handle"]).doNothing())
       .returningAll()
       .executeTakeFirst();
-    let row: SessionRow;
-    if (inserted) {
-      row = inserted;
-    } else {
-      const updated = await tx
+    const row =
+      inserted ??
+      (await tx
         .updateTable("runtime_sessions")
         .set(values)
         .where("handle", "=", handle)
         .where("endpoint_id", "=", endpointId)
         .returningAll()
-        .executeTakeFirst();
-      if (!updated) throw conflict("session_handle_taken", `session handle ${handle} belongs to another endpoint; choose another`);
-      row = updated;
-    }
+        .executeTakeFirstOrThrow());
     await recordAudit(tx, clock, {
       actor: principal,
       action: inserted ? "session.register" : "session.update",

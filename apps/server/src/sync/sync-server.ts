@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { Hocuspocus } from "@hocuspocus/server";
+import { type Document, Hocuspocus } from "@hocuspocus/server";
 import { parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
@@ -56,6 +56,19 @@ export const STORE_MAX_DEBOUNCE_MS = 2000;
 export const VIEW_DEBOUNCE_MS = 150;
 
 /**
+ * Hocuspocus (4.7) checks by name whether a document is still loaded before unloading it. A late
+ * unload of a document that has since been reloaded (the store-then-unload timer of a REST write
+ * that ran before the next one reopened the document) therefore drops the new document from its
+ * map without destroying it: its awareness timer then runs for ever and keeps the process from
+ * exiting at shutdown. Only the document the map holds may be unloaded.
+ */
+class Hub extends Hocuspocus<SyncContext> {
+  override async unloadDocument(document: Document): Promise<void> {
+    if (this.documents.get(document.name) === document) await super.unloadDocument(document);
+  }
+}
+
+/**
  * The sync hub: Hocuspocus on our own `ws` server, sharing the HTTP server's port at `/sync`.
  * A connection's token is a credential; which documents a principal may open, and whether
  * read-only, is decided per document name (see document-access.ts). Documents are stored in
@@ -78,7 +91,7 @@ export class SyncServer {
       VIEW_DEBOUNCE_MS,
       (name, error) => context.logger.error({ err: error, document: name }, "view update failed"),
     );
-    this.hocuspocus = new Hocuspocus<SyncContext>({
+    this.hocuspocus = new Hub({
       name: "tandem",
       quiet: true,
       debounce: STORE_DEBOUNCE_MS,

@@ -9,7 +9,10 @@ async function materializeFolders(tx: Transaction<Schema>, ownerId: number, doc:
   const existing = new Map(rows.map((row) => [row.uuid, row]));
   const ids = new Map(rows.map((row) => [row.uuid, row.id]));
 
-  // New folders first, so every parent has an id before parents are resolved.
+  // New folders first, so every parent has an id before parents are resolved. Each goes in with a
+  // parent_key of its own (negative: no real id) until the pass below places it, so new folders of
+  // one name under different new parents (`a/x`, `b/x`) do not collide at the root meanwhile.
+  let placeholderKey = 0;
   for (const [uuid, meta] of folders) {
     if (ids.has(uuid)) continue;
     const inserted = await tx
@@ -18,7 +21,7 @@ async function materializeFolders(tx: Transaction<Schema>, ownerId: number, doc:
         uuid,
         owner_id: ownerId,
         parent_id: null,
-        parent_key: 0,
+        parent_key: --placeholderKey,
         name: meta.name,
         name_key: folderNameKey(meta.name),
         icon: meta.icon,

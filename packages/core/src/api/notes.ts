@@ -245,7 +245,16 @@ export const noteRoutes = {
           ),
         }),
       ),
-      summary: z.object({ notesScanned: z.number().int(), notesMatched: z.number().int(), truncated: z.boolean() }),
+      summary: z.object({
+        notesScanned: z.number().int(),
+        notesMatched: z.number().int(),
+        truncated: z.boolean().describe("whether anything was left out or shortened; truncatedBy says what"),
+        truncatedBy: z
+          .array(z.enum(["matchesPerNote", "lineLength", "answerSize"]))
+          .describe(
+            "matchesPerNote: a note had more than 100 matching lines; lineLength: lines over 1,000 characters were cut around the match; answerSize: matching stopped once the answer held about 1,000,000 characters of lines",
+          ),
+      }),
     }),
   }),
 } as const;

@@ -27,6 +27,11 @@ export interface RouteDefinition {
   readonly auth: RouteAuth;
   /** Scope a user key needs; absent means any valid credential of the allowed kind. */
   readonly scope?: Scope;
+  /**
+   * Scopes a user key needs besides `scope`, for routes that reach into another area: restoring
+   * a snapshot rewrites the note, so it needs `os.notes:write` as well as `os.snapshots:write`.
+   */
+  readonly alsoRequires?: readonly Scope[];
   readonly params?: AnyObject;
   readonly query?: AnyObject;
   readonly body?: z.ZodType;

@@ -37,6 +37,7 @@ export const snapshotRoutes = {
     summary: "Save the note's current content as a snapshot",
     auth: "user",
     scope: "os.snapshots:write",
+    alsoRequires: ["os.notes:read"],
     params: NoteParam,
     successStatuses: [201],
     body: z.object({ label: z.string().trim().max(200).optional() }).optional(),
@@ -69,6 +70,7 @@ export const snapshotRoutes = {
     summary: "Make the note's content equal to a snapshot (by seq, or versionId), after snapshotting the current content",
     auth: "user",
     scope: "os.snapshots:write",
+    alsoRequires: ["os.notes:write"],
     params: NoteParam,
     body: z
       .object({ seq: Id.optional(), versionId: Id.optional() })

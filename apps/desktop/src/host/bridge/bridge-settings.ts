@@ -27,7 +27,7 @@ export class BridgeSettings {
     private readonly secrets: SecretStore,
   ) {}
 
-  /** A stable random id for this installation: re-pairing the same device keeps its endpoint (and cursor). */
+  /** A stable random id for this installation (the endpoint's deviceId); each pairing gets a new endpoint for it. */
   async deviceId(): Promise<string> {
     const existing = await this.store.getSetting(DEVICE_ID_KEY);
     if (existing) return existing;
@@ -52,7 +52,7 @@ export class BridgeSettings {
     return this.secrets.get(DEVICE_TOKEN_SECRET);
   }
 
-  /** Forgets the pairing and the token; the cursor stays, so pairing the same device again does not replay old events. */
+  /** Forgets the pairing and the token; cursors are kept per endpoint id. */
   async forgetPairing(): Promise<void> {
     await this.store.setSetting(PAIRING_KEY, null);
     await this.secrets.delete(DEVICE_TOKEN_SECRET);

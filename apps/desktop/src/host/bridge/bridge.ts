@@ -5,13 +5,15 @@ import type { BridgeRuntime, BridgeStatus } from "../../shared/desktop-api";
 import type { BridgeFacet } from "../facets";
 import type { HostContext } from "../host-context";
 import { parseInput } from "../parse-input";
+import { bridgeActivity } from "./bridge-activity";
 import { BridgeSettings, type PairingRecord } from "./bridge-settings";
 import { type DevicePairing, type PairingOutcome, startDevicePairing } from "./device-pairing";
 import { EndpointRunner } from "./endpoint-runner";
 import { OwnerApprovals } from "./owner-approvals";
 import { OwnerGrants } from "./owner-grants";
+import { OwnerRequests } from "./owner-requests";
 import { PeopleDirectory } from "./people";
-import { createRuntime } from "./runtime/create-runtime";
+import { createRuntime, runtimeInstalled } from "./runtime/create-runtime";
 import { BridgeSpool } from "./spool";
 import { wireClient } from "./wire-client";
 
@@ -20,8 +22,13 @@ export interface BridgeHandle {
   status(): BridgeStatus;
   /** Tool calls waiting for the owner. */
   pendingApprovals(): number;
+  /** Agent-access and grant requests waiting for the owner. */
+  pendingRequests(): number;
   close(): Promise<void>;
 }
+
+/** How often the paired runtime's program is looked for (it may be installed or removed meanwhile). */
+const RUNTIME_CHECK_MS = 15_000;
 
 const StartPairingInput = z.object({ runtime: z.enum(["claude-code", "codex", "fake"]) });
 
@@ -53,15 +60,18 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   let note: { error: boolean; message: string } | null = null;
   let activeTasks = await spool.activeCount();
   let closed = false;
+  /** Whether the paired runtime's program is here; null until looked for, or unpaired. */
+  let installed: { runtime: BridgeRuntime; value: boolean } | null = null;
 
   let lastEmitted = "";
   const notify = () => {
-    const snapshot = JSON.stringify([status(), approvals.pendingCount()]);
+    const snapshot = JSON.stringify([status(), approvals.pendingCount(), requests.pendingCount()]);
     if (snapshot === lastEmitted) return;
     lastEmitted = snapshot;
     context.events.emit("status");
   };
   const approvals = new OwnerApprovals(context, people, notify);
+  const requests = new OwnerRequests(context.session, grants, notify);
 
   // Pairing, unpairing, sign-in changes and revocations each change several things: one at a time.
   let queue: Promise<unknown> = Promise.resolve();
@@ -72,7 +82,8 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   };
 
   function status(): BridgeStatus {
-    const base = { activeTasks, pairing: null, message: null };
+    const runtimeInstalledNow = pairing && installed?.runtime === pairing.runtime ? installed.value : null;
+    const base = { activeTasks, pairing: null, message: null, runtimeInstalled: runtimeInstalledNow };
     if (pairingRun) {
       const { run, runtime } = pairingRun;
       return { ...base, state: "pairing", runtime, endpointId: pairing?.endpointId ?? null, pairing: run.prompt };
@@ -89,6 +100,16 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
     return { ...paired, state: runner.state, message: runner.message };
   }
 
+  const checkRuntime = () => {
+    const runtime = pairing?.runtime;
+    if (!runtime) return;
+    void runtimeInstalled(runtime, context.config.bridge).then((value) => {
+      installed = { runtime, value };
+      notify();
+    });
+  };
+  const runtimeTimer = setInterval(checkRuntime, RUNTIME_CHECK_MS);
+
   const refreshActivity = () => {
     spool.activeCount().then(
       (count) => {
@@ -104,6 +125,7 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
     else if (event.type === "grant.request") {
       const row = GrantRow.safeParse(event.data);
       if (row.success) void grants.item(row.data).then((item) => context.events.emit("grant-request", item));
+      void requests.refresh();
     }
   }
 
@@ -153,6 +175,7 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
       runner = null;
       await stopping.stop();
     }
+    checkRuntime();
     notify();
   }
 
@@ -258,14 +281,17 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   const unsubscribe = context.session.onChange(() => {
     people.clear();
     void approvals.refresh();
+    void requests.refresh();
     return serial(reconcile);
   });
   approvals.start();
+  requests.start();
   await serial(reconcile);
 
   return {
     status,
     pendingApprovals: () => approvals.pendingCount(),
+    pendingRequests: () => requests.pendingCount(),
     facet: {
       getBridgeStatus: async () => status(),
       startBridgePairing: (input) => startPairing(input),
@@ -273,14 +299,20 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
       listApprovals: () => approvals.list(),
       resolveApproval: (input) => approvals.resolve(input),
       listGrants: () => grants.list(),
-      acceptGrant: (input) => grants.accept(input),
-      declineGrant: (input) => grants.decline(input),
+      // A grant answered leaves the requests waiting: the badge follows at once.
+      acceptGrant: (input) => grants.accept(input).finally(() => void requests.refresh()),
+      declineGrant: (input) => grants.decline(input).finally(() => void requests.refresh()),
       revokeGrant: (input) => grants.revoke(input),
+      listBridgeActivity: () => bridgeActivity(spool, context.session, people),
+      listAccessRequests: () => requests.list(),
+      answerAccessRequest: (input) => requests.answer(input),
     },
     async close() {
       closed = true;
+      clearInterval(runtimeTimer);
       unsubscribe();
       approvals.stop();
+      requests.stop();
       pairingRun?.run.cancel();
       pairingRun = null;
       await serial(reconcile);

@@ -89,6 +89,18 @@ export class BridgeSpool {
     return Number(row.count);
   }
 
+  /** The latest entries, newest first (the owner's activity log). */
+  async recent(limit: number): Promise<SpoolEntry[]> {
+    const rows = await this.db
+      .selectFrom("bridge_spool")
+      .selectAll()
+      .orderBy("received_at", "desc")
+      .orderBy("message_id", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map(toEntry);
+  }
+
   async all(): Promise<SpoolEntry[]> {
     const rows = await this.db.selectFrom("bridge_spool").selectAll().orderBy("received_at").orderBy("message_id").execute();
     return rows.map(toEntry);

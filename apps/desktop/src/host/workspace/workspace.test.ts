@@ -134,6 +134,20 @@ describe("workspace facet: search and snapshots", () => {
     expect((await host.api.searchNotes({ query: "nowhere-to-be-found" })).results).toEqual([]);
   });
 
+  it("previews notes from this machine's copies, online or not, and emoji are found offline", async () => {
+    const long = `Emoji 🎉 first, then ${"many words ".repeat(30)}`;
+    const uuid = await localNote("Preview me", long);
+    const empty = await localNote("Empty", "");
+    const previews = await host.api.notePreviews({ noteUuids: [uuid, empty, crypto.randomUUID()] });
+    expect(Object.keys(previews)).toEqual([uuid]);
+    expect(previews[uuid]?.startsWith("Emoji 🎉 first, then many words")).toBe(true);
+    expect(previews[uuid]?.endsWith("…")).toBe(true);
+    expect(previews[uuid]?.length).toBeLessThanOrEqual(161);
+    expect((await host.api.searchNotes({ query: "🎉" })).results.map((hit) => hit.uuid)).toEqual([uuid]);
+    const api = host.api as unknown as Record<string, (input: unknown) => Promise<unknown>>;
+    await expect(api.notePreviews?.({ noteUuids: ["nope"] })).rejects.toThrow("notePreviews: invalid input: noteUuids.0");
+  });
+
   it("says snapshots need the server while it is out of reach", async () => {
     await expect(host.api.listSnapshots({ noteUuid: crypto.randomUUID() })).rejects.toThrow(
       "Snapshots are kept on the server, which cannot be reached right now",

@@ -6,6 +6,7 @@ import type { HostContext, SyncService } from "../host-context";
 import { parseInput } from "../parse-input";
 import { searchLocally } from "./local-search";
 import { NoteIdDirectory } from "./note-ids";
+import { notePreviews } from "./note-previews";
 import { onServer } from "./on-server";
 
 /** Hits answered per search, from either source. */
@@ -16,6 +17,7 @@ const SNAPSHOT_PAGE = 50;
 const NoteUuid = z.string().refine(isUuid, { error: "must be a lowercase uuid" });
 const SearchInput = z.object({ query: z.string().trim().min(1, { error: "must not be empty" }).max(500) });
 const NoteInput = z.object({ noteUuid: NoteUuid });
+const PreviewsInput = z.object({ noteUuids: z.array(NoteUuid).max(500) });
 const SnapshotInput = z.object({ noteUuid: NoteUuid, seq: z.number().int().positive() });
 const CreateSnapshotInput = z.object({ noteUuid: NoteUuid, label: z.string().trim().max(200).optional() });
 
@@ -70,6 +72,11 @@ export function createWorkspaceFacet(context: HostContext, sync: SyncService): W
         }
       }
       return { source: "local", results: await searchLocally(sync, userId, query, SEARCH_LIMIT) };
+    },
+
+    async notePreviews(input) {
+      const { noteUuids } = parseInput("notePreviews", PreviewsInput, input);
+      return notePreviews(sync, noteUuids);
     },
 
     async listSnapshots(input) {

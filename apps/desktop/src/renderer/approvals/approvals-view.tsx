@@ -1,7 +1,8 @@
-import type { DesktopApi, GrantItem } from "../../shared/desktop-api";
+import type { AgentAccessChoice, DesktopApi, GrantItem } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
 import { useAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
+import { AccessRequestCard } from "./access-request-card";
 import { type GrantButton, GrantRow } from "./grant-row";
 import { RESOLUTIONS, ToolCallCard, type ToolCallDecision } from "./tool-call-card";
 import { useNow } from "./use-now";
@@ -21,10 +22,12 @@ const DECISIONS = Object.keys(RESOLUTIONS) as ToolCallDecision[];
 export function ApprovalsView({ api }: { api: DesktopApi }) {
   const approvals = usePolled(() => api.listApprovals(), APPROVALS_POLL_MS);
   const grants = usePolled(() => api.listGrants(), GRANTS_POLL_MS);
+  const accessRequests = usePolled(() => api.listAccessRequests(), GRANTS_POLL_MS);
   const now = useNow();
   const action = useAction(() => {
     approvals.refresh();
     grants.refresh();
+    accessRequests.refresh();
   });
 
   /** A grant button whose action key names the verb and the grant, so only it shows as busy. */
@@ -34,6 +37,8 @@ export function ApprovalsView({ api }: { api: DesktopApi }) {
   };
   const decide = (approvalId: string, decision: ToolCallDecision) =>
     action.run(`${decision}:${approvalId}`, () => api.resolveApproval({ approvalId, ...RESOLUTIONS[decision] }));
+  const answerAccess = (requestId: number, answer: "accept" | "decline", access: AgentAccessChoice) =>
+    action.run(`${answer}:access:${requestId}`, () => api.answerAccessRequest({ requestId, action: answer, access }));
   const requests = (grants.data ?? []).filter((grant) => grant.direction === "incoming" && grant.status === "pending");
   const active = (grants.data ?? []).filter((grant) => grant.status === "active");
 
@@ -60,6 +65,23 @@ export function ApprovalsView({ api }: { api: DesktopApi }) {
             );
           })}
         </div>
+      </section>
+
+      <section aria-labelledby="access-requests-heading">
+        <h3 id="access-requests-heading">Agent access requests</h3>
+        <LoadState loaded={accessRequests.data !== undefined} error={accessRequests.error} />
+        {accessRequests.data?.length === 0 && <p className="empty-state">Nobody is asking for agent access.</p>}
+        <ul className="grant-list">
+          {accessRequests.data?.map((request) => (
+            <AccessRequestCard
+              key={request.requestId}
+              request={request}
+              busy={action.running !== null}
+              running={action.running}
+              onAnswer={(answer, access) => void answerAccess(request.requestId, answer, access)}
+            />
+          ))}
+        </ul>
       </section>
 
       <section aria-labelledby="grant-requests-heading">

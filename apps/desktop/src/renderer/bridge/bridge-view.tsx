@@ -5,6 +5,7 @@ import { ErrorNotice } from "../components/error-notice";
 import { openLink } from "../components/open-link";
 import { useAction } from "../components/use-action";
 import { useHostStatus } from "../layout/host-status";
+import { BridgeActivityLog } from "./bridge-activity-log";
 import { PAIRABLE_RUNTIMES, RUNTIME_LABELS, STATE_LABELS } from "./bridge-labels";
 import "../approvals/approvals.css";
 import "./bridge.css";
@@ -110,6 +111,8 @@ export function BridgeView({ api }: { api: DesktopApi }) {
         </section>
       )}
 
+      {bridge.endpointId !== null && <BridgeActivityLog api={api} />}
+
       {bridge.endpointId !== null && (
         <div className="bridge-actions">
           <button
@@ -127,18 +130,31 @@ export function BridgeView({ api }: { api: DesktopApi }) {
 }
 
 function BridgeStatusPanel({ bridge }: { bridge: BridgeStatus }) {
+  // A bridge whose coding agent is missing is reachable but cannot do anything: it is not "Online".
+  const missing = bridge.runtimeInstalled === false && bridge.runtime !== null;
+  const stateClass = missing ? "bridge-state-not-installed" : `bridge-state-${bridge.state}`;
+  const stateLabel = missing ? "Not installed" : STATE_LABELS[bridge.state];
   return (
     <section aria-labelledby="bridge-status-heading">
       <h3 id="bridge-status-heading">Status</h3>
       <dl className="bridge-status">
         <dt>State</dt>
         <dd>
-          <span className={`bridge-state bridge-state-${bridge.state}`} data-testid="bridge-state">
-            {STATE_LABELS[bridge.state]}
+          <span className={`bridge-state ${stateClass}`} data-testid="bridge-state">
+            {stateLabel}
           </span>
         </dd>
         <dt>Runtime</dt>
-        <dd>{bridge.runtime ? RUNTIME_LABELS[bridge.runtime] : "None"}</dd>
+        <dd>
+          {bridge.runtime ? RUNTIME_LABELS[bridge.runtime] : "None"}
+          {missing && bridge.runtime && (
+            <p className="bridge-runtime-missing" role="alert">
+              {RUNTIME_LABELS[bridge.runtime]} is not installed on this computer, so tasks sent to you fail. Install it (the{" "}
+              <code>{bridge.runtime === "codex" ? "codex" : "claude"}</code> command) and this page notices within seconds
+              {bridge.state === "online" ? "; the server can already reach this computer." : "."}
+            </p>
+          )}
+        </dd>
         <dt>Active tasks</dt>
         <dd data-testid="bridge-active-tasks">{bridge.activeTasks}</dd>
         {bridge.endpointId && (

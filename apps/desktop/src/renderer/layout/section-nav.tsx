@@ -5,7 +5,9 @@ import { SECTIONS, type SectionId } from "./sections";
 /** A count worth the owner's attention beside a section's name, from the host's status. */
 function badgeFor(section: SectionId, status: HostStatus | null): string | null {
   if (!status) return null;
-  if (section === "approvals" && status.approvalsPending > 0) return String(status.approvalsPending);
+  // Everything waiting for the owner's answer: tool calls, agent-access and grant requests.
+  const waiting = status.approvalsPending + status.requestsPending;
+  if (section === "approvals" && waiting > 0) return String(waiting);
   return null;
 }
 

@@ -13,18 +13,26 @@ interface FolderTreeProps {
   readonly workspace: Workspace;
   readonly selection: FolderSelection;
   readonly onSelect: (selection: FolderSelection) => void;
+  /** Shown over the editor (no room beside it) rather than beside it. */
+  readonly overlay: boolean;
+  readonly width: number;
 }
 
-/** "All notes" and the nested folders; create, rename and delete act on the workspace document. */
-export function FolderTree({ doc, workspace, selection, onSelect }: FolderTreeProps) {
+/**
+ * "All notes" and the nested folders; create, rename and delete act on the workspace document.
+ * The selected folder's actions sit above the tree, never between a folder and its children.
+ */
+export function FolderTree({ doc, workspace, selection, onSelect, overlay, width }: FolderTreeProps) {
   const [naming, setNaming] = useState<Naming>(null);
   const selected = selection.kind === "folder" ? selection.uuid : null;
+  const selectedName = selected ? workspace.folders.get(selected)?.name : undefined;
 
   const newFolderInput = (parent: string | null) =>
     naming?.kind === "create" && naming.parent === parent ? (
       <li>
         <NameInput
           label="Folder name"
+          placeholder={parent === null ? "New folder name" : "New subfolder name"}
           validate={(name) => folderNameIssue(workspace, name, parent)}
           onSubmit={(name) => {
             setNaming(null);
@@ -36,13 +44,13 @@ export function FolderTree({ doc, workspace, selection, onSelect }: FolderTreePr
     ) : null;
 
   const renderNode = (node: FolderNode) => {
-    const isSelected = node.uuid === selected;
     const meta = workspace.folders.get(node.uuid);
     return (
       <li key={node.uuid}>
         {naming?.kind === "rename" && naming.uuid === node.uuid ? (
           <NameInput
             label="Folder name"
+            placeholder="Folder name"
             initial={node.name}
             validate={(name) => folderNameIssue(workspace, name, meta?.parent ?? null, node.uuid)}
             onSubmit={(name) => {
@@ -56,29 +64,13 @@ export function FolderTree({ doc, workspace, selection, onSelect }: FolderTreePr
             type="button"
             className="tree-item"
             style={{ paddingInlineStart: `${0.6 + node.depth * 0.9}rem` }}
-            aria-current={isSelected ? "true" : undefined}
+            aria-current={node.uuid === selected ? "true" : undefined}
+            title={node.name}
+            dir="auto"
             onClick={() => onSelect({ kind: "folder", uuid: node.uuid })}
           >
             {node.name}
           </button>
-        )}
-        {isSelected && naming === null && (
-          <div className="folder-actions">
-            <button type="button" onClick={() => setNaming({ kind: "create", parent: node.uuid })}>
-              New subfolder
-            </button>
-            <button type="button" onClick={() => setNaming({ kind: "rename", uuid: node.uuid })}>
-              Rename folder
-            </button>
-            <ConfirmButton
-              label="Delete folder"
-              question={`Delete "${node.name}"? Its notes and subfolders move up a level.`}
-              onConfirm={() => {
-                deleteFolder(doc, node.uuid);
-                onSelect(ALL_NOTES);
-              }}
-            />
-          </div>
         )}
         {(node.children.length > 0 || (naming?.kind === "create" && naming.parent === node.uuid)) && (
           <ul>
@@ -91,7 +83,7 @@ export function FolderTree({ doc, workspace, selection, onSelect }: FolderTreePr
   };
 
   return (
-    <nav className="folder-pane" aria-label="Folders">
+    <nav className={overlay ? "folder-pane pane-overlay" : "folder-pane"} aria-label="Folders" style={{ width }}>
       <div className="pane-header">
         <h3>Folders</h3>
         <button
@@ -104,6 +96,24 @@ export function FolderTree({ doc, workspace, selection, onSelect }: FolderTreePr
           +
         </button>
       </div>
+      {selected && selectedName !== undefined && naming === null && (
+        <div className="folder-actions">
+          <button type="button" onClick={() => setNaming({ kind: "create", parent: selected })}>
+            New subfolder
+          </button>
+          <button type="button" onClick={() => setNaming({ kind: "rename", uuid: selected })}>
+            Rename folder
+          </button>
+          <ConfirmButton
+            label="Delete folder"
+            question={`Delete "${selectedName}"? Its notes and subfolders move up a level.`}
+            onConfirm={() => {
+              deleteFolder(doc, selected);
+              onSelect(ALL_NOTES);
+            }}
+          />
+        </div>
+      )}
       <ul className="folder-tree">
         <li>
           <button

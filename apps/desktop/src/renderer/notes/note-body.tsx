@@ -2,6 +2,7 @@ import { noteExtensions } from "@tandem/core/editor";
 import Collaboration from "@tiptap/extension-collaboration";
 import { EditorContent, useEditor } from "@tiptap/react";
 import type * as Y from "yjs";
+import { AutoDirection } from "./auto-direction";
 import { EditorToolbar } from "./editor-toolbar";
 
 /**
@@ -12,7 +13,7 @@ import { EditorToolbar } from "./editor-toolbar";
 export function NoteBody({ noteDoc }: { noteDoc: Y.Doc }) {
   const editor = useEditor(
     {
-      extensions: [...noteExtensions, Collaboration.configure({ document: noteDoc })],
+      extensions: [...noteExtensions, AutoDirection, Collaboration.configure({ document: noteDoc })],
       editorProps: {
         attributes: { class: "note-body-content", role: "textbox", "aria-multiline": "true", "aria-label": "Note body" },
       },

@@ -1,11 +1,12 @@
 import { noteDocName } from "@tandem/core/documents";
-import { useCallback, useState } from "react";
+import { useCallback, useRef } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
 import { useYDoc } from "../sync/use-document";
 import { NoteBody } from "./note-body";
 import { NoteHeader } from "./note-header";
+import { PaneResizer } from "./pane-resizer";
 import { SnapshotsPanel } from "./snapshots-panel";
 import { useTouchOnEdit } from "./use-touch-on-edit";
 import { touchNote } from "./workspace-actions";
@@ -16,24 +17,30 @@ interface NoteEditorProps {
   readonly workspaceDoc: Y.Doc;
   readonly workspace: Workspace;
   readonly uuid: string;
+  /** The snapshots panel beside the editor, when open (the notes view decides its width). */
+  readonly snapshots: { readonly width: number; onResize(width: number): void; onClose(): void } | null;
+  readonly onToggleSnapshots: () => void;
 }
 
 /** The open note: its header (title, folder, pin, snapshots, delete), the editor and, on demand, its snapshots. */
-export function NoteEditor({ api, workspaceDoc, workspace, uuid }: NoteEditorProps) {
+export function NoteEditor({ api, workspaceDoc, workspace, uuid, snapshots, onToggleSnapshots }: NoteEditorProps) {
   const meta = workspace.notes.get(uuid);
   const body = useYDoc(noteDocName(uuid));
-  const [snapshotsOpen, setSnapshotsOpen] = useState(false);
+  const article = useRef<HTMLElement>(null);
   if (!meta) return <p className="empty-state">This note was deleted.</p>;
+  // Enter in the title goes on to the text, as in any notes app.
+  const focusBody = () => article.current?.querySelector<HTMLElement>(".note-body-content")?.focus();
   return (
-    <div className={snapshotsOpen ? "note-editor with-snapshots" : "note-editor"}>
-      <article className="note-main" aria-label="Note">
+    <div className="note-editor">
+      <article className="note-main" aria-label="Note" ref={article}>
         <NoteHeader
           workspaceDoc={workspaceDoc}
           workspace={workspace}
           uuid={uuid}
           meta={meta}
-          snapshotsOpen={snapshotsOpen}
-          onToggleSnapshots={() => setSnapshotsOpen((open) => !open)}
+          snapshotsOpen={snapshots !== null}
+          onToggleSnapshots={onToggleSnapshots}
+          onTitleDone={focusBody}
         />
         {body.status === "loading" && (
           <p className="empty-state" aria-busy="true">
@@ -43,7 +50,12 @@ export function NoteEditor({ api, workspaceDoc, workspace, uuid }: NoteEditorPro
         {body.status === "failed" && <ErrorNotice message={body.message} />}
         {body.status === "ready" && <EditableBody workspaceDoc={workspaceDoc} uuid={uuid} noteDoc={body.doc} />}
       </article>
-      {snapshotsOpen && <SnapshotsPanel api={api} noteUuid={uuid} onClose={() => setSnapshotsOpen(false)} />}
+      {snapshots && (
+        <>
+          <PaneResizer pane="snapshots" label="Resize the snapshots" width={snapshots.width} after onResize={snapshots.onResize} />
+          <SnapshotsPanel api={api} noteUuid={uuid} width={snapshots.width} onClose={snapshots.onClose} />
+        </>
+      )}
     </div>
   );
 }

@@ -12,15 +12,17 @@ interface NoteHeaderProps {
   readonly meta: NoteMeta;
   readonly snapshotsOpen: boolean;
   readonly onToggleSnapshots: () => void;
+  /** Enter in the title: on to the text. */
+  readonly onTitleDone: () => void;
 }
 
 const NO_FOLDER = "";
 
 /** The open note's title and its metadata actions: folder, pin, snapshots, delete. */
-export function NoteHeader({ workspaceDoc, workspace, uuid, meta, snapshotsOpen, onToggleSnapshots }: NoteHeaderProps) {
+export function NoteHeader({ workspaceDoc, workspace, uuid, meta, snapshotsOpen, onToggleSnapshots, onTitleDone }: NoteHeaderProps) {
   return (
     <div className="note-header">
-      <TitleInput workspaceDoc={workspaceDoc} uuid={uuid} title={meta.title} />
+      <TitleInput workspaceDoc={workspaceDoc} uuid={uuid} title={meta.title} onDone={onTitleDone} />
       <div className="note-actions">
         <label className="inline-field">
           <span>Folder</span>
@@ -56,7 +58,7 @@ export function NoteHeader({ workspaceDoc, workspace, uuid, meta, snapshotsOpen,
  * The title, written to the workspace document as it is typed. While the field has focus it shows
  * what is typed; otherwise it follows the document (a rename elsewhere shows up here).
  */
-function TitleInput({ workspaceDoc, uuid, title }: { workspaceDoc: Y.Doc; uuid: string; title: string }) {
+function TitleInput({ workspaceDoc, uuid, title, onDone }: { workspaceDoc: Y.Doc; uuid: string; title: string; onDone: () => void }) {
   const [draft, setDraft] = useState(title);
   const focused = useRef(false);
   // A note opened without a title (just created) is waiting for one.
@@ -69,6 +71,7 @@ function TitleInput({ workspaceDoc, uuid, title }: { workspaceDoc: Y.Doc; uuid: 
       className="note-title"
       aria-label="Title"
       placeholder="Untitled"
+      dir="auto"
       // The server's limit for titles (MAX_NOTE_TITLE_LENGTH); a longer one would not show in its lists.
       maxLength={500}
       // biome-ignore lint/a11y/noAutofocus: a new note's first need is its title, as in any notes app.
@@ -84,6 +87,12 @@ function TitleInput({ workspaceDoc, uuid, title }: { workspaceDoc: Y.Doc; uuid: 
       onChange={(event) => {
         setDraft(event.target.value);
         setNoteTitle(workspaceDoc, uuid, event.target.value);
+      }}
+      onKeyDown={(event) => {
+        if ((event.key === "Enter" || event.key === "ArrowDown") && !event.nativeEvent.isComposing) {
+          event.preventDefault();
+          onDone();
+        }
       }}
     />
   );

@@ -1,7 +1,8 @@
-import { useEffect, useState } from "react";
+import { type Ref, useEffect, useState } from "react";
 import type { DesktopApi, NoteSearchAnswer } from "../../shared/desktop-api";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
+import { Highlighted } from "./highlight";
 import { displayTitle } from "./workspace-model";
 
 /** Searching as one types, once the typing pauses this long. */
@@ -14,17 +15,23 @@ type Results =
   | { readonly status: "failed"; readonly message: string };
 
 /** The query typed in the search box; empty means the folder's list is shown instead of results. */
-export function SearchBox({ query, onChange }: { query: string; onChange: (query: string) => void }) {
+export function SearchBox({ query, onChange, ref }: { query: string; onChange: (query: string) => void; ref?: Ref<HTMLInputElement> }) {
   return (
     <search className="search-box">
       <input
+        ref={ref}
         type="search"
         aria-label="Search notes"
         placeholder="Search notes"
+        dir="auto"
         value={query}
         onChange={(event) => onChange(event.target.value)}
         onKeyDown={(event) => {
-          if (event.key === "Escape") onChange("");
+          // Escape clears a search first; on an empty box it closes the panel around it.
+          if (event.key === "Escape" && query !== "") {
+            event.stopPropagation();
+            onChange("");
+          }
         }}
       />
     </search>
@@ -86,8 +93,12 @@ export function SearchResults({ api, query, onOpen }: { api: DesktopApi; query: 
               {answer.results.map((hit) => (
                 <li key={hit.uuid}>
                   <button type="button" className="note-item search-hit" onClick={() => onOpen(hit.uuid)}>
-                    <span className="note-item-title">{displayTitle(hit.title)}</span>
-                    <span className="search-snippet">{hit.snippet}</span>
+                    <span className="note-item-title" dir="auto">
+                      <Highlighted text={displayTitle(hit.title)} query={results.query} />
+                    </span>
+                    <span className="search-snippet" dir="auto">
+                      <Highlighted text={hit.snippet} query={results.query} />
+                    </span>
                   </button>
                 </li>
               ))}

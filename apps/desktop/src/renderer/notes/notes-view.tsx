@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
 import { DocumentGate } from "../sync/document-gate";
@@ -7,7 +7,14 @@ import { FolderTree } from "./folder-tree";
 import { NoteEditor } from "./note-editor";
 import { NoteList } from "./note-list";
 import { SearchBox, SearchResults } from "./note-search";
-import { createNote } from "./workspace-actions";
+import { layoutPanes, loadPreferences, type PanePreferences, type ResizablePane, savePreferences } from "./pane-layout";
+import { PaneResizer } from "./pane-resizer";
+import { QuickSwitcher } from "./quick-switcher";
+import { keyLabel, SHORTCUTS, type ShortcutAction, shortcutFor } from "./shortcuts";
+import { ShortcutsSheet } from "./shortcuts-sheet";
+import { useElementWidth } from "./use-element-width";
+import { useNotePreviews } from "./use-note-previews";
+import { createNote, setNoteTitle } from "./workspace-actions";
 import { ALL_NOTES, EMPTY_WORKSPACE, type FolderSelection, notesIn, readWorkspace } from "./workspace-model";
 import "./notes.css";
 
@@ -17,11 +24,27 @@ export function NotesView({ api }: { api: DesktopApi }) {
   return <DocumentGate name={workspaceDoc}>{(doc) => <NotesWorkspace api={api} doc={doc} />}</DocumentGate>;
 }
 
+type SidePane = "folders" | "list";
+type Dialog = "switcher" | "shortcuts" | null;
+
+const shortcutHint = (action: ShortcutAction) => keyLabel(SHORTCUTS.find((shortcut) => shortcut.action === action)?.label ?? "");
+
 function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
   const workspace = useDocValue(doc, readWorkspace, EMPTY_WORKSPACE);
   const [selection, setSelection] = useState<FolderSelection>(ALL_NOTES);
   const [openNote, setOpenNote] = useState<string | null>(null);
   const [query, setQuery] = useState("");
+  const [snapshotsOpen, setSnapshotsOpen] = useState(false);
+  const [dialog, setDialog] = useState<Dialog>(null);
+  const [preferences, setPreferences] = useState<PanePreferences>(loadPreferences);
+  /** A collapsed pane shown over the editor for a moment, when there is no room beside it. */
+  const [peek, setPeek] = useState<SidePane | null>(null);
+  const panesRef = useRef<HTMLDivElement>(null);
+  const searchRef = useRef<HTMLInputElement>(null);
+  const width = useElementWidth(panesRef);
+  const layout = layoutPanes(width, preferences, snapshotsOpen && openNote !== null);
+
+  useEffect(() => savePreferences(preferences), [preferences]);
 
   // A folder or note removed (here or on another device) leaves the view gracefully.
   const selectedGone = selection.kind === "folder" && !workspace.folders.has(selection.uuid);
@@ -34,35 +57,167 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
   }, [openGone]);
 
   const folderName = selection.kind === "folder" ? workspace.folders.get(selection.uuid)?.name : undefined;
-  const create = () => {
-    setQuery("");
-    setOpenNote(createNote(doc, selection.kind === "folder" ? selection.uuid : null));
+  const listed = useMemo(() => notesIn(workspace, selection), [workspace, selection]);
+  const allNotes = useMemo(() => notesIn(workspace, ALL_NOTES), [workspace]);
+  const previews = useNotePreviews(api, listed);
+
+  const create = useCallback(
+    (title?: string) => {
+      setQuery("");
+      setPeek(null);
+      const uuid = createNote(doc, selection.kind === "folder" ? selection.uuid : null);
+      if (title) setNoteTitle(doc, uuid, title);
+      setOpenNote(uuid);
+    },
+    [doc, selection],
+  );
+  const open = (uuid: string) => {
+    setOpenNote(uuid);
+    if (peek === "list") setPeek(null);
   };
+
+  const shown = (pane: SidePane) => layout[pane] > 0 || peek === pane;
+  const toggle = useCallback(
+    (pane: SidePane) => {
+      const key = pane === "folders" ? "foldersOpen" : "listOpen";
+      if (peek === pane) return setPeek(null);
+      if (layout[pane] > 0) return setPreferences((current) => ({ ...current, [key]: false }));
+      const wanted = { ...preferences, [key]: true };
+      setPreferences(wanted);
+      // No room beside a readable editor: show it over the editor until it is used or dismissed.
+      if (layoutPanes(width, wanted, snapshotsOpen && openNote !== null)[pane] === 0) setPeek(pane);
+    },
+    [layout, peek, preferences, width, snapshotsOpen, openNote],
+  );
+  const resize = (pane: ResizablePane) => (value: number) =>
+    setPreferences((current) => ({ ...current, widths: { ...current.widths, [pane]: value } }));
+
+  useEffect(() => {
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.isComposing) return;
+      const action = event.defaultPrevented ? null : shortcutFor(event);
+      if (action) {
+        event.preventDefault();
+        // Behind a modal dialog only the sheet's own key acts (it closes the sheet).
+        if (dialog !== null && action !== "shortcuts") return;
+        if (action === "newNote") create();
+        else if (action === "quickSwitcher") setDialog("switcher");
+        else if (action === "shortcuts") setDialog((current) => (current === "shortcuts" ? null : "shortcuts"));
+        else if (action === "focusSearch") {
+          if (!shown("list")) toggle("list");
+          // The box exists once the pane is rendered.
+          requestAnimationFrame(() => searchRef.current?.focus());
+        } else toggle(action === "toggleFolders" ? "folders" : "list");
+        return;
+      }
+      // Escape closes the innermost panel; dialogs close themselves, and fields that use Escape
+      // (search, folder names) stop it. The editor marks every Escape handled, so that is not checked.
+      if (event.key === "Escape" && dialog === null) {
+        if (peek !== null) setPeek(null);
+        else if (snapshotsOpen) setSnapshotsOpen(false);
+      }
+    };
+    window.addEventListener("keydown", onKeyDown);
+    return () => window.removeEventListener("keydown", onKeyDown);
+  });
+
+  const folderPane = shown("folders") && (
+    <FolderTree
+      doc={doc}
+      workspace={workspace}
+      selection={selection}
+      onSelect={(next) => {
+        setSelection(next);
+        if (peek === "folders") setPeek(null);
+      }}
+      overlay={peek === "folders"}
+      width={layout.folders || preferences.widths.folders}
+    />
+  );
+  const listPane = shown("list") && (
+    <section
+      className={peek === "list" ? "list-pane pane-overlay" : "list-pane"}
+      aria-label="Note list"
+      style={{ width: layout.list || preferences.widths.list }}
+    >
+      <SearchBox ref={searchRef} query={query} onChange={setQuery} />
+      {query.trim() === "" ? (
+        <NoteList
+          heading={folderName ?? "All notes"}
+          notes={listed}
+          workspace={workspace}
+          showFolders={selection.kind === "all"}
+          previews={previews}
+          openNote={openNote}
+          onOpen={open}
+          onCreate={() => create()}
+        />
+      ) : (
+        <SearchResults api={api} query={query} onOpen={open} />
+      )}
+    </section>
+  );
 
   return (
     <div className="notes-view">
-      <FolderTree doc={doc} workspace={workspace} selection={selection} onSelect={setSelection} />
-      <section className="list-pane" aria-label="Note list">
-        <SearchBox query={query} onChange={setQuery} />
-        {query.trim() === "" ? (
-          <NoteList
-            heading={folderName ?? "All notes"}
-            notes={notesIn(workspace, selection)}
-            openNote={openNote}
-            onOpen={setOpenNote}
-            onCreate={create}
-          />
-        ) : (
-          <SearchResults api={api} query={query} onOpen={setOpenNote} />
+      <div className="notes-toolbar" role="toolbar" aria-label="Notes layout">
+        <button type="button" aria-pressed={shown("folders")} title={shortcutHint("toggleFolders")} onClick={() => toggle("folders")}>
+          Folders
+        </button>
+        <button type="button" aria-pressed={shown("list")} title={shortcutHint("toggleList")} onClick={() => toggle("list")}>
+          Note list
+        </button>
+        <span className="toolbar-spacer" />
+        <button type="button" title={shortcutHint("quickSwitcher")} onClick={() => setDialog("switcher")}>
+          Go to note…
+        </button>
+        <button type="button" title={shortcutHint("shortcuts")} onClick={() => setDialog("shortcuts")}>
+          Shortcuts
+        </button>
+      </div>
+      <div className="notes-panes" ref={panesRef}>
+        {folderPane}
+        {layout.folders > 0 && (
+          <PaneResizer pane="folders" label="Resize the folders" width={layout.folders} onResize={resize("folders")} />
         )}
-      </section>
-      <section className="editor-pane" aria-label="Editor">
-        {openNote !== null && workspace.notes.has(openNote) ? (
-          <NoteEditor key={openNote} api={api} workspaceDoc={doc} workspace={workspace} uuid={openNote} />
-        ) : (
-          <p className="empty-state centered">Select a note, or create one.</p>
-        )}
-      </section>
+        {listPane}
+        {layout.list > 0 && <PaneResizer pane="list" label="Resize the note list" width={layout.list} onResize={resize("list")} />}
+        <section className="editor-pane" aria-label="Editor">
+          {openNote !== null && workspace.notes.has(openNote) ? (
+            <NoteEditor
+              key={openNote}
+              api={api}
+              workspaceDoc={doc}
+              workspace={workspace}
+              uuid={openNote}
+              snapshots={
+                layout.snapshots > 0
+                  ? { width: layout.snapshots, onResize: resize("snapshots"), onClose: () => setSnapshotsOpen(false) }
+                  : null
+              }
+              onToggleSnapshots={() => setSnapshotsOpen((current) => !current)}
+            />
+          ) : (
+            <div className="empty-state centered">
+              <p>Select a note, or create one.</p>
+              <p className="hint">
+                New note <kbd>{shortcutHint("newNote")}</kbd> · Go to a note <kbd>{shortcutHint("quickSwitcher")}</kbd> · All shortcuts{" "}
+                <kbd>{shortcutHint("shortcuts")}</kbd>
+              </p>
+            </div>
+          )}
+        </section>
+      </div>
+      {dialog === "switcher" && (
+        <QuickSwitcher
+          notes={allNotes}
+          workspace={workspace}
+          onOpen={open}
+          onCreate={(title) => create(title)}
+          onClose={() => setDialog(null)}
+        />
+      )}
+      {dialog === "shortcuts" && <ShortcutsSheet onClose={() => setDialog(null)} />}
     </div>
   );
 }

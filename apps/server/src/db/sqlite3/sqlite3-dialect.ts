@@ -7,6 +7,7 @@ import {
   type Driver,
   type Kysely,
   type QueryCompiler,
+  type SelectModifierNode,
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
@@ -121,6 +122,21 @@ class Sqlite3Driver implements Driver {
   }
 }
 
+/** Row-lock clauses of PostgreSQL (`for update`, `for share`, …), which SQLite has no syntax for. */
+const ROW_LOCK_MODIFIERS: ReadonlySet<string> = new Set(["ForUpdate", "ForNoKeyUpdate", "ForShare", "ForKeyShare", "NoWait", "SkipLocked"]);
+
+/**
+ * SQLite's compiler, minus row locks: this dialect runs one write transaction at a time
+ * (`BEGIN IMMEDIATE`), so whatever a transaction reads stays as read until it commits, and a
+ * `select … for update` written once for both dialects means exactly that here without the clause.
+ */
+class Sqlite3QueryCompiler extends SqliteQueryCompiler {
+  protected override visitSelectModifier(node: SelectModifierNode): void {
+    if (node.modifier !== undefined && ROW_LOCK_MODIFIERS.has(node.modifier)) return;
+    super.visitSelectModifier(node);
+  }
+}
+
 /** A Kysely dialect for the `sqlite3` package (N-API, so it loads in Node and Electron alike). */
 export class Sqlite3Dialect implements Dialect {
   readonly #config: Sqlite3DialectConfig;
@@ -134,7 +150,7 @@ export class Sqlite3Dialect implements Dialect {
   }
 
   createQueryCompiler(): QueryCompiler {
-    return new SqliteQueryCompiler();
+    return new Sqlite3QueryCompiler();
   }
 
   createAdapter(): DialectAdapter {

@@ -11,11 +11,14 @@ import { summarizeToolInput } from "./tool-input-summary";
  * `--permission-mode default` keeps the user's configured mode (say, bypassPermissions) from
  * applying to a peer's task; the hook's deny wins over any allow rule in any case.
  */
+/** The CLI's name on PATH, unless the host's options name another command. */
+export const CLAUDE_COMMAND = "claude";
+
 export class ClaudeCodeRuntime implements RuntimeAdapter {
   readonly runtime = "claude-code" as const;
   #hookServer: Promise<HookServer> | undefined;
 
-  constructor(private readonly command = "claude") {}
+  constructor(private readonly command = CLAUDE_COMMAND) {}
 
   async *run(task: RuntimeTask): AsyncIterable<RuntimeEvent> {
     this.#hookServer ??= startHookServer();

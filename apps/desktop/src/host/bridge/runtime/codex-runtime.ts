@@ -15,10 +15,13 @@ export const CODEX_RUN_TOOL = "codex exec (read-only sandbox)";
  * are not approved one by one; they can still read files the user can read. docs/desktop/bridge.md
  * explains the limitation.
  */
+/** The CLI's name on PATH, unless the host's options name another command. */
+export const CODEX_COMMAND = "codex";
+
 export class CodexRuntime implements RuntimeAdapter {
   readonly runtime = "codex" as const;
 
-  constructor(private readonly command = "codex") {}
+  constructor(private readonly command = CODEX_COMMAND) {}
 
   async *run(task: RuntimeTask): AsyncIterable<RuntimeEvent> {
     const decision = await task.requestTool({

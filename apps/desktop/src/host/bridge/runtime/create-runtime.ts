@@ -1,7 +1,8 @@
 import type { BridgeRuntime } from "../../../shared/desktop-api";
 import type { BridgeOptions } from "../../host-context";
-import { ClaudeCodeRuntime } from "./claude-code-runtime";
-import { CodexRuntime } from "./codex-runtime";
+import { CLAUDE_COMMAND, ClaudeCodeRuntime } from "./claude-code-runtime";
+import { CODEX_COMMAND, CodexRuntime } from "./codex-runtime";
+import { commandInstalled } from "./command-installed";
 import { FakeRuntime } from "./fake-runtime";
 import type { RuntimeAdapter } from "./runtime-adapter";
 
@@ -14,5 +15,17 @@ export function createRuntime(paired: BridgeRuntime, options: BridgeOptions = {}
       return new CodexRuntime(options.codexCommand);
     case "claude-code":
       return new ClaudeCodeRuntime(options.claudeCommand);
+  }
+}
+
+/** Whether the program {@link createRuntime} would run is on this computer (the scripted fake always is). */
+export function runtimeInstalled(paired: BridgeRuntime, options: BridgeOptions = {}): Promise<boolean> {
+  switch (options.adapter ?? paired) {
+    case "fake":
+      return Promise.resolve(true);
+    case "codex":
+      return commandInstalled(options.codexCommand ?? CODEX_COMMAND);
+    case "claude-code":
+      return commandInstalled(options.claudeCommand ?? CLAUDE_COMMAND);
   }
 }

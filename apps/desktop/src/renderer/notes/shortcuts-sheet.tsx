@@ -1,0 +1,32 @@
+import { ModalDialog } from "../components/modal-dialog";
+import { IN_PLACE_KEYS, keyLabel, SHORTCUTS } from "./shortcuts";
+
+/** Every keyboard shortcut of the notes view, from the same table the key handler reads. */
+export function ShortcutsSheet({ onClose }: { onClose: () => void }) {
+  const rows = [
+    ...SHORTCUTS.map((shortcut) => ({ label: keyLabel(shortcut.label), what: shortcut.what })),
+    ...IN_PLACE_KEYS.map((key) => ({ label: keyLabel(key.label), what: key.what })),
+  ];
+  return (
+    <ModalDialog label="Keyboard shortcuts" className="shortcuts-sheet" onClose={onClose}>
+      <div className="pane-header">
+        <h3>Keyboard shortcuts</h3>
+        <button type="button" className="icon-button" aria-label="Close" onClick={onClose}>
+          ×
+        </button>
+      </div>
+      <table>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.label}>
+              <th scope="row">
+                <kbd>{row.label}</kbd>
+              </th>
+              <td>{row.what}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ModalDialog>
+  );
+}
