@@ -5,9 +5,12 @@ import {
   createFolder,
   createNote,
   deleteFolder,
+  deleteForever,
   deleteNote,
   moveNote,
+  recreateNote,
   renameFolder,
+  restoreTrashed,
   setNotePinned,
   setNoteTitle,
   touchNote,
@@ -132,7 +135,7 @@ describe("workspace changes", () => {
     expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
-  it("dates every change to a note, and never brings a deleted note back", async () => {
+  it("dates every change to a note, and never brings a note deleted for good back", async () => {
     const doc = new Y.Doc();
     const uuid = createNote(doc, null);
     const changes: [string, (doc: Y.Doc) => void][] = [
@@ -149,8 +152,37 @@ describe("workspace changes", () => {
     }
     expect(readNotes(doc).get(uuid)).toMatchObject({ title: "Renamed", pinned: true, folder: A });
     deleteNote(doc, uuid);
+    deleteForever(doc, uuid);
     touchNote(doc, uuid);
     expect(readNotes(doc).has(uuid)).toBe(false);
+  });
+
+  it("moves notes and folders to the Trash, lists the Trash newest first, restores and deletes forever", async () => {
+    const doc = new Y.Doc();
+    folder(doc, A, "Top", null);
+    const first = createNote(doc, A);
+    setNoteTitle(doc, first, "First");
+    deleteNote(doc, first);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    deleteFolder(doc, A);
+    const workspace = readWorkspace(doc);
+    expect(workspace.notes.has(first)).toBe(false);
+    expect(workspace.folders.has(A)).toBe(false);
+    expect(workspace.trash.map((item) => [item.kind, item.title])).toEqual([
+      ["folder", "Top"],
+      ["note", "First"],
+    ]);
+    // The note's folder is in the Trash too: it comes back at the top level.
+    restoreTrashed(doc, first);
+    expect(readWorkspace(doc).notes.get(first)).toMatchObject({ folder: null, trashedAt: null });
+    deleteForever(doc, A);
+    expect(readWorkspace(doc).trash).toEqual([]);
+    // A note deleted for good elsewhere while open here comes back from what this window knew.
+    const meta = readNotes(doc).get(first);
+    deleteNote(doc, first);
+    deleteForever(doc, first);
+    recreateNote(doc, first, meta as NonNullable<typeof meta>);
+    expect(readWorkspace(doc).notes.get(first)).toMatchObject({ title: "First", trashedAt: null });
   });
 
   it("creates and renames folders, trimming names", () => {
@@ -160,14 +192,15 @@ describe("workspace changes", () => {
     expect(readFolders(doc).get(uuid)).toMatchObject({ name: "Archive", parent: null, icon: null });
   });
 
-  it("deletes a folder without losing its notes or subfolders: they move up to its parent", () => {
+  it("moves a folder to the Trash without losing its notes or subfolders: they move up to its parent", () => {
     const doc = new Y.Doc();
     folder(doc, A, "Top", null);
     folder(doc, B, "Middle", A);
     folder(doc, C, "Bottom", B);
     note(doc, "dddddddd-0000-4000-8000-000000000000", { title: "in middle", folder: B, updatedAt: AT });
     deleteFolder(doc, B);
-    expect(readFolders(doc).has(B)).toBe(false);
+    expect(readFolders(doc).get(B)?.trashedAt).toEqual(expect.any(String));
+    expect(readWorkspace(doc).folders.has(B)).toBe(false);
     expect(readFolders(doc).get(C)?.parent).toBe(A);
     expect(readNotes(doc).get("dddddddd-0000-4000-8000-000000000000")?.folder).toBe(A);
   });

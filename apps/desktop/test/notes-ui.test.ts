@@ -175,7 +175,7 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     await folders.getByRole("button", { name: "Work" }).waitFor(WAIT);
     await expect.poll(async () => (await restNote("Beta renamed", "Work"))?.title, PATIENCE).toBe("Beta renamed");
 
-    // Deleting a folder keeps its notes: they move up to the top level.
+    // Deleting a folder moves it to the Trash and keeps its notes: they move up to the top level.
     await folders.getByRole("button", { name: "Delete folder" }).click();
     await folders.getByRole("alertdialog").getByRole("button", { name: "Delete folder" }).click();
     await expect.poll(() => folders.getByRole("button", { name: "Work" }).count(), PATIENCE).toBe(0);
@@ -183,15 +183,73 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     expect(await noteTitles()).toContain("Beta renamed");
   });
 
-  it("deletes a note after asking", async () => {
+  it("moves a note to the Trash after asking", async () => {
     await openNote("Beta renamed");
     await main().getByRole("button", { name: "Delete note" }).click();
     const question = main().getByRole("alertdialog");
-    expect(await question.textContent()).toContain("Beta renamed");
+    expect(await question.textContent()).toContain('Move "Beta renamed" to the Trash?');
     await question.getByRole("button", { name: "Delete note" }).click();
     await expect.poll(noteTitles, PATIENCE).toEqual(["Groceries", "Alpha"]);
     await expect.poll(() => restNote("Beta renamed"), PATIENCE).toBeUndefined();
     expect(await main().getByText("Select a note, or create one.").count()).toBe(1);
+  });
+
+  it("keeps the Trash in step with another device (the REST API): restore, trash again there, delete forever here", async () => {
+    const folders = page.getByRole("navigation", { name: "Folders" });
+    const trashButton = folders.getByRole("button", { name: /^Trash/ });
+    const trash = () => main().getByRole("list", { name: "Trash" });
+    const trashed = async () => (await trash().locator(".note-item-title").allTextContents()).map((text) => text.trim());
+    const serverTrash = async () => (await user.client.call("listTrash")).items.map((item) => `${item.kind}:${item.title}`);
+
+    await expect.poll(() => trashButton.textContent(), PATIENCE).toBe("Trash (2)");
+    await trashButton.click();
+    await expect.poll(trashed, PATIENCE).toEqual(["Note Beta renamed", "Folder Work"]);
+    await expect.poll(serverTrash, PATIENCE).toEqual(expect.arrayContaining(["note:Beta renamed", "folder:Work"]));
+    await screenshot(page, "notes-trash");
+
+    await trash().getByRole("button", { name: "Restore Beta renamed" }).click();
+    await expect.poll(trashed, PATIENCE).toEqual(["Folder Work"]);
+    await expect.poll(async () => (await restNote("Beta renamed"))?.title, PATIENCE).toBe("Beta renamed");
+
+    // The other device trashes it again: this one's Trash shows it.
+    const note = await restNote("Beta renamed");
+    await user.client.call("trashNote", { params: { id: note?.id as number } });
+    await expect.poll(trashed, PATIENCE).toEqual(["Note Beta renamed", "Folder Work"]);
+
+    await trash().getByRole("listitem").filter({ hasText: "Beta renamed" }).getByRole("button", { name: "Delete forever" }).click();
+    await main().getByRole("alertdialog").getByRole("button", { name: "Delete forever" }).click();
+    await expect.poll(trashed, PATIENCE).toEqual(["Folder Work"]);
+    await expect.poll(serverTrash, PATIENCE).toEqual(["folder:Work"]);
+    await folders.getByRole("button", { name: "All notes" }).click();
+    await noteList().waitFor(WAIT);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("says so when the open note is moved to the Trash on another device, keeps its text, and restores it", async () => {
+    await openNote("Groceries");
+    const note = await restNote("Groceries");
+    await user.client.call("trashNote", { params: { id: note?.id as number } });
+    const banner = main().getByRole("alert").filter({ hasText: "another device" });
+    await expect.poll(() => banner.textContent(), PATIENCE).toContain("“Groceries” was moved to the Trash on another device.");
+    expect(await body().textContent()).toBe("Oat milk, eggs");
+    expect(await noteTitles()).not.toContain("Groceries");
+    await screenshot(page, "notes-trashed-elsewhere");
+
+    await banner.getByRole("button", { name: "Restore note" }).click();
+    await expect.poll(() => titleInput().inputValue(), PATIENCE).toBe("Groceries");
+    await expect.poll(noteTitles, PATIENCE).toContain("Groceries");
+    await expect.poll(async () => (await restNote("Groceries"))?.markdown.trim(), PATIENCE).toBe("Oat milk, **eggs**");
+  });
+
+  it("refuses a title over the limit with a message rather than cutting it", async () => {
+    await openNote("Groceries");
+    await titleInput().fill("G".repeat(501));
+    expect(await main().getByRole("alert").textContent()).toBe("A title has at most 500 characters (this one has 501).");
+    expect(await titleInput().inputValue()).toHaveLength(501);
+    // Nothing was written: the list still shows the old title.
+    expect(await noteTitles()).toContain("Groceries");
+    await titleInput().fill("Groceries");
+    await expect.poll(() => main().getByRole("alert").count(), PATIENCE).toBe(0);
   });
 
   it("searches on the server when online, and opens a result", async () => {
@@ -280,6 +338,28 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     expect((await restNote("Launch plan", "Desktop app"))?.content).toMatch(/<\/blockquote>$/);
     expect(await noteTitles()).toEqual(["Release notes draft", "Launch plan"]);
     await screenshot(page, "notes");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("warns before signing out with unsynced changes, and signs out once they have synced when asked to wait", async () => {
+    await app.ts.server.close();
+    await expect.poll(syncStatus, PATIENCE).toMatch(/^Offline/);
+    await appendToBody(" Unsynced line.");
+    await expect.poll(syncStatus, PATIENCE).toMatch(/^Offline · \d+ to sync$/);
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    const warning = page.getByRole("alertdialog");
+    await expect.poll(() => warning.textContent(), PATIENCE).toMatch(/not on the server yet/);
+    await screenshot(page, "sign-out-warning");
+    await warning.getByRole("button", { name: "Cancel" }).click();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("alertdialog").getByRole("button", { name: "Wait for sync" }).click();
+    await expect.poll(() => page.getByRole("alertdialog").textContent(), PATIENCE).toMatch(/^Waiting for/);
+
+    await app.ts.restart();
+    // Once everything reached the server, the app signs out by itself.
+    await page.getByLabel("API key", { exact: true }).waitFor(WAIT);
+    await expect.poll(async () => (await restNote("Launch plan", "Desktop app"))?.markdown, PATIENCE).toContain("Unsynced line.");
     expect(pageErrors).toEqual([]);
   });
 });

@@ -6,13 +6,14 @@ import {
   createTodo,
   deleteTodo,
   removeStep,
+  restoreTodo,
   setStepCompleted,
   setTodoCompleted,
   TITLE_MAX_LENGTH,
   updateTodo,
 } from "../src/renderer/todos/todo-actions";
 import { daysBetween, formatDueDate, priorityDescription } from "../src/renderer/todos/todo-format";
-import { countViews, type TodoItem, todosInView } from "../src/renderer/todos/todo-lists";
+import { countViews, holdPositions, type TodoItem, todosInView } from "../src/renderer/todos/todo-lists";
 
 const TODAY = "2026-03-10";
 const T0 = new Date("2026-03-10T08:00:00.000Z");
@@ -122,6 +123,29 @@ describe("todo actions on the document", () => {
     });
   });
 
+  it("refuse a due date out of range and a title over the limit, with a message", () => {
+    const doc = new Y.Doc();
+    expect(() => createTodo(doc, { title: "Typo", dueDate: "20260-01-01", priority: null })).toThrow(
+      "The due date must be a date YYYY-MM-DD.",
+    );
+    expect(() => createTodo(doc, { title: "Typo", dueDate: "0202-01-01", priority: null })).toThrow(
+      "The due date must be between 1900-01-01 and 2199-12-31.",
+    );
+    const uuid = createTodo(doc, { title: "Fine", dueDate: "2199-12-31", priority: null });
+    expect(() => updateTodo(doc, uuid, { title: "x".repeat(501) })).toThrow("A title has at most 500 characters (this one has 501).");
+    expect(readTodos(doc).get(uuid)?.title).toBe("Fine");
+  });
+
+  it("undo a deletion: the todo comes back as it was", () => {
+    const doc = new Y.Doc();
+    const uuid = createTodo(doc, { title: "Back again", dueDate: "2026-03-17", priority: 2 }, T0);
+    addStep(doc, uuid, "one", T0);
+    const deleted = deleteTodo(doc, uuid);
+    expect(readTodos(doc).has(uuid)).toBe(false);
+    restoreTodo(doc, uuid, deleted as TodoMeta, T1);
+    expect(readTodos(doc).get(uuid)).toMatchObject({ title: "Back again", priority: 2, steps: [{ title: "one", completed: false }] });
+  });
+
   it("never bring back a todo deleted meanwhile", () => {
     const doc = new Y.Doc();
     const uuid = createTodo(doc, { title: "Gone soon", dueDate: null, priority: null }, T0);
@@ -174,5 +198,27 @@ describe("todo formatting", () => {
     expect(formatDueDate("2027-01-05", TODAY, "en-US")).toBe("Tue, Jan 5, 2027");
     expect(priorityDescription(1)).toBe("P1 (highest)");
     expect(priorityDescription(null)).toBe("No priority");
+  });
+});
+
+describe("rows held in place", () => {
+  it("keeps a just-completed row where it was, even when its view no longer lists it", () => {
+    const a = todo("a", { title: "A" });
+    const b = todo("b", { title: "B" });
+    const c = todo("c", { title: "C", completed: true });
+    // c was at index 0 when it was completed; the view (All: open only) now lists a and b.
+    expect(holdPositions([a, b], [a, b, c], new Map([["c", 0]])).map((t) => t.uuid)).toEqual(["c", "a", "b"]);
+    // Held rows that moved within the list stay put too; unknown or deleted ones are skipped.
+    expect(
+      holdPositions(
+        [b, a],
+        [a, b],
+        new Map([
+          ["a", 0],
+          ["gone", 1],
+        ]),
+      ).map((t) => t.uuid),
+    ).toEqual(["a", "b"]);
+    expect(holdPositions([a, b], [a, b], new Map()).map((t) => t.uuid)).toEqual(["a", "b"]);
   });
 });

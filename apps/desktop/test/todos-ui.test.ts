@@ -119,9 +119,11 @@ describe.skipIf(chromiumMissing("todos"))("todos in web mode against a real serv
 
   it("completes and reopens a todo", async () => {
     await openView("All");
-    // A click, not check(): the row leaves All as soon as the todo is done, so there is no checked box to wait for.
+    // A click, not check(): the row leaves All once the pointer leaves the list, so there is no checked box to wait for.
     await row("Pay rent").getByRole("checkbox", { name: "Complete Pay rent" }).click();
-    await expect.poll(() => listed("All")).toEqual(["File taxes", "Plan trip", "Read a book", "Water plants"]);
+    expect(await page.getByRole("status").filter({ hasText: "Completed" }).textContent()).toContain("Completed “Pay rent”Undo");
+    await page.mouse.move(5, 5);
+    await expect.poll(() => listed("All"), PATIENCE).toEqual(["File taxes", "Plan trip", "Read a book", "Water plants"]);
     expect(await counts()).toEqual(["Today 2", "Overdue 1", "Upcoming 1", "All 4", "Completed 1"]);
     // Today still lists it, done, below what is left to do.
     await openView("Today");
@@ -144,6 +146,37 @@ describe.skipIf(chromiumMissing("todos"))("todos in web mode against a real serv
     expect(await counts()).toEqual(["Today 2", "Overdue 1", "Upcoming 1", "All 5", "Completed 0"]);
   });
 
+  it("completes one todo per double-click: the row stays under the pointer, and Undo reopens it", async () => {
+    await openView("All");
+    const before = await listed("All");
+    const [first, second] = before;
+    await row(first as string)
+      .getByRole("checkbox", { name: `Complete ${first}` })
+      .dblclick();
+    // The completed row keeps its place while the pointer is on the list; the next one is untouched.
+    expect(await listed("All")).toEqual(before);
+    expect(
+      await row(first as string)
+        .getByRole("checkbox")
+        .isChecked(),
+    ).toBe(true);
+    expect(
+      await row(second as string)
+        .getByRole("checkbox")
+        .isChecked(),
+    ).toBe(false);
+    const toast = page.getByRole("status").filter({ hasText: "Undo" });
+    expect(await toast.textContent()).toContain(`Completed “${first}”`);
+    await expect.poll(async () => (await serverTodo(first as string))?.completed, PATIENCE).toBe(true);
+    expect((await serverTodo(second as string))?.completed).toBe(false);
+    await screenshot(page, "todos-undo");
+
+    await toast.getByRole("button", { name: "Undo" }).click();
+    await page.mouse.move(5, 5);
+    await expect.poll(() => listed("All"), PATIENCE).toEqual(before);
+    await expect.poll(async () => (await serverTodo(first as string))?.completed, PATIENCE).toBe(false);
+  });
+
   it("adds, checks and removes steps", async () => {
     await openView("Upcoming");
     await select("Plan trip");
@@ -161,44 +194,97 @@ describe.skipIf(chromiumMissing("todos"))("todos in web mode against a real serv
     await expect.poll(async () => (await serverTodo("Plan trip"))?.steps, PATIENCE).toEqual([{ title: "Book flights", completed: true }]);
   });
 
-  it("edits the title, description, due date and priority", async () => {
+  it("edits the title, description, due date and priority: they save themselves as they are typed", async () => {
     await openView("All");
     await select("Read a book");
-    const form = details("Read a book").getByRole("form", { name: "Edit todo" });
-    expect(await form.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
+    // The panel is named by the title, which changes as it saves: reach the form directly.
+    const form = page.getByRole("form", { name: "Edit todo" });
+    expect(await form.getByRole("button", { name: "Discard changes" }).isDisabled()).toBe(true);
     await form.getByLabel("Title").fill("Read two books");
     await form.getByLabel("Description").fill("One novel, one essay.");
     await form.getByLabel("Due date").fill(today());
     await form.getByLabel("Priority").selectOption("2");
-    await form.getByRole("button", { name: "Save" }).click();
 
     await details("Read two books").waitFor();
+    await expect.poll(() => form.getByRole("status").textContent(), PATIENCE).toBe("Saved");
     expect(await listed("All")).toEqual(["Pay rent", "File taxes", "Read two books", "Plan trip", "Water plants"]);
     expect(await counts()).toEqual(["Today 3", "Overdue 1", "Upcoming 1", "All 5", "Completed 0"]);
     await expect
       .poll(async () => serverTodo("Read two books"), PATIENCE)
       .toMatchObject({ description: "One novel, one essay.", dueDate: today(), priority: 2 });
 
-    // An empty title is refused, and Revert brings back the saved one.
-    const edit = details("Read two books").getByRole("form", { name: "Edit todo" });
-    await edit.getByLabel("Title").fill("   ");
-    await edit.getByRole("button", { name: "Save" }).click();
-    expect(await edit.getByRole("alert").textContent()).toBe("A title is required.");
-    await edit.getByRole("button", { name: "Revert" }).click();
-    expect(await edit.getByLabel("Title").inputValue()).toBe("Read two books");
+    // An empty title, one over the limit and a date out of range are refused with a message, never cut or stored.
+    await form.getByLabel("Title").fill("   ");
+    await expect.poll(() => form.getByRole("alert").textContent(), PATIENCE).toBe("A title is required.");
+    await form.getByLabel("Title").fill("x".repeat(501));
+    await expect.poll(() => form.getByRole("alert").textContent(), PATIENCE).toBe("A title has at most 500 characters (this one has 501).");
+    expect(await form.getByLabel("Title").inputValue()).toHaveLength(501);
+    await form.getByLabel("Title").fill("Read two books");
+    await form.getByLabel("Due date").fill("2999-01-01");
+    await expect
+      .poll(() => form.getByRole("alert").textContent(), PATIENCE)
+      .toBe("The due date must be between 1900-01-01 and 2199-12-31.");
+    // "Discard changes" puts back what the todo was when it was opened.
+    await form.getByRole("button", { name: "Discard changes" }).click();
+    await details("Read a book").waitFor();
+    await expect.poll(async () => serverTodo("Read a book"), PATIENCE).toMatchObject({ description: "", priority: 4, dueDate: null });
+    // Back to the edited todo the next tests expect.
+    await form.getByLabel("Title").fill("Read two books");
+    await form.getByLabel("Description").fill("One novel, one essay.");
+    await form.getByLabel("Due date").fill(today());
+    await form.getByLabel("Priority").selectOption("2");
+    await expect.poll(async () => serverTodo("Read two books"), PATIENCE).toMatchObject({ dueDate: today(), priority: 2 });
+    await page.getByRole("button", { name: "Close details" }).click();
   });
 
-  it("deletes a todo only once confirmed", async () => {
+  it("keeps a draft typed just before switching todo, view or section", async () => {
+    await openView("All");
+    await select("Read two books");
+    const form = page.getByRole("form", { name: "Edit todo" });
+    // Typed, and straight away another todo: no pause for the autosave.
+    await form.getByLabel("Description").fill("Started chapter one");
+    await row("Plan trip").getByRole("button", { name: "Plan trip", exact: true }).click();
+    await details("Plan trip").waitFor();
+    await form.getByLabel("Description").fill("Window seat");
+    // Another view: the panel stays on the selected todo, and its draft is written meanwhile.
+    await openView("Completed");
+    await expect.poll(async () => (await serverTodo("Plan trip"))?.description, PATIENCE).toBe("Window seat");
+    await openView("All");
+    await select("File taxes");
+    await form.getByLabel("Description").fill("Receipts in the blue folder");
+    await openSection(page, "Notes");
+    await openSection(page, "Todos");
+    await page.getByRole("tablist", { name: "Todo views" }).waitFor();
+    await expect.poll(async () => (await serverTodo("Read two books"))?.description, PATIENCE).toBe("Started chapter one");
+    await expect.poll(async () => (await serverTodo("File taxes"))?.description, PATIENCE).toBe("Receipts in the blue folder");
+
+    // A saved field changed on another device shows that change, and the open panel never writes its older draft back.
+    await openView("All");
+    await select("File taxes");
+    await form.getByLabel("Description").fill("Receipts, twice");
+    await expect.poll(async () => (await serverTodo("File taxes"))?.description, PATIENCE).toBe("Receipts, twice");
+    const id = (await serverTodo("File taxes"))?.id as number;
+    await user.client.call("updateTodo", { params: { id }, body: { description: "From the accountant" } });
+    await expect.poll(() => form.getByLabel("Description").inputValue(), PATIENCE).toBe("From the accountant");
+    await page.waitForTimeout(1500);
+    expect((await serverTodo("File taxes"))?.description).toBe("From the accountant");
+    await page.getByRole("button", { name: "Close details" }).click();
+    await openView("Today");
+  });
+
+  it("deletes a todo at once, with an Undo that brings it back", async () => {
     await openView("Today");
     await select("Water plants");
     await details("Water plants").getByRole("button", { name: "Delete todo" }).click();
-    const question = page.getByRole("alertdialog");
-    expect(await question.textContent()).toContain("Delete “Water plants”?");
-    await question.getByRole("button", { name: "Cancel" }).click();
-    expect(await listed("Today")).toContain("Water plants");
+    await expect.poll(() => listed("Today")).not.toContain("Water plants");
+    const toast = page.getByRole("status").filter({ hasText: "Undo" });
+    expect(await toast.textContent()).toContain("Deleted “Water plants”");
+    await toast.getByRole("button", { name: "Undo" }).click();
+    await expect.poll(() => listed("Today")).toContain("Water plants");
+    await expect.poll(async () => (await serverTodo("Water plants"))?.title, PATIENCE).toBe("Water plants");
 
+    await select("Water plants");
     await details("Water plants").getByRole("button", { name: "Delete todo" }).click();
-    await page.getByRole("alertdialog").getByRole("button", { name: "Delete todo" }).click();
     await expect.poll(() => listed("Today")).toEqual(["Pay rent", "Read two books"]);
     expect(await details("Water plants").count()).toBe(0);
     await expect.poll(async () => serverTodo("Water plants"), PATIENCE).toBeUndefined();

@@ -33,6 +33,7 @@ import { syncHandlers } from "./sync/sync-routes";
 import { renderHomePage } from "./system/home-page";
 import { systemHandlers } from "./system/system-routes";
 import { todoHandlers } from "./todos/todos-routes";
+import { trashHandlers } from "./trash/trash-routes";
 import { workspaceHandlers } from "./workspace/workspace-routes";
 
 export interface RunningServer {
@@ -64,6 +65,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...workspaceHandlers(context),
     ...folderHandlers(context),
     ...noteHandlers(context),
+    ...trashHandlers(context),
     ...snapshotHandlers(context),
     ...accumulateHandlers(context),
     ...sharingHandlers(context),
@@ -107,6 +109,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator };
   const sync = new SyncServer(base);
+  await sync.start();
   const clock = new Clock();
   const context: AppContext = {
     ...base,

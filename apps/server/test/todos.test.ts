@@ -95,6 +95,9 @@ describe("todos", () => {
     ["priority 1.5", { title: "x", priority: 1.5 }, "body.priority"],
     ["February 30th", { title: "x", dueDate: "2026-02-30" }, "body.dueDate"],
     ["a word as a date", { title: "x", dueDate: "tomorrow" }, "body.dueDate"],
+    ["a date in year 2999", { title: "x", dueDate: "2999-01-01" }, "between 1900-01-01 and 2199-12-31"],
+    ["a date in year 0202", { title: "x", dueDate: "0202-01-01" }, "body.dueDate"],
+    ["a title over 500 characters", { title: "x".repeat(501) }, "body.title"],
     ["steps that are not a list", { title: "x", steps: "do it" }, "body.steps"],
   ])("answers %s with 422 naming the field", async (_, body, field) => {
     const response = await t.fetch("/api/v1/os/todos", {

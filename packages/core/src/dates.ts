@@ -20,3 +20,14 @@ export function isCalendarDate(value: string): boolean {
   const date = new Date(`${value}T00:00:00.000Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
 }
+
+/** Due dates the apps and the API accept: a typo such as year 20260 or 0202 is refused, not stored. */
+export const EARLIEST_DUE_DATE = "1900-01-01";
+export const LATEST_DUE_DATE = "2199-12-31";
+
+/** Why `value` cannot be a due date, or null when it can. */
+export function dueDateProblem(value: string): string | null {
+  if (!isCalendarDate(value)) return "must be a date YYYY-MM-DD";
+  if (value < EARLIEST_DUE_DATE || value > LATEST_DUE_DATE) return `must be between ${EARLIEST_DUE_DATE} and ${LATEST_DUE_DATE}`;
+  return null;
+}

@@ -3,12 +3,13 @@ import {
   jsonToMarkdown,
   MAX_NOTE_CONTENT_BYTES,
   markdownToJson,
-  removeNote,
   splitFolderPath,
   textToJson,
+  trashNote,
   workspaceDocName,
 } from "@tandem/core";
 import type { Kysely } from "kysely";
+import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
 import { deleteFolder, ensureFolderPath, ensureFolderPaths } from "../folders/folders-service";
 import { ApiError } from "../http/errors";
@@ -138,7 +139,8 @@ async function deleteByPath(deps: Deps, ownerId: number, path: string, report: R
   const noteId = await findNote(deps.db, ownerId, folderId, title);
   if (noteId === undefined) throw new EntryError("no such note");
   const note = await getOwnedNote(deps.db, ownerId, noteId);
-  await deps.sync.change(workspaceDocName(ownerId), ownerId, (doc) => removeNote(doc, note.uuid));
+  // Like every delete, to the Trash (restorable for 30 days).
+  await deps.sync.change(workspaceDocName(ownerId), ownerId, (doc) => trashNote(doc, note.uuid, nowIso()));
   report.deleted++;
 }
 

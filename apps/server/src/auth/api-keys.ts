@@ -3,6 +3,7 @@ import type { CompiledQuery, Kysely } from "kysely";
 import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
 import { notFound } from "../http/errors";
+import { bumpAccessEpoch } from "../sync/access-epoch";
 import type { CredentialVerifier, Principal } from "./principal";
 import { issueToken, parseToken, secretMatches } from "./secret-token";
 
@@ -43,13 +44,19 @@ export async function createApiKey(
   return { keyId: issued.id, apiKey: issued.token, userId: input.userId, label: input.label ?? null, scopes, createdAt };
 }
 
-/** Revokes a key by its public id; takes effect on the next request, in every process. */
+/**
+ * Revokes a key by its public id; takes effect on the next request, in every process, and closes
+ * sync connections opened with it (through the access epoch, which every server instance watches).
+ */
 export async function revokeApiKey(db: Kysely<Schema>, keyId: string): Promise<{ keyId: string; revokedAt: string }> {
   const existing = await db.selectFrom("api_keys").select(["id", "revoked_at"]).where("id", "=", keyId).executeTakeFirst();
   if (!existing) throw notFound(`API key ${keyId}`);
   if (existing.revoked_at) return { keyId, revokedAt: existing.revoked_at };
   const revokedAt = nowIso();
-  await db.updateTable("api_keys").set({ revoked_at: revokedAt }).where("id", "=", keyId).execute();
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable("api_keys").set({ revoked_at: revokedAt }).where("id", "=", keyId).execute();
+    await bumpAccessEpoch(tx);
+  });
   return { keyId, revokedAt };
 }
 

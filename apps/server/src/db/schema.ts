@@ -29,14 +29,14 @@ export interface ApiKeysTable {
 
 export interface FoldersTable {
   id: Generated<number>;
-  /** Stable identity for the folder inside the workspace document (notes issue). */
+  /** Stable identity for the folder inside its owner's workspace document; unique per owner. */
   uuid: string;
   owner_id: number;
   parent_id: number | null;
   /** parent_id, or 0 for the root: lets one unique index cover root folders too. */
   parent_key: number;
   name: string;
-  /** Case- and normalisation-folded name; unique among siblings. */
+  /** Case- and normalisation-folded name, for lookups by name; siblings may share one (offline clients). */
   name_key: string;
   icon: string | null;
   created_at: string;
@@ -48,6 +48,22 @@ export interface DocumentsTable {
   name: string;
   state: Uint8Array;
   updated_at: string;
+  /** Counts stores of this document. */
+  version: Generated<number>;
+  /** The stored version the SQL views were last computed from; behind `version` after a crash. */
+  views_version: Generated<number>;
+}
+
+/** The user whose workspace first listed a note: its owner for good, whatever other workspaces list. */
+export interface NoteOwnersTable {
+  uuid: string;
+  owner_id: number;
+}
+
+/** One row (id 1): bumped whenever access may have been taken away, so every instance re-checks open sync connections. */
+export interface SyncAccessEpochTable {
+  id: number;
+  epoch: number;
 }
 
 export interface NotesTable {
@@ -413,6 +429,8 @@ export interface Schema {
   folders: FoldersTable;
   documents: DocumentsTable;
   notes: NotesTable;
+  note_owners: NoteOwnersTable;
+  sync_access_epoch: SyncAccessEpochTable;
   note_bodies: NoteBodiesTable;
   snapshots: SnapshotsTable;
   folder_shares: FolderSharesTable;

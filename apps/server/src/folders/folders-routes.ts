@@ -25,7 +25,7 @@ export function folderHandlers({ db, sync }: AppContext): RouteHandlers<"listFol
       return {
         success: true,
         ...moved,
-        message: `Folder deleted; ${moved.movedNotes} notes and ${moved.movedFolders} folders moved to ${where}`,
+        message: `Folder moved to the Trash; ${moved.movedNotes} notes and ${moved.movedFolders} folders moved to ${where}`,
       };
     },
   };

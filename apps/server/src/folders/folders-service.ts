@@ -1,5 +1,14 @@
 import { createHash, randomUUID } from "node:crypto";
-import { dissolveFolder, type Folder, folderNameKey, putFolder, readFolders, splitFolderPath, workspaceDocName } from "@tandem/core";
+import {
+  type Folder,
+  folderNameKey,
+  putFolder,
+  readFolders,
+  splitFolderPath,
+  trashFolder,
+  withoutTrashed,
+  workspaceDocName,
+} from "@tandem/core";
 import { type CompiledQuery, type Kysely, PostgresIntrospector, type Selectable, sql, type Transaction } from "kysely";
 import type * as Y from "yjs";
 import { nowIso } from "../clock";
@@ -177,7 +186,7 @@ export async function folderPath(db: Db, ownerId: number, folderId: number | nul
 function childIndex(doc: Y.Doc) {
   const key = (parent: string | null, name: string) => `${parent ?? ""}/${folderNameKey(name)}`;
   const children = new Map<string, string>();
-  for (const [uuid, meta] of readFolders(doc)) {
+  for (const [uuid, meta] of withoutTrashed(readFolders(doc))) {
     // Two edits made apart can leave two folders of one name in one place: the first one counts.
     const at = key(meta.parent, meta.name);
     if (!children.has(at)) children.set(at, uuid);
@@ -257,7 +266,12 @@ export async function createFolder(
     ensurePath(doc, parentRow?.uuid ?? null, split.segments, () => randomUUID()),
   );
   const leafUuid = uuids.at(-1) as string;
-  const leaf = await db.selectFrom("folders").selectAll().where("uuid", "=", leafUuid).executeTakeFirstOrThrow();
+  const leaf = await db
+    .selectFrom("folders")
+    .selectAll()
+    .where("owner_id", "=", ownerId)
+    .where("uuid", "=", leafUuid)
+    .executeTakeFirstOrThrow();
   const path = (await folderPath(db, ownerId, leaf.id)).join("/");
   const mode = created.length > 0 ? "created" : "existing";
   return {
@@ -285,6 +299,7 @@ export async function ensureFolderPath(db: Kysely<Schema>, sync: SyncServer, own
   const leaf = await db
     .selectFrom("folders")
     .selectAll()
+    .where("owner_id", "=", ownerId)
     .where("uuid", "=", uuids.at(-1) as string)
     .executeTakeFirstOrThrow();
   return { folder: leaf, created };
@@ -323,13 +338,13 @@ export async function updateFolder(
 }
 
 /**
- * Deletes a folder without losing anything in it: its notes and subfolders move up to its
- * parent (the root for a top-level folder). Answers how many of each moved.
+ * Moves a folder to the Trash without losing anything in it: its notes and subfolders move up to
+ * its parent (the root for a top-level folder). Answers how many of each moved.
  */
 export async function deleteFolder(db: Kysely<Schema>, sync: SyncServer, ownerId: number, folderId: number) {
   const folder = await getOwnedFolder(db, ownerId, folderId);
   return sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
-    const { parent, movedFolders, movedNotes } = dissolveFolder(doc, folder.uuid, nowIso());
+    const { parent, movedFolders, movedNotes } = trashFolder(doc, folder.uuid, nowIso());
     return { movedFolders, movedNotes, movedTo: parent === null ? null : folder.parent_id };
   });
 }
@@ -338,9 +353,10 @@ export async function deleteFolder(db: Kysely<Schema>, sync: SyncServer, ownerId
 export async function ensureGeneralFolder(sync: SyncServer, ownerId: number): Promise<boolean> {
   const uuid = generalFolderUuid(ownerId);
   return sync.change(workspaceDocName(ownerId), ownerId, (doc) => {
-    if (readFolders(doc).has(uuid)) return false;
+    if (readFolders(doc).get(uuid)?.trashedAt === null) return false;
     const now = nowIso();
-    putFolder(doc, uuid, { name: GENERAL_FOLDER, parent: null, icon: null, createdAt: now, updatedAt: now });
+    // A trashed General comes back (a fresh one: the same uuid is every device's General).
+    putFolder(doc, uuid, { name: GENERAL_FOLDER, parent: null, icon: null, createdAt: now, updatedAt: now, trashedAt: null });
     return true;
   });
 }

@@ -3,10 +3,12 @@ import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { listFolderShares, shareFolder, unshareFolder } from "./sharing-service";
 
-export function sharingHandlers({ db }: AppContext): RouteHandlers<"shareFolder" | "listFolderShares" | "unshareFolder"> {
+export function sharingHandlers({ db, sync }: AppContext): RouteHandlers<"shareFolder" | "listFolderShares" | "unshareFolder"> {
   return {
     shareFolder: async ({ input, principal }) => {
       const { share, created: isNew } = await shareFolder(db, principal.userId, input.params.id, input.body);
+      // A lowered role takes effect on the grantee's open sync connections now (other instances follow the access epoch).
+      if (!isNew) await sync.connections.recheck();
       const body = { success: true, share, message: `Shared with ${share.username} as ${share.role}` };
       return isNew ? created(body) : body;
     },
@@ -16,6 +18,7 @@ export function sharingHandlers({ db }: AppContext): RouteHandlers<"shareFolder"
     }),
     unshareFolder: async ({ input, principal }) => {
       await unshareFolder(db, principal.userId, input.params.id, input.params.username);
+      await sync.connections.recheck();
       return { success: true, message: `No longer shared with ${input.params.username}` };
     },
   };

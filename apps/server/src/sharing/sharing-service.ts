@@ -3,6 +3,7 @@ import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
 import { getOwnedFolder } from "../folders/folders-service";
 import { badRequest, notFound } from "../http/errors";
+import { bumpAccessEpoch } from "../sync/access-epoch";
 import { requireUserByUsername } from "../users/users-service";
 
 export interface FolderShare {
@@ -26,15 +27,20 @@ export async function shareFolder(
   const existing = await db
     .selectFrom("folder_shares")
     .select("created_at")
+    .where("owner_id", "=", ownerId)
     .where("folder_uuid", "=", folder.uuid)
     .where("grantee_id", "=", grantee.id)
     .executeTakeFirst();
   const createdAt = existing?.created_at ?? nowIso();
-  await db
-    .insertInto("folder_shares")
-    .values({ folder_uuid: folder.uuid, owner_id: ownerId, grantee_id: grantee.id, role: input.role, created_at: createdAt })
-    .onConflict((oc) => oc.columns(["folder_uuid", "grantee_id"]).doUpdateSet({ role: input.role }))
-    .execute();
+  await db.transaction().execute(async (tx) => {
+    await tx
+      .insertInto("folder_shares")
+      .values({ folder_uuid: folder.uuid, owner_id: ownerId, grantee_id: grantee.id, role: input.role, created_at: createdAt })
+      .onConflict((oc) => oc.columns(["owner_id", "folder_uuid", "grantee_id"]).doUpdateSet({ role: input.role }))
+      .execute();
+    // A role lowered to viewer must downgrade the grantee's open editors.
+    if (existing) await bumpAccessEpoch(tx);
+  });
   return { share: { folderId, userId: grantee.id, username: grantee.username, role: input.role, createdAt }, created: !existing };
 }
 
@@ -44,6 +50,7 @@ export async function listFolderShares(db: Kysely<Schema>, ownerId: number, fold
     .selectFrom("folder_shares")
     .innerJoin("users", "users.id", "folder_shares.grantee_id")
     .select(["users.id", "users.username", "folder_shares.role", "folder_shares.created_at"])
+    .where("folder_shares.owner_id", "=", ownerId)
     .where("folder_shares.folder_uuid", "=", folder.uuid)
     .orderBy("users.username")
     .execute();
@@ -53,10 +60,15 @@ export async function listFolderShares(db: Kysely<Schema>, ownerId: number, fold
 export async function unshareFolder(db: Kysely<Schema>, ownerId: number, folderId: number, username: string): Promise<void> {
   const folder = await getOwnedFolder(db, ownerId, folderId);
   const grantee = await requireUserByUsername(db, username);
-  const result = await db
-    .deleteFrom("folder_shares")
-    .where("folder_uuid", "=", folder.uuid)
-    .where("grantee_id", "=", grantee.id)
-    .executeTakeFirst();
-  if (result.numDeletedRows === 0n) throw notFound(`a share of folder ${folderId} with "${username}"`);
+  const deleted = await db.transaction().execute(async (tx) => {
+    const result = await tx
+      .deleteFrom("folder_shares")
+      .where("owner_id", "=", ownerId)
+      .where("folder_uuid", "=", folder.uuid)
+      .where("grantee_id", "=", grantee.id)
+      .executeTakeFirst();
+    if (result.numDeletedRows > 0n) await bumpAccessEpoch(tx);
+    return result.numDeletedRows > 0n;
+  });
+  if (!deleted) throw notFound(`a share of folder ${folderId} with "${username}"`);
 }

@@ -59,6 +59,7 @@ export async function listSnapshots(db: Kysely<Schema>, ownerId: number, noteId:
     .selectFrom("snapshots")
     .selectAll()
     .where("note_uuid", "=", note.uuid)
+    .where("owner_id", "=", note.owner_id)
     .orderBy("seq", "desc")
     .limit(limit)
     .execute();
@@ -66,12 +67,14 @@ export async function listSnapshots(db: Kysely<Schema>, ownerId: number, noteId:
     .selectFrom("snapshots")
     .select(sql<number>`count(*)`.as("n"))
     .where("note_uuid", "=", note.uuid)
+    .where("owner_id", "=", note.owner_id)
     .executeTakeFirstOrThrow();
   return { noteId, snapshots: rows.map((row) => summary(row, noteId)), total: Number(total.n) };
 }
 
 async function findSnapshot(db: Kysely<Schema>, note: NoteRow, by: { seq?: number; versionId?: number }): Promise<SnapshotRow> {
-  let query = db.selectFrom("snapshots").selectAll().where("note_uuid", "=", note.uuid);
+  // Snapshots follow the note's owner: only theirs, whoever else ever listed the uuid.
+  let query = db.selectFrom("snapshots").selectAll().where("note_uuid", "=", note.uuid).where("owner_id", "=", note.owner_id);
   query = by.seq !== undefined ? query.where("seq", "=", by.seq) : query.where("id", "=", by.versionId as number);
   const row = await query.executeTakeFirst();
   if (!row)

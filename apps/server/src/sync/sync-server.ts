@@ -1,23 +1,23 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type Document, Hocuspocus } from "@hocuspocus/server";
-import { parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
+import type { Principal } from "../auth/principal";
 import type { AppContext } from "../context";
 import { sharedFolders } from "../sharing/access";
-import { materializeNoteBody } from "../views/note-view";
-import { materializeTodos } from "../views/todos-view";
+import { reconcileViews, updateDocumentViews } from "../views/document-views";
+import { claimNotes, noteOwner } from "../views/note-ownership";
 import { ViewScheduler } from "../views/view-scheduler";
-import { materializeWorkspace } from "../views/workspace-view";
+import { ConnectionGuard, type GuardedContext } from "./connection-guard";
 import { credentialAccess } from "./credential-access";
-import { documentAccess } from "./document-access";
+import { type DocumentAccess, documentAccess } from "./document-access";
 import { DocumentStore } from "./document-store";
 
 export const SYNC_PATH = "/sync";
 
 /** What a sync connection carries once its token is verified. */
-export interface SyncContext {
+export interface SyncContext extends GuardedContext {
   userId: number;
 }
 
@@ -52,9 +52,15 @@ function toBytes(data: RawData): Uint8Array {
  */
 export const STORE_DEBOUNCE_MS = 500;
 export const STORE_MAX_DEBOUNCE_MS = 2000;
-/** How long after an edit over sync the SQL views follow (REST writes update them at once). */
-export const VIEW_DEBOUNCE_MS = 150;
 
+/**
+ * The sync hub: Hocuspocus on our own `ws` server, sharing the HTTP server's port at `/sync`.
+ * A connection's token is a credential; which documents a principal may open, and whether
+ * read-only, is decided per document name (see document-access.ts), and decided again for open
+ * connections whenever access may have been taken away (see connection-guard.ts). Documents are
+ * stored in the database, and the SQL views follow each store; REST writes go through
+ * {@link SyncServer.change} so open editors see them live.
+ */
 /**
  * Hocuspocus (4.7) checks by name whether a document is still loaded before unloading it. A late
  * unload of a document that has since been reloaded (the store-then-unload timer of a REST write
@@ -68,12 +74,6 @@ class Hub extends Hocuspocus<SyncContext> {
   }
 }
 
-/**
- * The sync hub: Hocuspocus on our own `ws` server, sharing the HTTP server's port at `/sync`.
- * A connection's token is a credential; which documents a principal may open, and whether
- * read-only, is decided per document name (see document-access.ts). Documents are stored in
- * the database; REST writes go through {@link SyncServer.change} so open editors see them live.
- */
 /** What the sync hub needs; it is built before the delegation parts of the context. */
 export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database" | "db" | "authenticator">;
 
@@ -83,27 +83,26 @@ export class SyncServer {
 
   readonly store: DocumentStore;
   readonly views: ViewScheduler;
+  readonly connections: ConnectionGuard;
 
   constructor(private readonly context: SyncDependencies) {
     this.store = new DocumentStore(context.db);
-    this.views = new ViewScheduler(
-      (name) => this.updateViews(name),
-      VIEW_DEBOUNCE_MS,
-      (name, error) => context.logger.error({ err: error, document: name }, "view update failed"),
-    );
+    this.views = new ViewScheduler((name) => updateDocumentViews(context.db, this.store, name));
     this.hocuspocus = new Hub({
       name: "tandem",
       quiet: true,
       debounce: STORE_DEBOUNCE_MS,
       maxDebounce: STORE_MAX_DEBOUNCE_MS,
       onAuthenticate: async ({ token, documentName, connectionConfig }) => {
+        const epoch = this.connections.epoch;
         const principal = await this.context.authenticator.verify(token);
-        if (!principal) throw new Error("invalid credential");
-        const allowed = credentialAccess(principal, documentName);
-        const access = allowed && (await documentAccess(principal.userId, documentName, this));
-        if (!allowed || !access) throw new Error(`no access to ${documentName}`);
-        connectionConfig.readOnly = access === "read" || allowed === "read";
-        return { userId: principal.userId } satisfies SyncContext;
+        const access = principal && (await this.accessOf(principal, documentName));
+        if (!principal || !access) throw new Error(`no access to ${documentName}`);
+        connectionConfig.readOnly = access === "read";
+        return { userId: principal.userId, token, epoch } satisfies SyncContext;
+      },
+      connected: async ({ context }) => {
+        this.connections.admitted(context);
       },
       onLoadDocument: async ({ documentName, document }) => {
         const state = await this.store.load(documentName);
@@ -112,18 +111,46 @@ export class SyncServer {
       onStoreDocument: async ({ documentName, document }) => {
         await this.store.save(documentName, document);
       },
-      onChange: async ({ documentName }) => {
-        this.views.schedule(documentName);
+      // Views follow what is stored, never run ahead of it: a crash cannot leave them showing
+      // edits the documents lost. One that fails is recomputed at the next store or start.
+      afterStoreDocument: async ({ documentName }) => {
+        await this.views.run(documentName).catch((error: unknown) => {
+          context.logger.error({ err: error, document: documentName }, "view update failed");
+        });
       },
     });
+    this.connections = new ConnectionGuard(this.hocuspocus, context.db, (token, name) => this.accessFor(token, name), context.logger);
   }
 
-  /** Brings the SQL views derived from one document up to date. */
-  private async updateViews(documentName: string): Promise<void> {
-    const ref = parseDocName(documentName);
-    if (ref?.kind === "workspace") await materializeWorkspace(this.context.db, ref.userId, await this.getDoc(documentName));
-    else if (ref?.kind === "note") await materializeNoteBody(this.context.db, ref.uuid, await this.getDoc(documentName));
-    else if (ref?.kind === "todos") await materializeTodos(this.context.db, ref.userId, await this.getDoc(documentName));
+  /** Brings views stored before a crash up to date, then starts watching access; call once before serving. */
+  async start(): Promise<void> {
+    const reconciled = await reconcileViews(this.context.db, this.store, (name, error) =>
+      this.context.logger.error({ err: error, document: name }, "view update failed"),
+    );
+    if (reconciled > 0) this.context.logger.info({ documents: reconciled }, "views brought up to date with stored documents");
+    await this.connections.start();
+  }
+
+  /** What a principal may do with a document: the credential's scopes and the user's own access, whichever is less. */
+  private async accessOf(principal: Principal, documentName: string): Promise<DocumentAccess | null> {
+    const allowed = credentialAccess(principal, documentName);
+    const access = allowed && (await documentAccess(principal.userId, documentName, this));
+    if (!allowed || !access) return null;
+    return allowed === "read" ? "read" : access;
+  }
+
+  private async accessFor(token: string, documentName: string): Promise<DocumentAccess | null> {
+    const principal = await this.context.authenticator.verify(token);
+    return principal ? this.accessOf(principal, documentName) : null;
+  }
+
+  noteOwner(uuid: string): Promise<number | undefined> {
+    return noteOwner(this.context.db, uuid);
+  }
+
+  async claimNote(userId: number, uuid: string): Promise<number | undefined> {
+    await claimNotes(this.context.db, userId, [uuid]);
+    return noteOwner(this.context.db, uuid);
   }
 
   async sharedNoteRole(userId: number, uuid: string): Promise<"editor" | "viewer" | undefined> {
@@ -139,7 +166,8 @@ export class SyncServer {
 
   /**
    * Applies a change to a document as one transaction, through Hocuspocus so every connected
-   * client receives it, and answers once the document is stored and its views show the change.
+   * client receives it, and answers once the document is stored and its views show the change
+   * (disconnecting stores it, and the views follow the store).
    * Yjs cannot roll a transaction back, so `apply` must check everything before it changes anything.
    */
   async change<T>(name: string, userId: number, apply: (doc: Y.Doc) => T): Promise<T> {
@@ -149,7 +177,6 @@ export class SyncServer {
       await connection.transact((doc) => {
         result = apply(doc);
       });
-      await this.views.run(name);
     } finally {
       // Disconnecting stores the document before it resolves: the write is durable.
       await connection.disconnect();
@@ -169,6 +196,7 @@ export class SyncServer {
 
   /** Closes every connection and stores every document before answering. */
   async close(): Promise<void> {
+    await this.connections.stop();
     this.hocuspocus.flushPendingStores();
     if (this.hocuspocus.getDocumentsCount() > 0) {
       await new Promise<void>((resolve) => {

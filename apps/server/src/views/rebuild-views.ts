@@ -1,29 +1,22 @@
-import { parseDocName, todosDocName, workspaceDocName } from "@tandem/core";
+import { todosDocName, workspaceDocName } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { Schema } from "../db/schema";
 import { DocumentStore } from "../sync/document-store";
-import { materializeNoteBody } from "./note-view";
-import { materializeTodos } from "./todos-view";
-import { materializeWorkspace } from "./workspace-view";
+import { updateDocumentViews } from "./document-views";
 
 /**
  * Recomputes every SQL view from the stored documents: the views hold nothing the documents do
- * not, so this restores lost or damaged views. Numeric ids of rows that still exist are kept.
+ * not, so this restores lost or damaged views. Numeric ids of rows that still exist are kept, and
+ * so is who owns which note (a record, not a view). Workspaces go first: they record note owners.
  */
 export async function rebuildViews(db: Kysely<Schema>): Promise<{ workspaces: number; notes: number }> {
   const store = new DocumentStore(db);
   const users = await db.selectFrom("users").select("id").execute();
   for (const { id } of users) {
-    await materializeWorkspace(db, id, await store.loadDoc(workspaceDocName(id)));
-    await materializeTodos(db, id, await store.loadDoc(todosDocName(id)));
+    await updateDocumentViews(db, store, workspaceDocName(id));
+    await updateDocumentViews(db, store, todosDocName(id));
   }
   const names = await db.selectFrom("documents").select("name").where("name", "like", "note:%").execute();
-  let notes = 0;
-  for (const { name } of names) {
-    const ref = parseDocName(name);
-    if (ref?.kind !== "note") continue;
-    await materializeNoteBody(db, ref.uuid, await store.loadDoc(name));
-    notes++;
-  }
-  return { workspaces: users.length, notes };
+  for (const { name } of names) await updateDocumentViews(db, store, name);
+  return { workspaces: users.length, notes: names.length };
 }

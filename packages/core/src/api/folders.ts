@@ -102,7 +102,7 @@ export const folderRoutes = {
     method: "DELETE",
     path: "/os/folders/:id",
     category: "folders",
-    summary: "Delete a folder; its notes and subfolders move up to its parent, nothing is lost",
+    summary: "Move a folder to the Trash; its notes and subfolders move up to its parent, nothing is lost",
     auth: "user",
     scope: "os.notes:write",
     params: z.object({ id: IdParam }),

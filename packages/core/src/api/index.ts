@@ -12,6 +12,7 @@ import { snapshotRoutes } from "./snapshots";
 import { syncRoutes } from "./sync";
 import { systemRoutes } from "./system";
 import { todoRoutes } from "./todos";
+import { trashRoutes } from "./trash";
 import { workspaceRoutes } from "./workspace";
 
 /** Every operation of the v1 API, by id. */
@@ -19,6 +20,7 @@ export const routes = {
   ...workspaceRoutes,
   ...folderRoutes,
   ...noteRoutes,
+  ...trashRoutes,
   ...snapshotRoutes,
   ...todoRoutes,
   ...accumulateRoutes,
@@ -51,4 +53,5 @@ export * from "./runtime";
 export * from "./snapshots";
 export * from "./sync";
 export * from "./todos";
+export * from "./trash";
 export * from "./workspace";

@@ -1,8 +1,9 @@
 import { z } from "zod";
+import { MAX_TITLE_LENGTH } from "../documents/limits";
 import { Id, IdParam, success, Timestamp } from "./common";
 import { defineRoute } from "./route";
 
-export const MAX_NOTE_TITLE_LENGTH = 500;
+export const MAX_NOTE_TITLE_LENGTH = MAX_TITLE_LENGTH;
 /** The largest note body accepted, as text (the interface's 10 MB file limit). */
 export const MAX_NOTE_CONTENT_BYTES = 10 * 1024 * 1024;
 /** JSON escaping can double a body's size; leave room for it and the other fields. */

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { isCalendarDate, isTimeZone } from "../dates";
+import { dueDateProblem, isCalendarDate, isTimeZone } from "../dates";
+import { MAX_TITLE_LENGTH } from "../documents/limits";
 import { IdParam, success, Timestamp } from "./common";
 import { defineRoute } from "./route";
 
-export const TodoStepSchema = z.object({ title: z.string().trim().min(1).max(500), completed: z.boolean().default(false) });
+export const TodoStepSchema = z.object({ title: z.string().trim().min(1).max(MAX_TITLE_LENGTH), completed: z.boolean().default(false) });
 
 export const Todo = z.object({
   id: z.number().int(),
@@ -23,7 +24,14 @@ export const Todo = z.object({
 });
 export type Todo = z.infer<typeof Todo>;
 
-const DueDate = z.string().refine(isCalendarDate, { error: "must be a date YYYY-MM-DD" }).nullable().describe("YYYY-MM-DD; null clears it");
+const DueDate = z
+  .string()
+  .superRefine((value, ctx) => {
+    const problem = dueDateProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .nullable()
+  .describe("YYYY-MM-DD; null clears it");
 const Priority = z
   .number()
   .int({ error: "must be 1, 2, 3 or 4" })
@@ -31,7 +39,7 @@ const Priority = z
   .max(4, { error: "must be 1, 2, 3 or 4" })
   .nullable();
 const TimeZone = z.string().refine(isTimeZone, { error: "must be an IANA time zone such as Europe/Paris" });
-const Title = z.string().trim().min(1, { error: "must not be empty" }).max(500);
+const Title = z.string().trim().min(1, { error: "must not be empty" }).max(MAX_TITLE_LENGTH);
 const Description = z.string().max(100_000);
 const Steps = z.array(TodoStepSchema).max(100);
 const TodoIdParams = z.object({ id: IdParam });

@@ -1,14 +1,17 @@
 import * as Y from "yjs";
+import { folderNameKey } from "../folder-names";
 import { putEntry } from "./entries";
 
 /**
  * The `workspace:<userId>` document: two maps keyed by uuid, so an offline client can create,
  * rename and move folders and notes without asking the server for ids.
  *
- *   folders: uuid → Y.Map { name, parent (folder uuid | null), icon (string | null), createdAt, updatedAt }
- *   notes:   uuid → Y.Map { title, folder (folder uuid | null), pinned, tags (string[]), createdAt, updatedAt }
+ *   folders: uuid → Y.Map { name, parent (folder uuid | null), icon (string | null), createdAt, updatedAt, trashedAt }
+ *   notes:   uuid → Y.Map { title, folder (folder uuid | null), pinned, tags (string[]), createdAt, updatedAt, trashedAt }
  *
- * Deleting is removing the key. Timestamps are ISO 8601 strings. Entries written by other clients
+ * `trashedAt` (ISO string, or absent / null) puts an entry in the Trash: it stays in the document,
+ * so every replica agrees, but leaves every listing; restoring clears it. Deleting forever is
+ * removing the key. Timestamps are ISO 8601 strings. Entries written by other clients
  * are read defensively: a field of the wrong type falls back to its default, never throws.
  */
 export const FOLDERS_MAP = "folders";
@@ -20,6 +23,7 @@ export interface FolderMeta {
   icon: string | null;
   createdAt: string;
   updatedAt: string;
+  trashedAt: string | null;
 }
 
 export interface NoteMeta {
@@ -29,7 +33,11 @@ export interface NoteMeta {
   tags: string[];
   createdAt: string;
   updatedAt: string;
+  trashedAt: string | null;
 }
+
+/** How long the Trash keeps an entry before it is deleted for good. */
+export const TRASH_RETENTION_DAYS = 30;
 
 const EPOCH = "1970-01-01T00:00:00.000Z";
 
@@ -59,6 +67,7 @@ export function readFolders(doc: Y.Doc): Map<string, FolderMeta> {
       icon: nullableStr(entry.get("icon")),
       createdAt,
       updatedAt: str(entry.get("updatedAt"), createdAt),
+      trashedAt: nullableStr(entry.get("trashedAt")),
     });
   }
   return folders;
@@ -76,9 +85,15 @@ export function readNotes(doc: Y.Doc): Map<string, NoteMeta> {
       tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : [],
       createdAt,
       updatedAt: str(entry.get("updatedAt"), createdAt),
+      trashedAt: nullableStr(entry.get("trashedAt")),
     });
   }
   return notes;
+}
+
+/** The entries not in the Trash: what every listing shows. */
+export function withoutTrashed<T extends { trashedAt: string | null }>(entries: Map<string, T>): Map<string, T> {
+  return new Map([...entries].filter(([, meta]) => meta.trashedAt === null));
 }
 
 /** Whether the workspace lists a note, without reading every entry (authorisation does this per document). */
@@ -100,11 +115,8 @@ export function removeFolder(doc: Y.Doc, uuid: string): void {
   doc.getMap(FOLDERS_MAP).delete(uuid);
 }
 
-/**
- * Deletes a folder without losing anything: its subfolders and notes move up to its parent
- * (call inside a transaction). Answers where they went and how many moved.
- */
-export function dissolveFolder(doc: Y.Doc, uuid: string, now: string): { parent: string | null; movedFolders: number; movedNotes: number } {
+/** Moves a folder's subfolders and notes up to its parent; answers where they went and how many moved. */
+function moveContentsUp(doc: Y.Doc, uuid: string, now: string): { parent: string | null; movedFolders: number; movedNotes: number } {
   const folders = readFolders(doc);
   const parent = folders.get(uuid)?.parent ?? null;
   let movedFolders = 0;
@@ -121,8 +133,99 @@ export function dissolveFolder(doc: Y.Doc, uuid: string, now: string): { parent:
       movedNotes++;
     }
   }
-  removeFolder(doc, uuid);
   return { parent, movedFolders, movedNotes };
+}
+
+/**
+ * Deletes a folder without losing anything: its subfolders and notes move up to its parent
+ * (call inside a transaction). Answers where they went and how many moved.
+ */
+export function dissolveFolder(doc: Y.Doc, uuid: string, now: string): { parent: string | null; movedFolders: number; movedNotes: number } {
+  const moved = moveContentsUp(doc, uuid, now);
+  removeFolder(doc, uuid);
+  return moved;
+}
+
+/**
+ * Moves a folder to the Trash the way deleting did: its notes and subfolders move up to its
+ * parent first, so nothing but the folder leaves the listings (call inside a transaction).
+ */
+export function trashFolder(doc: Y.Doc, uuid: string, now: string): { parent: string | null; movedFolders: number; movedNotes: number } {
+  const moved = moveContentsUp(doc, uuid, now);
+  putFolder(doc, uuid, { trashedAt: now, updatedAt: now });
+  return moved;
+}
+
+/** Moves a note to the Trash (call inside a transaction). */
+export function trashNote(doc: Y.Doc, uuid: string, now: string): void {
+  putNote(doc, uuid, { trashedAt: now, updatedAt: now });
+}
+
+/**
+ * Takes a note or folder out of the Trash. Its folder (or parent) may have gone meanwhile (trashed
+ * or deleted): then it comes back at the top level. Answers which kind it was, or null when the
+ * Trash holds no such entry.
+ */
+export function restoreFromTrash(doc: Y.Doc, uuid: string, now: string): "note" | "folder" | null {
+  const folders = readFolders(doc);
+  const live = (folder: string | null) => folder !== null && folders.get(folder)?.trashedAt === null;
+  const note = readNotes(doc).get(uuid);
+  if (note?.trashedAt) {
+    putNote(doc, uuid, { trashedAt: null, folder: live(note.folder) ? note.folder : null, updatedAt: now });
+    return "note";
+  }
+  const folder = folders.get(uuid);
+  if (folder?.trashedAt) {
+    const parent = live(folder.parent) ? folder.parent : null;
+    const siblings = new Set(
+      [...withoutTrashed(folders).values()].filter((meta) => meta.parent === parent).map((meta) => folderNameKey(meta.name)),
+    );
+    // A folder made meanwhile may have taken its name: the restored one gets a number, like a copy.
+    let name = folder.name;
+    for (let n = 2; siblings.has(folderNameKey(name)); n++) name = `${folder.name} (${n})`;
+    putFolder(doc, uuid, { trashedAt: null, parent, name, updatedAt: now });
+    return "folder";
+  }
+  return null;
+}
+
+/** Deletes a trashed note or folder for good; answers whether the Trash held it. */
+export function deleteFromTrash(doc: Y.Doc, uuid: string): boolean {
+  if (readNotes(doc).get(uuid)?.trashedAt) {
+    removeNote(doc, uuid);
+    return true;
+  }
+  if (readFolders(doc).get(uuid)?.trashedAt) {
+    removeFolder(doc, uuid);
+    return true;
+  }
+  return false;
+}
+
+/**
+ * When the Trash deletes an entry trashed at `trashedAt` for good. A `trashedAt` that is not a
+ * time (another client wrote it) counts as long ago, so such an entry never lingers.
+ */
+export function trashDeleteAfter(trashedAt: string): string {
+  const trashed = Date.parse(trashedAt);
+  return new Date((Number.isNaN(trashed) ? 0 : trashed) + TRASH_RETENTION_DAYS * 86_400_000).toISOString();
+}
+
+/** The uuids of the entries whose time in the Trash ran out by `now` (ISO). */
+export function expiredTrash(doc: Y.Doc, now: string): { notes: string[]; folders: string[] } {
+  const expired = ([, meta]: [string, { trashedAt: string | null }]) => meta.trashedAt !== null && trashDeleteAfter(meta.trashedAt) <= now;
+  return {
+    notes: [...readNotes(doc)].filter(expired).map(([uuid]) => uuid),
+    folders: [...readFolders(doc)].filter(expired).map(([uuid]) => uuid),
+  };
+}
+
+/** Deletes for good every entry whose time in the Trash ran out by `now` (ISO); answers how many went. */
+export function emptyExpiredTrash(doc: Y.Doc, now: string): number {
+  const { notes, folders } = expiredTrash(doc, now);
+  for (const uuid of notes) removeNote(doc, uuid);
+  for (const uuid of folders) removeFolder(doc, uuid);
+  return notes.length + folders.length;
 }
 
 /**

@@ -10,6 +10,9 @@ export interface VerifiedIdentity {
 /** What the desktop does with a key: read and write notes and todos (over sync and REST). */
 export const REQUIRED_SCOPES = ["os.notes:read", "os.notes:write", "os.todos:read", "os.todos:write"] as const;
 
+/** The server could not be asked at all (down, or no network), as opposed to answering no. */
+export class ServerUnreachableError extends Error {}
+
 /**
  * Asks the server who `apiKey` belongs to (`GET /identity`) and checks it can be the desktop's
  * key: an API key (not a bridge's device token) with the scopes sync needs. Every failure is an
@@ -20,7 +23,8 @@ export async function verifyApiKey(serverUrl: string, apiKey: string): Promise<V
   try {
     answer = await serverClient(serverUrl, apiKey).raw("identity");
   } catch (error) {
-    throw unreachableError(serverUrl, error);
+    const unreachable = unreachableError(serverUrl, error);
+    throw new ServerUnreachableError(unreachable.message, { cause: unreachable.cause });
   }
   if (answer.status === 401) {
     throw new Error("The server refused this API key: it is wrong, revoked or expired");

@@ -160,6 +160,30 @@ describe("signing in", () => {
     expect(readNotes(await again.open(sync.workspaceDoc)).get(uuid)?.title).toBe("Kept");
   });
 
+  it("signs back in while the server is down when this device knows the account, and only then", async () => {
+    const own = await startTestServer();
+    try {
+      const grace = await own.addUser("grace-offline");
+      const host = await freshHost();
+      await host.api.signInWithApiKey({ serverUrl: own.server.url, apiKey: grace.apiKey });
+      await host.api.signOut();
+      const url = own.server.url;
+      await own.stop();
+      expect(await host.api.signInWithApiKey({ serverUrl: url, apiKey: grace.apiKey })).toMatchObject({
+        state: "signed_in",
+        userId: grace.userId,
+        username: "grace-offline",
+      });
+      expect((await host.api.getLocalSync()).userId).toBe(grace.userId);
+      await host.api.signOut();
+      // A key this device never used: nobody can tell whose it is.
+      await expect(host.api.signInWithApiKey({ serverUrl: url, apiKey: `${grace.apiKey}x` })).rejects.toThrow(/Could not reach/);
+      expect(await settingsDump(host)).not.toContain(grace.apiKey);
+    } finally {
+      await own.stop().catch(() => {});
+    }
+  });
+
   it("keeps each account's documents apart: another user never sees, nor uploads, the first one's", async () => {
     const host = await freshHost();
     const grace = await ts.addUser("grace-2");

@@ -1,11 +1,11 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { TandemClient } from "@tandem/core";
 import { z } from "zod";
 import type { SessionInfo, SignInPairingProgress } from "../../shared/desktop-api";
 import type { SessionFacet } from "../facets";
 import type { HostConfig, LocalStore, SessionService } from "../host-context";
 import { parseInput } from "../parse-input";
-import { type VerifiedIdentity, verifyApiKey } from "./identity";
+import { ServerUnreachableError, type VerifiedIdentity, verifyApiKey } from "./identity";
 import { serverClient } from "./server-client";
 import { normaliseServerUrl } from "./server-url";
 import { pollSignInCode, type SignInCode, startSignInCode } from "./sign-in-code";
@@ -21,6 +21,11 @@ export const API_KEY_SECRET = "apiKey";
 export const SETTING_SERVER_URL = "session.serverUrl";
 export const SETTING_IDENTITY = "session.identity";
 export const SETTING_SIGN_IN_DEVICE_ID = "session.signInDeviceId";
+/**
+ * Accounts this device has signed in with, by a SHA-256 of server URL and key (never the key
+ * itself), so signing back in while the server is down works from the local store.
+ */
+export const SETTING_KNOWN_ACCOUNTS = "session.knownAccounts";
 
 const SignInInput = z.object({
   serverUrl: z.string().max(2048),
@@ -28,6 +33,17 @@ const SignInInput = z.object({
 });
 const PairingInput = z.object({ serverUrl: z.string().max(2048) });
 const StoredIdentity = z.object({ userId: z.number().int().positive(), username: z.string(), name: z.string().nullable() });
+const KnownAccounts = z.record(z.string(), StoredIdentity);
+
+const accountKey = (serverUrl: string, apiKey: string) => createHash("sha256").update(`${serverUrl}\n${apiKey}`).digest("hex");
+
+async function knownAccounts(store: LocalStore): Promise<z.infer<typeof KnownAccounts>> {
+  try {
+    return KnownAccounts.parse(JSON.parse((await store.getSetting(SETTING_KNOWN_ACCOUNTS)) ?? "{}"));
+  } catch {
+    return {}; // unreadable: as if none were known
+  }
+}
 
 interface SignedIn {
   readonly serverUrl: string;
@@ -67,6 +83,9 @@ export async function startSession(config: HostConfig, store: LocalStore): Promi
     await config.secrets.set(API_KEY_SECRET, apiKey);
     await store.setSetting(SETTING_SERVER_URL, serverUrl);
     await store.setSetting(SETTING_IDENTITY, JSON.stringify(identity));
+    const known = await knownAccounts(store);
+    known[accountKey(serverUrl, apiKey)] = identity;
+    await store.setSetting(SETTING_KNOWN_ACCOUNTS, JSON.stringify(known));
     current = { serverUrl, apiKey, identity };
     lastServerUrl = serverUrl;
     signInCode = null;
@@ -96,7 +115,17 @@ export async function startSession(config: HostConfig, store: LocalStore): Promi
         serialised(async () => {
           const { serverUrl, apiKey } = parseInput("signInWithApiKey", SignInInput, input);
           const url = normaliseServerUrl(serverUrl);
-          return adopt(url, apiKey, await verifyApiKey(url, apiKey));
+          let identity: VerifiedIdentity;
+          try {
+            identity = await verifyApiKey(url, apiKey);
+          } catch (error) {
+            // The server is down, but this device knows the account: work from the local store
+            // (replication reports an error later if the server refuses the key once it is back).
+            const known = error instanceof ServerUnreachableError ? (await knownAccounts(store))[accountKey(url, apiKey)] : undefined;
+            if (!known) throw error;
+            identity = known;
+          }
+          return adopt(url, apiKey, identity);
         }),
       startSignInPairing: async (input) => {
         const url = normaliseServerUrl(parseInput("startSignInPairing", PairingInput, input).serverUrl);

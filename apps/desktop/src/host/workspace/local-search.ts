@@ -1,4 +1,4 @@
-import { jsonToText, type NoteMeta, noteDocName, readNoteBody, readNotes, workspaceDocName } from "@tandem/core";
+import { jsonToText, type NoteMeta, noteDocName, readNoteBody, readNotes, withoutTrashed, workspaceDocName } from "@tandem/core";
 import type { NoteSearchHit } from "../../shared/desktop-api";
 import type { SyncService } from "../host-context";
 
@@ -58,7 +58,8 @@ function score(uuid: string, meta: NoteMeta, text: string, terms: readonly strin
 export async function searchLocally(sync: SyncService, userId: number, query: string, limit: number): Promise<NoteSearchHit[]> {
   const terms = termsOf(query);
   if (terms.length === 0) return [];
-  const notes = (await sync.readDocument(workspaceDocName(userId), readNotes)) ?? new Map<string, NoteMeta>();
+  // Trashed notes are out of every search, as on the server.
+  const notes = (await sync.readDocument(workspaceDocName(userId), (doc) => withoutTrashed(readNotes(doc)))) ?? new Map<string, NoteMeta>();
   const found: Scored[] = [];
   for (const [uuid, meta] of notes) {
     const text = (await sync.readDocument(noteDocName(uuid), (doc) => jsonToText(readNoteBody(doc)))) ?? "";

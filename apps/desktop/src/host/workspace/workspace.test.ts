@@ -120,6 +120,11 @@ describe("workspace facet: search and snapshots", () => {
     await ts.server.close();
     await waitFor("the host to notice it is offline", async () => (await host.api.getStatus()).sync.state === "offline");
     const unsynced = await localNote("Offline thoughts", "Pears again, and a long line about quinces that goes on and on.");
+    // A note in the Trash is out of the search, here as on the server.
+    const binned = await localNote("Binned pears", "pears pears pears");
+    const workspace = await hub.open(hub.sync.workspaceDoc);
+    workspace.transact(() => putNote(workspace, binned, { trashedAt: new Date().toISOString() }));
+    await waitFor("the hub to have it trashed", () => hub.settled());
 
     const answer = await host.api.searchNotes({ query: "pears" });
     expect(answer.source).toBe("local");

@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useState } from "react";
+import { type ReactNode, useCallback, useEffect, useState } from "react";
 import type { DesktopApi, SessionInfo } from "../../shared/desktop-api";
 import { ApprovalsView } from "../approvals/approvals-view";
 import { BridgeView } from "../bridge/bridge-view";
@@ -10,6 +10,7 @@ import { TodosView } from "../todos/todos-view";
 import { HostStatusProvider } from "./host-status";
 import { SectionNav } from "./section-nav";
 import { SECTIONS, type SectionId, sectionFromHash } from "./sections";
+import { SignOutButton } from "./sign-out-button";
 import { SyncIndicator } from "./sync-indicator";
 
 type SignedIn = Extract<SessionInfo, { state: "signed_in" }>;
@@ -54,10 +55,10 @@ export function MainLayout({
     return () => window.removeEventListener("hashchange", follow);
   }, []);
   const [signOutError, setSignOutError] = useState<string | null>(null);
-  const signOut = () => {
+  const signOut = useCallback(() => {
     setSignOutError(null);
     api.signOut().then(onSignedOut, (error: unknown) => setSignOutError(`Signing out failed: ${errorMessage(error)}`));
-  };
+  }, [api, onSignedOut]);
   const title = SECTIONS.find((candidate) => candidate.id === section)?.title;
   return (
     <HostStatusProvider api={api}>
@@ -69,9 +70,7 @@ export function MainLayout({
             <span className="signed-in-as" title={session.serverUrl}>
               {session.name ?? session.username}
             </span>
-            <button type="button" onClick={signOut}>
-              Sign out
-            </button>
+            <SignOutButton onSignOut={signOut} />
           </div>
           {signOutError && <ErrorNotice message={signOutError} />}
         </header>

@@ -106,7 +106,7 @@ export function FolderTree({ doc, workspace, selection, onSelect, overlay, width
           </button>
           <ConfirmButton
             label="Delete folder"
-            question={`Delete "${selectedName}"? Its notes and subfolders move up a level.`}
+            question={`Move "${selectedName}" to the Trash? Its notes and subfolders move up a level.`}
             onConfirm={() => {
               deleteFolder(doc, selected);
               onSelect(ALL_NOTES);
@@ -128,6 +128,14 @@ export function FolderTree({ doc, workspace, selection, onSelect, overlay, width
         {workspace.tree.map(renderNode)}
         {newFolderInput(null)}
       </ul>
+      <button
+        type="button"
+        className="tree-item trash-item"
+        aria-current={selection.kind === "trash" ? "true" : undefined}
+        onClick={() => onSelect({ kind: "trash" })}
+      >
+        Trash{workspace.trash.length > 0 ? ` (${workspace.trash.length})` : ""}
+      </button>
     </nav>
   );
 }

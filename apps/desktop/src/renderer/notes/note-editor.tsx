@@ -1,4 +1,4 @@
-import { noteDocName } from "@tandem/core/documents";
+import { type NoteMeta, noteDocName } from "@tandem/core/documents";
 import { useCallback, useRef } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
@@ -9,39 +9,52 @@ import { NoteHeader } from "./note-header";
 import { PaneResizer } from "./pane-resizer";
 import { SnapshotsPanel } from "./snapshots-panel";
 import { useTouchOnEdit } from "./use-touch-on-edit";
-import { touchNote } from "./workspace-actions";
-import type { Workspace } from "./workspace-model";
+import { recreateNote, restoreTrashed, touchNote } from "./workspace-actions";
+import { isTrashedNote, type Workspace } from "./workspace-model";
+import "./trash.css";
 
 interface NoteEditorProps {
   readonly api: DesktopApi;
   readonly workspaceDoc: Y.Doc;
   readonly workspace: Workspace;
   readonly uuid: string;
+  /** The note's entry, or, once another device trashed or deleted it, what this window last knew of it. */
+  readonly meta: NoteMeta;
+  /** Called when the owner deletes the note here (it then closes). */
+  readonly onDeleted: () => void;
   /** The snapshots panel beside the editor, when open (the notes view decides its width). */
   readonly snapshots: { readonly width: number; onResize(width: number): void; onClose(): void } | null;
   readonly onToggleSnapshots: () => void;
 }
 
 /** The open note: its header (title, folder, pin, snapshots, delete), the editor and, on demand, its snapshots. */
-export function NoteEditor({ api, workspaceDoc, workspace, uuid, snapshots, onToggleSnapshots }: NoteEditorProps) {
-  const meta = workspace.notes.get(uuid);
+export function NoteEditor({ api, workspaceDoc, workspace, uuid, meta, onDeleted, snapshots, onToggleSnapshots }: NoteEditorProps) {
   const body = useYDoc(noteDocName(uuid));
   const article = useRef<HTMLElement>(null);
-  if (!meta) return <p className="empty-state">This note was deleted.</p>;
+  const listed = workspace.notes.has(uuid);
   // Enter in the title goes on to the text, as in any notes app.
   const focusBody = () => article.current?.querySelector<HTMLElement>(".note-body-content")?.focus();
   return (
     <div className="note-editor">
       <article className="note-main" aria-label="Note" ref={article}>
-        <NoteHeader
-          workspaceDoc={workspaceDoc}
-          workspace={workspace}
-          uuid={uuid}
-          meta={meta}
-          snapshotsOpen={snapshots !== null}
-          onToggleSnapshots={onToggleSnapshots}
-          onTitleDone={focusBody}
-        />
+        {listed ? (
+          <NoteHeader
+            workspaceDoc={workspaceDoc}
+            workspace={workspace}
+            uuid={uuid}
+            meta={meta}
+            snapshotsOpen={snapshots !== null}
+            onToggleSnapshots={onToggleSnapshots}
+            onTitleDone={focusBody}
+            onDeleted={onDeleted}
+          />
+        ) : (
+          <GoneBanner
+            trashed={isTrashedNote(workspace, uuid)}
+            title={meta.title}
+            onRestore={() => (isTrashedNote(workspace, uuid) ? restoreTrashed(workspaceDoc, uuid) : recreateNote(workspaceDoc, uuid, meta))}
+          />
+        )}
         {body.status === "loading" && (
           <p className="empty-state" aria-busy="true">
             Loading…
@@ -56,6 +69,21 @@ export function NoteEditor({ api, workspaceDoc, workspace, uuid, snapshots, onTo
           <SnapshotsPanel api={api} noteUuid={uuid} width={snapshots.width} onClose={snapshots.onClose} />
         </>
       )}
+    </div>
+  );
+}
+
+/** Said in place of the header when the open note left the list on another device; its text stays below. */
+function GoneBanner({ trashed, title, onRestore }: { trashed: boolean; title: string; onRestore: () => void }) {
+  return (
+    <div className="note-gone" role="alert">
+      <p>
+        <strong>{title.trim() === "" ? "This note" : `“${title}”`}</strong>{" "}
+        {trashed ? "was moved to the Trash on another device." : "was deleted on another device."} Its text is still here.
+      </p>
+      <button type="button" className="primary" onClick={onRestore}>
+        Restore note
+      </button>
     </div>
   );
 }

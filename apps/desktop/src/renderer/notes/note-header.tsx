@@ -1,4 +1,4 @@
-import type { NoteMeta } from "@tandem/core/documents";
+import { type NoteMeta, titleLengthProblem } from "@tandem/core/documents";
 import { useEffect, useRef, useState } from "react";
 import type * as Y from "yjs";
 import { ConfirmButton } from "../components/confirm-button";
@@ -14,12 +14,22 @@ interface NoteHeaderProps {
   readonly onToggleSnapshots: () => void;
   /** Enter in the title: on to the text. */
   readonly onTitleDone: () => void;
+  readonly onDeleted: () => void;
 }
 
 const NO_FOLDER = "";
 
 /** The open note's title and its metadata actions: folder, pin, snapshots, delete. */
-export function NoteHeader({ workspaceDoc, workspace, uuid, meta, snapshotsOpen, onToggleSnapshots, onTitleDone }: NoteHeaderProps) {
+export function NoteHeader({
+  workspaceDoc,
+  workspace,
+  uuid,
+  meta,
+  snapshotsOpen,
+  onToggleSnapshots,
+  onTitleDone,
+  onDeleted,
+}: NoteHeaderProps) {
   return (
     <div className="note-header">
       <TitleInput workspaceDoc={workspaceDoc} uuid={uuid} title={meta.title} onDone={onTitleDone} />
@@ -46,8 +56,11 @@ export function NoteHeader({ workspaceDoc, workspace, uuid, meta, snapshotsOpen,
         </button>
         <ConfirmButton
           label="Delete note"
-          question={`Delete "${displayTitle(meta.title)}"?`}
-          onConfirm={() => deleteNote(workspaceDoc, uuid)}
+          question={`Move "${displayTitle(meta.title)}" to the Trash?`}
+          onConfirm={() => {
+            deleteNote(workspaceDoc, uuid);
+            onDeleted();
+          }}
         />
       </div>
     </div>
@@ -56,7 +69,8 @@ export function NoteHeader({ workspaceDoc, workspace, uuid, meta, snapshotsOpen,
 
 /**
  * The title, written to the workspace document as it is typed. While the field has focus it shows
- * what is typed; otherwise it follows the document (a rename elsewhere shows up here).
+ * what is typed; otherwise it follows the document (a rename elsewhere shows up here). A title over
+ * the limit is not written (nor cut): the field says so until it is short enough.
  */
 function TitleInput({ workspaceDoc, uuid, title, onDone }: { workspaceDoc: Y.Doc; uuid: string; title: string; onDone: () => void }) {
   const [draft, setDraft] = useState(title);
@@ -66,34 +80,43 @@ function TitleInput({ workspaceDoc, uuid, title, onDone }: { workspaceDoc: Y.Doc
   useEffect(() => {
     if (!focused.current) setDraft(title);
   }, [title]);
+  const problem = titleLengthProblem(draft);
   return (
-    <input
-      className="note-title"
-      aria-label="Title"
-      placeholder="Untitled"
-      dir="auto"
-      // The server's limit for titles (MAX_NOTE_TITLE_LENGTH); a longer one would not show in its lists.
-      maxLength={500}
-      // biome-ignore lint/a11y/noAutofocus: a new note's first need is its title, as in any notes app.
-      autoFocus={wantsTitle}
-      value={draft}
-      onFocus={() => {
-        focused.current = true;
-      }}
-      onBlur={() => {
-        focused.current = false;
-        setDraft(title);
-      }}
-      onChange={(event) => {
-        setDraft(event.target.value);
-        setNoteTitle(workspaceDoc, uuid, event.target.value);
-      }}
-      onKeyDown={(event) => {
-        if ((event.key === "Enter" || event.key === "ArrowDown") && !event.nativeEvent.isComposing) {
-          event.preventDefault();
-          onDone();
-        }
-      }}
-    />
+    <div className="note-title-field">
+      <input
+        className="note-title"
+        aria-label="Title"
+        placeholder="Untitled"
+        dir="auto"
+        aria-invalid={problem !== null}
+        aria-describedby={problem ? "note-title-problem" : undefined}
+        // biome-ignore lint/a11y/noAutofocus: a new note's first need is its title, as in any notes app.
+        autoFocus={wantsTitle}
+        value={draft}
+        onFocus={() => {
+          focused.current = true;
+        }}
+        onBlur={() => {
+          focused.current = false;
+          // An over-long draft stays in the field to be shortened, rather than vanishing.
+          if (!problem) setDraft(title);
+        }}
+        onChange={(event) => {
+          setDraft(event.target.value);
+          if (!titleLengthProblem(event.target.value)) setNoteTitle(workspaceDoc, uuid, event.target.value);
+        }}
+        onKeyDown={(event) => {
+          if ((event.key === "Enter" || event.key === "ArrowDown") && !event.nativeEvent.isComposing) {
+            event.preventDefault();
+            onDone();
+          }
+        }}
+      />
+      {problem && (
+        <p id="note-title-problem" className="field-problem" role="alert">
+          {problem}
+        </p>
+      )}
+    </div>
   );
 }

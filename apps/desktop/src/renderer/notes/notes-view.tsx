@@ -12,6 +12,7 @@ import { PaneResizer } from "./pane-resizer";
 import { QuickSwitcher } from "./quick-switcher";
 import { keyLabel, SHORTCUTS, type ShortcutAction, shortcutFor } from "./shortcuts";
 import { ShortcutsSheet } from "./shortcuts-sheet";
+import { TrashList } from "./trash-list";
 import { useElementWidth } from "./use-element-width";
 import { useNotePreviews } from "./use-note-previews";
 import { createNote, setNoteTitle } from "./workspace-actions";
@@ -51,10 +52,12 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
   useEffect(() => {
     if (selectedGone) setSelection(ALL_NOTES);
   }, [selectedGone]);
-  const openGone = openNote !== null && !workspace.notes.has(openNote);
-  useEffect(() => {
-    if (openGone) setOpenNote(null);
-  }, [openGone]);
+  // A note trashed or deleted elsewhere while open stays in view (with its text) so it can be restored:
+  // the editor keeps what it last knew of it.
+  const openMeta = openNote === null ? undefined : workspace.notes.get(openNote);
+  const lastKnown = useRef<{ uuid: string; meta: NonNullable<typeof openMeta> } | null>(null);
+  if (openNote !== null && openMeta) lastKnown.current = { uuid: openNote, meta: openMeta };
+  const shownMeta = openMeta ?? (lastKnown.current?.uuid === openNote ? lastKnown.current.meta : undefined);
 
   const folderName = selection.kind === "folder" ? workspace.folders.get(selection.uuid)?.name : undefined;
   const listed = useMemo(() => notesIn(workspace, selection), [workspace, selection]);
@@ -141,7 +144,9 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
       style={{ width: layout.list || preferences.widths.list }}
     >
       <SearchBox ref={searchRef} query={query} onChange={setQuery} />
-      {query.trim() === "" ? (
+      {selection.kind === "trash" && query.trim() === "" ? (
+        <TrashList doc={doc} items={workspace.trash} />
+      ) : query.trim() === "" ? (
         <NoteList
           heading={folderName ?? "All notes"}
           notes={listed}
@@ -183,13 +188,15 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
         {listPane}
         {layout.list > 0 && <PaneResizer pane="list" label="Resize the note list" width={layout.list} onResize={resize("list")} />}
         <section className="editor-pane" aria-label="Editor">
-          {openNote !== null && workspace.notes.has(openNote) ? (
+          {openNote !== null && shownMeta ? (
             <NoteEditor
               key={openNote}
               api={api}
               workspaceDoc={doc}
               workspace={workspace}
               uuid={openNote}
+              meta={shownMeta}
+              onDeleted={() => setOpenNote(null)}
               snapshots={
                 layout.snapshots > 0
                   ? { width: layout.snapshots, onResize: resize("snapshots"), onClose: () => setSnapshotsOpen(false) }

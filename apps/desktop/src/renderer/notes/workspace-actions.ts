@@ -1,4 +1,13 @@
-import { dissolveFolder, hasNote, putFolder, putNote, removeNote } from "@tandem/core/documents";
+import {
+  deleteFromTrash,
+  hasNote,
+  type NoteMeta,
+  putFolder,
+  putNote,
+  restoreFromTrash,
+  trashFolder,
+  trashNote,
+} from "@tandem/core/documents";
 import type * as Y from "yjs";
 
 /*
@@ -35,8 +44,9 @@ export function setNotePinned(doc: Y.Doc, uuid: string, pinned: boolean): void {
   doc.transact(() => putNote(doc, uuid, { pinned, updatedAt: now() }));
 }
 
+/** Deleting moves to the Trash: the entry stays in the document, marked, so every device agrees. */
 export function deleteNote(doc: Y.Doc, uuid: string): void {
-  doc.transact(() => removeNote(doc, uuid));
+  doc.transact(() => trashNote(doc, uuid, now()));
 }
 
 export function createFolder(doc: Y.Doc, name: string, parent: string | null): string {
@@ -50,7 +60,24 @@ export function renameFolder(doc: Y.Doc, uuid: string, name: string): void {
   doc.transact(() => putFolder(doc, uuid, { name: name.trim(), updatedAt: now() }));
 }
 
-/** Deletes a folder; its notes and subfolders move up to its parent, as the server's REST delete does. */
+/** Moves a folder to the Trash; its notes and subfolders move up to its parent, as the server's REST delete does. */
 export function deleteFolder(doc: Y.Doc, uuid: string): void {
-  doc.transact(() => dissolveFolder(doc, uuid, now()));
+  doc.transact(() => trashFolder(doc, uuid, now()));
+}
+
+/** Takes a note or folder out of the Trash (to the top level if its folder went meanwhile). */
+export function restoreTrashed(doc: Y.Doc, uuid: string): void {
+  doc.transact(() => restoreFromTrash(doc, uuid, now()));
+}
+
+export function deleteForever(doc: Y.Doc, uuid: string): void {
+  doc.transact(() => deleteFromTrash(doc, uuid));
+}
+
+/**
+ * Brings back a note that another device deleted for good while it was open here, from what this
+ * window last knew of it; its body is still in this device's copy of the note document.
+ */
+export function recreateNote(doc: Y.Doc, uuid: string, meta: NoteMeta): void {
+  doc.transact(() => putNote(doc, uuid, { ...meta, folder: null, trashedAt: null, updatedAt: now() }));
 }

@@ -6,14 +6,23 @@ import {
   type NoteMeta,
   readFolders,
   readNotes,
+  withoutTrashed,
 } from "@tandem/core/documents";
 import type * as Y from "yjs";
 
-/** The workspace document as the notes view reads it: every folder and every note's metadata. */
+/** The workspace document as the notes view reads it: the folders and notes not in the Trash, and the Trash. */
 export interface Workspace {
   readonly folders: ReadonlyMap<string, FolderMeta>;
   readonly notes: ReadonlyMap<string, NoteMeta>;
   readonly tree: readonly FolderNode[];
+  readonly trash: readonly TrashItem[];
+}
+
+export interface TrashItem {
+  readonly uuid: string;
+  readonly kind: "note" | "folder";
+  readonly title: string;
+  readonly trashedAt: string;
 }
 
 export interface FolderNode {
@@ -27,18 +36,32 @@ export interface NoteItem extends NoteMeta {
   readonly uuid: string;
 }
 
-/** Which notes the list shows: every note, or those directly in one folder. */
-export type FolderSelection = { readonly kind: "all" } | { readonly kind: "folder"; readonly uuid: string };
+/** Which notes the list shows: every note, those directly in one folder, or the Trash. */
+export type FolderSelection = { readonly kind: "all" } | { readonly kind: "folder"; readonly uuid: string } | { readonly kind: "trash" };
 
 export const ALL_NOTES: FolderSelection = Object.freeze({ kind: "all" });
 
-const EMPTY_WORKSPACE: Workspace = Object.freeze({ folders: new Map(), notes: new Map(), tree: [] });
+const EMPTY_WORKSPACE: Workspace = Object.freeze({ folders: new Map(), notes: new Map(), tree: [], trash: [] });
 
 export { EMPTY_WORKSPACE };
 
 export function readWorkspace(doc: Y.Doc): Workspace {
-  const folders = readFolders(doc);
-  return { folders, notes: readNotes(doc), tree: folderTree(folders) };
+  const allFolders = readFolders(doc);
+  const allNotes = readNotes(doc);
+  const folders = withoutTrashed(allFolders);
+  const trash: TrashItem[] = [];
+  for (const [uuid, meta] of allNotes)
+    if (meta.trashedAt !== null) trash.push({ uuid, kind: "note", title: displayTitle(meta.title), trashedAt: meta.trashedAt });
+  for (const [uuid, meta] of allFolders)
+    if (meta.trashedAt !== null) trash.push({ uuid, kind: "folder", title: meta.name, trashedAt: meta.trashedAt });
+  // Most recently trashed first, as the server's GET /os/trash lists them.
+  trash.sort((a, b) => b.trashedAt.localeCompare(a.trashedAt) || a.uuid.localeCompare(b.uuid));
+  return { folders, notes: withoutTrashed(allNotes), tree: folderTree(folders), trash };
+}
+
+/** Whether a note is in the Trash (as opposed to listed, or deleted for good). */
+export function isTrashedNote(workspace: Workspace, uuid: string): boolean {
+  return workspace.trash.some((item) => item.kind === "note" && item.uuid === uuid);
 }
 
 const byName = (a: { name: string; uuid: string }, b: { name: string; uuid: string }) =>

@@ -1,8 +1,18 @@
-import { putTodo, readTodos, removeTodo, TODOS_MAP, type TodoMeta, type TodoStep } from "@tandem/core/documents";
+import {
+  dueDateProblem,
+  MAX_TITLE_LENGTH,
+  putTodo,
+  readTodos,
+  removeTodo,
+  TODOS_MAP,
+  type TodoMeta,
+  type TodoStep,
+  titleLengthProblem,
+} from "@tandem/core/documents";
 import type * as Y from "yjs";
 
 /** The server's REST limits (packages/core/src/api/todos.ts); the app keeps to them so both clients write alike. */
-export const TITLE_MAX_LENGTH = 500;
+export const TITLE_MAX_LENGTH = MAX_TITLE_LENGTH;
 export const DESCRIPTION_MAX_LENGTH = 100_000;
 export const STEPS_MAX = 100;
 
@@ -19,8 +29,16 @@ export interface NewTodo {
 export function cleanTitle(title: string): string {
   const trimmed = title.trim();
   if (!trimmed) throw new Error("A title is required.");
-  if (trimmed.length > TITLE_MAX_LENGTH) throw new Error(`A title has at most ${TITLE_MAX_LENGTH} characters.`);
+  const tooLong = titleLengthProblem(trimmed);
+  if (tooLong) throw new Error(tooLong);
   return trimmed;
+}
+
+/** A due date the server accepts, or an Error (a date picker lets a typo such as year 20260 through). */
+export function cleanDueDate(dueDate: string | null): string | null {
+  const problem = dueDate === null ? null : dueDateProblem(dueDate);
+  if (problem) throw new Error(`The due date ${problem}.`);
+  return dueDate;
 }
 
 /** Creates a todo the way the server's REST API does (every field set), and answers its uuid. */
@@ -28,11 +46,12 @@ export function createTodo(doc: Y.Doc, input: NewTodo, now = new Date()): string
   const uuid = crypto.randomUUID();
   const stamp = now.toISOString();
   const title = cleanTitle(input.title);
+  const dueDate = cleanDueDate(input.dueDate);
   doc.transact(() =>
     putTodo(doc, uuid, {
       title,
       description: "",
-      dueDate: input.dueDate,
+      dueDate,
       priority: input.priority,
       completed: false,
       completedAt: null,
@@ -66,6 +85,7 @@ function changeTodo(doc: Y.Doc, uuid: string, change: (current: TodoMeta) => Par
 export function updateTodo(doc: Y.Doc, uuid: string, edit: TodoEdit, now = new Date()): boolean {
   const fields: TodoEdit = { ...edit };
   if (fields.title !== undefined) fields.title = cleanTitle(fields.title);
+  if (fields.dueDate !== undefined) fields.dueDate = cleanDueDate(fields.dueDate);
   if (fields.description !== undefined && fields.description.length > DESCRIPTION_MAX_LENGTH) {
     throw new Error(`A description has at most ${DESCRIPTION_MAX_LENGTH} characters.`);
   }
@@ -152,6 +172,14 @@ export function removeStep(doc: Y.Doc, uuid: string, ref: StepRef, now = new Dat
   );
 }
 
-export function deleteTodo(doc: Y.Doc, uuid: string): void {
+/** Deletes a todo and answers what it was, so the deletion can be undone ({@link restoreTodo}). */
+export function deleteTodo(doc: Y.Doc, uuid: string): TodoMeta | undefined {
+  const deleted = readTodos(doc).get(uuid);
   doc.transact(() => removeTodo(doc, uuid));
+  return deleted;
+}
+
+/** Undoes a deletion: the todo comes back under its uuid, as it was. */
+export function restoreTodo(doc: Y.Doc, uuid: string, meta: TodoMeta, now = new Date()): void {
+  doc.transact(() => putTodo(doc, uuid, { ...meta, updatedAt: now.toISOString() }));
 }

@@ -1,10 +1,9 @@
-import { type FormEvent, useId, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import type * as Y from "yjs";
-import { ConfirmButton } from "../components/confirm-button";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
 import { Field } from "../components/field";
-import { DESCRIPTION_MAX_LENGTH, deleteTodo, setTodoCompleted, type TodoEdit, updateTodo } from "./todo-actions";
+import { DESCRIPTION_MAX_LENGTH, deleteTodo, restoreTodo, setTodoCompleted, type TodoEdit, updateTodo } from "./todo-actions";
 import { DueDateInput, PrioritySelect, TitleInput } from "./todo-fields";
 import { formatCompletedAt } from "./todo-format";
 import type { TodoItem } from "./todo-lists";
@@ -14,43 +13,98 @@ interface TodoDetailsProps {
   readonly doc: Y.Doc;
   readonly todo: TodoItem;
   readonly onClose: () => void;
+  /** After a change that the board offers to undo (completing, deleting). */
+  readonly onUndoable: (message: string, undo: () => void) => void;
 }
+
+/** How long typing pauses before a draft is written, as the note editor dates its edits. */
+export const AUTOSAVE_DELAY_MS = 500;
 
 type EditableField = keyof TodoEdit;
 
+/** A draft value as the document would store it (titles are trimmed). */
+const stored = (field: EditableField, value: unknown) => (field === "title" ? (value as string).trim() : value);
+
 /**
- * The selected todo: its fields, completion, steps and deletion. Field edits are a draft saved
- * together; the draft holds only the fields the owner touched, so the others keep following the
- * document while they type (another device may be editing them). Render it with `key={uuid}` so a
- * new selection starts a fresh draft.
+ * The selected todo: its fields, completion, steps and deletion. Field edits save themselves
+ * {@link AUTOSAVE_DELAY_MS} after typing pauses, and at once when the panel closes (another todo,
+ * view or section), so nothing typed is lost. The draft holds only the fields the owner touched;
+ * only what was typed since the last save is written, so a field another device changes meanwhile
+ * is never overwritten by an older draft: once saved, a field follows the document again (keeping
+ * what is typed, such as a title's trailing space, while it still matches). "Discard changes" puts
+ * back the touched fields as they were when the panel opened. Render it with `key={uuid}` so a new
+ * selection starts afresh.
  */
-export function TodoDetails({ doc, todo, onClose }: TodoDetailsProps) {
+export function TodoDetails({ doc, todo, onClose, onUndoable }: TodoDetailsProps) {
   const [draft, setDraft] = useState<TodoEdit>({});
   const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
   const headingId = useId();
+  // The fields as they were when the panel opened, for "Discard changes".
+  const [original] = useState<TodoEdit>(() => ({
+    title: todo.title,
+    description: todo.description,
+    dueDate: todo.dueDate,
+    priority: todo.priority,
+  }));
 
   const value = <K extends EditableField>(field: K): TodoItem[K] => (field in draft ? (draft[field] as TodoItem[K]) : todo[field]);
   const edit =
     <K extends EditableField>(field: K) =>
     (next: TodoItem[K]) =>
       setDraft((current) => ({ ...current, [field]: next }));
-  const changes = Object.fromEntries(Object.entries(draft).filter(([field, next]) => todo[field as EditableField] !== next)) as TodoEdit;
-  const dirty = Object.keys(changes).length > 0;
+  // The draft values already written: they are not changes any more.
+  const written = useRef<TodoEdit>({});
+  const changes = Object.fromEntries(
+    Object.entries(draft).filter(([field, next]) => !(field in written.current) || written.current[field as EditableField] !== next),
+  ) as TodoEdit;
+  const pending = Object.keys(changes).length > 0;
 
-  const save = (event: FormEvent) => {
-    event.preventDefault();
+  // A saved field that the document no longer matches was changed elsewhere: show that instead.
+  useEffect(() => {
+    const current: TodoEdit = { title: todo.title, description: todo.description, dueDate: todo.dueDate, priority: todo.priority };
+    const stale = (Object.keys(written.current) as EditableField[]).filter(
+      (field) => written.current[field] === draft[field] && stored(field, draft[field]) !== current[field],
+    );
+    if (stale.length === 0) return;
+    for (const field of stale) delete written.current[field];
+    setDraft((now) => Object.fromEntries(Object.entries(now).filter(([field]) => !stale.includes(field as EditableField))));
+  }, [todo.title, todo.description, todo.dueDate, todo.priority, draft]);
+
+  // Writes what differs from the document; an invalid draft (empty title, date out of range) is kept
+  // in the fields with its message until it is fixed.
+  const save = (edit: TodoEdit) => {
+    if (Object.keys(edit).length === 0) return;
     try {
-      updateTodo(doc, todo.uuid, changes);
-      setDraft({});
+      updateTodo(doc, todo.uuid, edit);
+      written.current = { ...written.current, ...edit };
       setError(null);
+      setSaved(true);
     } catch (failure) {
       setError(errorMessage(failure));
     }
   };
+  const latest = useRef({ save, changes });
+  latest.current = { save, changes };
 
-  const revert = () => {
+  useEffect(() => {
+    if (!pending) return;
+    setSaved(false);
+    const timer = setTimeout(() => latest.current.save(latest.current.changes), AUTOSAVE_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [pending, draft]);
+  // Closing the panel (another todo, view or section) saves what is still pending.
+  useEffect(() => () => latest.current.save(latest.current.changes), []);
+
+  const touched = Object.keys(draft).length > 0;
+  const discard = () => {
+    const restore = Object.fromEntries(Object.keys(draft).map((field) => [field, original[field as EditableField]])) as TodoEdit;
     setDraft({});
+    written.current = {};
     setError(null);
+    setSaved(false);
+    save(restore);
+    written.current = {};
   };
 
   return (
@@ -71,13 +125,21 @@ export function TodoDetails({ doc, todo, onClose }: TodoDetailsProps) {
             </button>
           </>
         ) : (
-          <button type="button" className="primary" onClick={() => setTodoCompleted(doc, todo.uuid, true)}>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => {
+              if (setTodoCompleted(doc, todo.uuid, true)) {
+                onUndoable(`Completed “${todo.title}”`, () => setTodoCompleted(doc, todo.uuid, false));
+              }
+            }}
+          >
             Mark complete
           </button>
         )}
       </div>
 
-      <form className="todo-edit" aria-label="Edit todo" onSubmit={save}>
+      <form className="todo-edit" aria-label="Edit todo" onSubmit={(event) => event.preventDefault()}>
         <TitleInput value={value("title")} onChange={edit("title")} />
         <Field label="Description">
           {(id) => (
@@ -95,11 +157,9 @@ export function TodoDetails({ doc, todo, onClose }: TodoDetailsProps) {
           <PrioritySelect value={value("priority")} onChange={edit("priority")} />
         </div>
         <div className="todo-actions">
-          <button type="submit" className="primary" disabled={!dirty}>
-            Save
-          </button>
-          <button type="button" disabled={!dirty} onClick={revert}>
-            Revert
+          <output className="todo-save-state">{error ? "" : pending ? "Saving…" : saved ? "Saved" : ""}</output>
+          <button type="button" disabled={!touched} onClick={discard}>
+            Discard changes
           </button>
         </div>
         {error && <ErrorNotice message={error} />}
@@ -108,14 +168,17 @@ export function TodoDetails({ doc, todo, onClose }: TodoDetailsProps) {
       <TodoSteps doc={doc} todo={todo} />
 
       <div className="todo-delete">
-        <ConfirmButton
-          label="Delete todo"
-          question={`Delete “${todo.title || "Untitled todo"}”? This cannot be undone.`}
-          onConfirm={() => {
-            deleteTodo(doc, todo.uuid);
+        <button
+          type="button"
+          className="danger"
+          onClick={() => {
+            const deleted = deleteTodo(doc, todo.uuid);
             onClose();
+            if (deleted) onUndoable(`Deleted “${deleted.title}”`, () => restoreTodo(doc, todo.uuid, deleted));
           }}
-        />
+        >
+          Delete todo
+        </button>
       </div>
     </section>
   );

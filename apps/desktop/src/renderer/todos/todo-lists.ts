@@ -76,3 +76,19 @@ export function countViews(todos: Iterable<TodoItem>, today: string): Record<Tod
   }
   return counts;
 }
+
+/**
+ * The list with some rows held where they were: a todo just completed (or reopened) by its checkbox
+ * keeps its place until the pointer leaves the list, so the next row does not slide under the pointer
+ * and a second click lands on the same row. `held` maps a uuid to the index it had.
+ */
+export function holdPositions(listed: readonly TodoItem[], todos: readonly TodoItem[], held: ReadonlyMap<string, number>): TodoItem[] {
+  if (held.size === 0) return [...listed];
+  const current = new Map(todos.map((todo) => [todo.uuid, todo]));
+  const rows = listed.filter((todo) => !held.has(todo.uuid));
+  for (const [uuid, index] of [...held].sort((a, b) => a[1] - b[1])) {
+    const todo = current.get(uuid);
+    if (todo) rows.splice(Math.min(index, rows.length), 0, todo);
+  }
+  return rows;
+}

@@ -1,18 +1,16 @@
-import type * as Y from "yjs";
-import { setTodoCompleted } from "./todo-actions";
 import { formatDueDate, priorityDescription, priorityLabel } from "./todo-format";
 import type { TodoItem } from "./todo-lists";
 
 interface TodoRowProps {
-  readonly doc: Y.Doc;
   readonly todo: TodoItem;
   readonly today: string;
   readonly selected: boolean;
   readonly onSelect: (uuid: string) => void;
+  readonly onToggle: (todo: TodoItem, completed: boolean) => void;
 }
 
 /** One line of a list: a completion checkbox, the title (opens the details), and what is due when. */
-export function TodoRow({ doc, todo, today, selected, onSelect }: TodoRowProps) {
+export function TodoRow({ todo, today, selected, onSelect, onToggle }: TodoRowProps) {
   const title = todo.title || "Untitled todo";
   const stepsDone = todo.steps.filter((step) => step.completed).length;
   const overdue = !todo.completed && todo.dueDate !== null && todo.dueDate < today;
@@ -28,7 +26,11 @@ export function TodoRow({ doc, todo, today, selected, onSelect }: TodoRowProps) 
         className="todo-check"
         checked={todo.completed}
         aria-label={`Complete ${title}`}
-        onChange={(event) => setTodoCompleted(doc, todo.uuid, event.target.checked)}
+        onChange={(event) => {
+          // One action per click: the second click of a double-click is not a second toggle.
+          if ((event.nativeEvent as MouseEvent).detail > 1) return;
+          onToggle(todo, event.target.checked);
+        }}
       />
       <div className="todo-row-body">
         <button type="button" className="todo-title" aria-expanded={selected} onClick={() => onSelect(todo.uuid)}>

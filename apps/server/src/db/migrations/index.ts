@@ -8,6 +8,7 @@ import * as folderShares from "./0006-folder-shares";
 import * as todos from "./0007-todos";
 import * as delegation from "./0008-delegation";
 import * as pairingPurpose from "./0009-pairing-purpose";
+import * as documentOwnership from "./0010-document-ownership";
 import * as delegationHardening from "./0012-delegation-hardening";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0007-todos": todos,
   "0008-delegation": delegation,
   "0009-pairing-purpose": pairingPurpose,
+  "0010-document-ownership": documentOwnership,
   "0012-delegation-hardening": delegationHardening,
 };
 

@@ -1,0 +1,54 @@
+import { useEffect, useId, useState } from "react";
+import { useHostStatus } from "./host-status";
+import "./sign-out.css";
+
+type Step = "idle" | "asking" | "waiting";
+
+/**
+ * Sign out, after a warning when changes have not reached the server yet: the owner may wait for
+ * them (sign-out follows as soon as everything is synced) or sign out anyway; the changes stay on
+ * this device either way and are sent when the same account signs in again.
+ */
+export function SignOutButton({ onSignOut }: { onSignOut: () => void }) {
+  const { status } = useHostStatus();
+  const pending = status?.sync.pending ?? 0;
+  const synced = status?.sync.state === "synced" && pending === 0;
+  const [step, setStep] = useState<Step>("idle");
+  const questionId = useId();
+
+  useEffect(() => {
+    if (step === "waiting" && synced) {
+      setStep("idle");
+      onSignOut();
+    }
+  }, [step, synced, onSignOut]);
+
+  if (step === "idle") {
+    return (
+      <button type="button" onClick={() => (pending > 0 ? setStep("asking") : onSignOut())}>
+        Sign out
+      </button>
+    );
+  }
+  const offline = status?.sync.state === "offline";
+  return (
+    <div className="confirm sign-out-warning" role="alertdialog" aria-labelledby={questionId}>
+      <p id={questionId}>
+        {step === "waiting"
+          ? `Waiting for ${pending} ${pending === 1 ? "change" : "changes"} to reach the server…${offline ? " (offline)" : ""}`
+          : `${pending} ${pending === 1 ? "document has changes" : "documents have changes"} not on the server yet. They stay on this device and are sent when you sign in again.`}
+      </p>
+      {step === "asking" && (
+        <button type="button" className="primary" onClick={() => setStep("waiting")}>
+          Wait for sync
+        </button>
+      )}
+      <button type="button" className="danger" onClick={onSignOut}>
+        Sign out anyway
+      </button>
+      <button type="button" onClick={() => setStep("idle")}>
+        Cancel
+      </button>
+    </div>
+  );
+}
