@@ -35,8 +35,8 @@ interface Targets {
   readonly rssBytes?: number;
 }
 const TARGETS: Record<number, Targets> = {
-  2_000: { replicationMs: 20_000, coldStartMs: 2_000 },
-  20_000: { replicationMs: 30_000, coldStartMs: 1_500, rssBytes: 300 * 1024 ** 2 },
+  2000: { replicationMs: 20_000, coldStartMs: 2_000 },
+  20000: { replicationMs: 30_000, coldStartMs: 1_500, rssBytes: 300 * 1024 ** 2 },
 };
 /** Documents attached and unanswered at once by the baseline: the host's own bound (its replicator's default). */
 const RAW_IN_FLIGHT = 50;
@@ -183,9 +183,10 @@ async function coldStart(
     const editorMs = performance.now() - t0;
     const busy = await child.call<BusyAnswer>("busy");
 
-    // Checked after the clock stopped: the list held every note, and the editor is the clicked one's.
-    const items = await list.getByRole("listitem").count();
-    if (items !== expected.notes) throw new Error(`the note list shows ${items} notes, expected ${expected.notes}`);
+    // Checked after the clock stopped: the list shows notes (a long one renders its first rows, more on
+    // scrolling), and the editor is the clicked one's.
+    const items = await list.locator("li:not(.note-list-more)").count();
+    if (items === 0 || items > expected.notes) throw new Error(`the note list shows ${items} notes of ${expected.notes}`);
     const clicked = ((await first.locator(".note-item-title").textContent()) ?? "").replace(/^Pinned/, "").trim();
     const title = await page.getByRole("textbox", { name: "Title" }).inputValue();
     if (title !== clicked) throw new Error(`clicked "${clicked}" but the editor shows "${title}"`);
@@ -256,7 +257,7 @@ function coldRows(label: string, runs: readonly ColdStart[], notes: string, targ
       runs.map((r) => r.domContentLoadedMs),
     ),
     row(
-      `${label}: note list shows its first note (${notes} listed)`,
+      `${label}: note list shows its first note (${notes} in it)`,
       runs.map((r) => r.listMs),
     ),
     row(
