@@ -167,6 +167,13 @@ async function rawFetch(request: RawFetchRequest): Promise<RawFetchAnswer> {
   }
 }
 
+export interface MemoryAnswer {
+  /** This process's resident set, bytes. */
+  readonly rss: number;
+  /** Documents open in the host's local hub. */
+  readonly openDocuments: number;
+}
+
 export interface BusyAnswer {
   /** ms after `start` was called. */
   readonly atMs: number;
@@ -185,6 +192,7 @@ serveParent(
       return { calledAtMs: at, answeredAtMs: since() };
     },
     waitSynced: (input) => waitSynced(input as { documents: number; timeoutMs: number }),
+    memory: async () => ({ rss: process.memoryUsage().rss, openDocuments: running().openDocuments() }) satisfies MemoryAnswer,
     close,
     storedDocuments: (input) => storedDocuments(input as string),
     rawFetch: (input) => rawFetch(input as RawFetchRequest),

@@ -29,6 +29,7 @@ import { runtimeHandlers } from "./runtime/runtime-routes";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
+import { syncHandlers } from "./sync/sync-routes";
 import { renderHomePage } from "./system/home-page";
 import { systemHandlers } from "./system/system-routes";
 import { todoHandlers } from "./todos/todos-routes";
@@ -77,6 +78,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...delegationHandlers(context),
     ...realtimeHandlers(context),
     ...auditHandlers(context),
+    ...syncHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);

@@ -3,6 +3,7 @@ import type { TandemClient } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type * as Y from "yjs";
 import type { AppMode, BridgeRuntime, SessionInfo, SyncStatus } from "../shared/desktop-api";
+import type { SyncOptions } from "./replication/sync";
 import type { LocalSchema } from "./store/local-schema";
 
 /** Keeps secrets (API key, device token) out of plain files: Electron's safeStorage, or a 0600 file in web mode. */
@@ -23,6 +24,8 @@ export interface HostConfig {
   readonly openExternal?: (url: string) => Promise<void>;
   /** The bridge's runtime adapters; tests use the fake one. */
   readonly bridge?: BridgeOptions;
+  /** Replication's tuning (tests and benchmarks); the app uses the defaults. */
+  readonly replication?: SyncOptions;
 }
 
 export interface BridgeOptions {

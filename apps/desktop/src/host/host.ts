@@ -15,6 +15,8 @@ export interface Host {
   readonly context: HostContext;
   /** Documents with changes the server has not confirmed; main warns before quitting with any. */
   unsyncedDocuments(): number;
+  /** Documents open in the local hub now: what replication keeps in memory (tests, benchmarks). */
+  openDocuments(): number;
   status(): Promise<HostStatus>;
   close(): Promise<void>;
 }
@@ -32,7 +34,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
   let sync: SyncHandle | undefined;
   let bridge: BridgeHandle | undefined;
   try {
-    sync = await startSync(context);
+    sync = await startSync(context, config.replication);
     bridge = await startBridge(context);
   } catch (error) {
     await bridge?.close();
@@ -67,6 +69,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     api,
     context,
     unsyncedDocuments: () => running.sync.unsyncedDocuments(),
+    openDocuments: () => running.sync.openDocuments(),
     status,
     async close() {
       await running.bridge.close();

@@ -9,6 +9,7 @@ import { noteRoutes } from "./notes";
 import { realtimeRoutes } from "./realtime";
 import { runtimeRoutes } from "./runtime";
 import { snapshotRoutes } from "./snapshots";
+import { syncRoutes } from "./sync";
 import { systemRoutes } from "./system";
 import { todoRoutes } from "./todos";
 import { trashRoutes } from "./trash";
@@ -31,6 +32,7 @@ export const routes = {
   ...delegationRoutes,
   ...realtimeRoutes,
   ...auditRoutes,
+  ...syncRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -49,6 +51,7 @@ export * from "./realtime";
 export * from "./route";
 export * from "./runtime";
 export * from "./snapshots";
+export * from "./sync";
 export * from "./todos";
 export * from "./trash";
 export * from "./workspace";

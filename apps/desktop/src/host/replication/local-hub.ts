@@ -18,6 +18,8 @@ export interface LocalHubOptions {
   readonly store: LocalDocumentStore;
   /** Called (synchronously, often) when a document gains or loses unconfirmed local changes. */
   readonly onUnsyncedChange?: () => void;
+  /** Called when the renderer opens a document (`inUse` true) or closes its connection to one. */
+  readonly onDocumentUse?: (name: string, inUse: boolean) => void;
 }
 
 /** A document held open in the hub (replication holds one per document it replicates). */
@@ -101,6 +103,13 @@ export class LocalHub {
         Y.applyUpdate(document, stored.state);
         if (stored.unsynced) this.#setUnsynced(documentName, true);
       },
+      connected: async ({ documentName }) => {
+        this.#options.onDocumentUse?.(documentName, true);
+      },
+      onDisconnect: async ({ documentName, socketId }) => {
+        // Replication's own (direct) connections close as "server"; only the renderer's count here.
+        if (socketId !== "server") this.#options.onDocumentUse?.(documentName, false);
+      },
       onChange: async ({ documentName, transactionOrigin }) => {
         // Updates replication applies came from the server; everything else was made here.
         if (!(transactionOrigin instanceof HocuspocusProvider)) this.#setUnsynced(documentName, true);
@@ -151,6 +160,16 @@ export class LocalHub {
     const readAfterWrite = this.#writes;
     const stored = await this.#store.loadMany(names);
     return new Map([...stored].map(([name, document]) => [name, { stored: document, readAfterWrite }]));
+  }
+
+  /** Whether the renderer has the document open (replication's own connections do not count). */
+  isOpen(name: string): boolean {
+    return (this.hocuspocus.documents.get(name)?.connections.size ?? 0) > 0;
+  }
+
+  /** Notes with a copy on this machine. */
+  storedNoteNames(): Promise<string[]> {
+    return this.#store.noteNames();
   }
 
   /** Whether the document holds local changes the server has not confirmed. */

@@ -3,15 +3,17 @@ import type { HubConnection } from "./local-hub";
 
 /**
  * Where one document stands with the server:
- * - `loading`: not open in the local hub yet (notes wait for the socket to be up), or being opened;
+ * - `closed`: a note not open in the hub (its copy is on disk); up to date as far as this machine
+ *   knows, unless it is queued for an exchange;
+ * - `loading`: being opened in the local hub;
  * - `waiting`: ready, not attached to the socket (offline, or waiting for a turn to authenticate);
  * - `authenticating`: attached, its token sent, no answer yet;
  * - `live`: accepted; syncing both ways;
  * - `refused`: the server said no; retried later.
  */
-export type ReplicationState = "loading" | "waiting" | "authenticating" | "live" | "refused";
+export type ReplicationState = "closed" | "loading" | "waiting" | "authenticating" | "live" | "refused";
 
-/** One document replicated with the server: the hub's copy and the provider bound to it. */
+/** One document replicated with the server: the hub's copy and the provider bound to it, while open. */
 export class ReplicatedDocument {
   state: ReplicationState = "loading";
   connection: HubConnection | undefined;

@@ -159,6 +159,89 @@ describe("replication between the local hub and the server", () => {
     }
   });
 
+  /** Every note's body as stored on this machine, by uuid. */
+  async function storedBodies(running: Host): Promise<Map<string, string>> {
+    const rows = await running.context.store.db.selectFrom("documents").select(["name", "state"]).where("name", "like", "note:%").execute();
+    return new Map(
+      rows.map((row) => {
+        const doc = new Y.Doc();
+        Y.applyUpdate(doc, row.state);
+        return [row.name.slice("note:".length), doc.getXmlFragment(NOTE_FRAGMENT).toString()];
+      }),
+    );
+  }
+
+  it("keeps only used and recently used notes open, catches up on notes changed on the server while closed, and opens none at a restart when nothing changed", async () => {
+    const server = await startTestServer();
+    const owner = await server.addUser("large");
+    try {
+      const notes: { id: number; uuid: string }[] = [];
+      for (let index = 0; index < 60; index++) {
+        notes.push((await owner.client.call("createNote", { body: { title: `Note ${index}`, content: `body ${index}` } })).result.note);
+      }
+      dataDir = await tempDir("tandem-desktop-large-");
+      // No overlap: the test's notes are all stored within the default one.
+      const replication = { keepOpen: 5, catchUpIntervalMs: 200, catchUpOverlapMs: 0 };
+      let running = await startTestHost(dataDir, { replication });
+      host = running;
+      await signInAs(running, server, owner);
+      await waitFor("62 documents synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 62;
+      });
+      // The workspace, the todos and at most `keepOpen` notes stay open here; the server let go of the rest too.
+      await waitFor("notes closed once through", () => running.openDocuments() <= 2 + 5);
+      await waitFor("the server's copies closed", () => server.server.context.sync.hocuspocus.getDocumentsCount() <= 2 + 5);
+      await waitFor("every body on this machine", async () => {
+        const bodies = await storedBodies(running);
+        return notes.every((note, index) => bodies.get(note.uuid)?.includes(`body ${index}`));
+      });
+
+      // Changed on the server while closed here: the next catch-up brings it, and it closes again.
+      const [changed] = notes;
+      if (!changed) throw new Error("60 notes were created");
+      await owner.client.call("updateNote", { params: { id: changed.id }, body: { content: "<p>changed on the server</p>" } });
+      await waitFor("the change on this machine", async () =>
+        (await storedBodies(running)).get(changed.uuid)?.includes("changed on the server"),
+      );
+
+      // A note the renderer opens replicates live while open.
+      const hubClient = new HubClient(await running.api.getLocalSync());
+      hub = hubClient;
+      const open = await hubClient.open(`note:${changed.uuid}`);
+      await owner.client.call("updateNote", { params: { id: changed.id }, body: { content: "<p>live while open</p>" } });
+      await waitFor("the edit live in the open note", () => open.getXmlFragment(NOTE_FRAGMENT).toString().includes("live while open"));
+      hubClient.close();
+      hub = undefined;
+      await waitFor("synced", async () => (await running.status()).sync.state === "synced");
+      // The server may store the note once more after the edit; the catch-up position passes that store.
+      await waitFor("caught up with the server's last store", async () => {
+        const latest = await server.server.context.db
+          .selectFrom("documents")
+          .select((eb) => eb.fn.max("updated_at").as("latest"))
+          .where("name", "like", "note:%")
+          .executeTakeFirst();
+        const saved = await running.context.store.getSetting(`replication.cursor:${server.server.url}#${owner.userId}`);
+        return saved !== null && JSON.parse(saved).since === latest?.latest;
+      });
+
+      // A restart with nothing changed opens no note: the feed names nothing new.
+      await running.close();
+      running = await startTestHost(dataDir, { replication });
+      host = running;
+      await waitFor("synced after the restart", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 62;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 600)); // a few catch-ups
+      expect(running.openDocuments()).toBe(2);
+    } finally {
+      await host?.close();
+      host = undefined;
+      await server.stop();
+    }
+  });
+
   it("keeps edits made offline across a restart of the host, and sends them when the server is back", async () => {
     const server = await startTestServer();
     const grace = await server.addUser("grace");

@@ -1,5 +1,5 @@
 import { HocuspocusProvider, HocuspocusProviderWebsocket, WebSocketStatus } from "@hocuspocus/provider";
-import { isUuid, NOTES_MAP, noteDocName, todosDocName, workspaceDocName } from "@tandem/core";
+import { type DocumentChangesPosition, isUuid, NOTES_MAP, noteDocName, todosDocName, workspaceDocName } from "@tandem/core";
 import WebSocket from "ws";
 import type * as Y from "yjs";
 import type { LocalHub, PreloadedDocument } from "./local-hub";
@@ -17,6 +17,13 @@ class ListenedWebSocket extends WebSocket {
   }
 }
 
+/** One page of the server's change feed (`GET /sync/changes`). */
+export interface DocumentChangesPage {
+  readonly documents: readonly string[];
+  readonly position: DocumentChangesPosition | null;
+  readonly more: boolean;
+}
+
 export interface ReplicatorOptions {
   readonly hub: LocalHub;
   /** `ws(s)://host:port/sync` */
@@ -27,8 +34,18 @@ export interface ReplicatorOptions {
   readonly onChange: () => void;
   /** Why the server refused the workspace or the todos (asks the server whether the key still works). */
   readonly explainRefusal: (documentName: string) => Promise<string>;
+  /** Reads a page of the server's change feed: its notes stored at or after `since` (every note when null). */
+  readonly fetchChanges: (from: { since: string; after?: string } | null) => Promise<DocumentChangesPage>;
+  /** Where the last complete catch-up got to (a time of the server's), kept across restarts. */
+  readonly cursor: { load(): Promise<DocumentChangesPosition | null>; save(position: DocumentChangesPosition): Promise<void> };
   /** Documents authenticating at once; the server closes a socket with more than 100 pending. */
   readonly maxAuthenticating?: number;
+  /** Notes kept open, synced and unused, for a quick return to them; the rest are closed. */
+  readonly keepOpen?: number;
+  /** How often, while connected, the change feed is read for notes changed on the server. */
+  readonly catchUpIntervalMs?: number;
+  /** How far before the last position a catch-up reads again (see {@link DEFAULT_CATCH_UP_OVERLAP_MS}). */
+  readonly catchUpOverlapMs?: number;
   /** Reconnect backoff bounds, in ms. */
   readonly reconnectDelayMs?: number;
   readonly reconnectMaxDelayMs?: number;
@@ -48,30 +65,41 @@ export interface ReplicationProgress {
 
 const DEFAULT_MAX_AUTHENTICATING = 50;
 /**
- * Notes opened in the hub per turn of the event loop. Opening one (reading it, applying its state,
- * setting up the hub's document) takes a fraction of a millisecond, but thousands at once would hold
- * the thread that also serves the page and the host API for a second or more.
+ * Notes opened for an exchange and not through it yet. Each open note is a Y.Doc here and on the
+ * server; the bound keeps a first replication of tens of thousands of notes within a few hundred
+ * documents in memory on both sides, while leaving enough in flight to keep the socket busy.
  */
-const OPEN_CHUNK = 100;
+const MAX_IN_FLIGHT = 200;
+const DEFAULT_KEEP_OPEN = 100;
 /**
- * At a start with notes already on this machine, their replication waits this long: catching up on
- * thousands of documents costs seconds of CPU here and on the server (one exchange each), which
- * would otherwise compete with the renderer's first page. The renderer works on the local copies
- * meanwhile. Notes arriving with a first replication (nothing local yet) do not wait.
+ * Notes opened in the hub per turn of the event loop: opening one takes a fraction of a
+ * millisecond, but hundreds at once would hold the thread that also serves the page and the host API.
  */
-const NOTES_START_DELAY_MS = 2_000;
+const OPEN_CHUNK = 50;
+const DEFAULT_CATCH_UP_INTERVAL_MS = 20_000;
+/**
+ * A catch-up reads the feed from a little before where the last one ended: a document stored with
+ * an earlier time may commit after a later one was read. Reading a few documents twice costs one
+ * exchange each; missing one would leave it stale until it changes again.
+ */
+const DEFAULT_CATCH_UP_OVERLAP_MS = 10_000;
 /** A refused note is tried again after this, doubling up to the maximum. */
 const REFUSED_RETRY_MS = 5_000;
 const REFUSED_RETRY_MAX_MS = 5 * 60_000;
 
 /**
- * Replicates every document of one user with the server over one WebSocket: the workspace, the
- * todos and each note the workspace lists (added and dropped as the workspace changes, on either
- * side). Each document is a `HocuspocusProvider` bound to the local hub's copy, so remote changes
- * reach the renderer and the disk through the hub, and local changes go up.
+ * Replicates every document of one user with the server over one WebSocket: the workspace and the
+ * todos, held open and live, and each note the workspace lists.
+ *
+ * Notes are opened only when there is something to exchange, and closed again once they are in
+ * step: a note the server stored since the last catch-up (its change feed, read on connecting and
+ * every {@link DEFAULT_CATCH_UP_INTERVAL_MS}), a note with no copy here yet, one holding local
+ * changes, and any note the renderer has open (which then stays live both ways while it is open).
+ * At most {@link DEFAULT_KEEP_OPEN} synced notes stay open for a quick return; the rest live on disk.
+ * So memory follows what is used, not the size of the workspace, on this machine and on the server.
  *
  * Authentication is admitted in turns: at most `maxAuthenticating` documents wait for the server's
- * answer at once, and after a reconnect every document waits for its turn again (providers are
+ * answer at once, and after a reconnect every open document waits for its turn again (providers are
  * detached while the socket is down). Notes are admitted only while the server has the whole
  * workspace, because the server allows a note only once the workspace lists it.
  */
@@ -81,15 +109,25 @@ export class Replicator {
   readonly #docs = new Map<string, ReplicatedDocument>();
   /** Ready documents not attached yet, in the order they are admitted. */
   readonly #waiting = new Set<ReplicatedDocument>();
-  /** Notes counted as replicated but not opened in the hub yet: they open only while the socket is up. */
-  readonly #unopened = new Set<ReplicatedDocument>();
+  /** Closed notes due an exchange; they open while the socket is up, {@link MAX_IN_FLIGHT} at a time. */
+  readonly #queued = new Set<ReplicatedDocument>();
+  /** Open notes through their exchange and unused, oldest first: closed beyond `keepOpen`. */
+  readonly #idle = new Set<ReplicatedDocument>();
+  /** Notes with a copy on this machine (a note without one is due an exchange as soon as it is listed). */
+  #stored = new Set<string>();
   #opening = false;
-  /** Notes do not open before this time (ms, `performance.now()`); see {@link NOTES_START_DELAY_MS}. */
-  #notesFrom = 0;
-  #notesTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Notes closing: still in memory until the hub has stored and unloaded them. */
+  #closing = 0;
+  #catchUpTimer: ReturnType<typeof setTimeout> | undefined;
+  #catchingUp = false;
+  /** The feed position a completed catch-up reached, saved once nothing is left to exchange. */
+  #pendingCursor: DocumentChangesPosition | null = null;
   readonly #workspaceName: string;
   readonly #todosName: string;
   readonly #maxAuthenticating: number;
+  readonly #keepOpen: number;
+  readonly #catchUpIntervalMs: number;
+  readonly #catchUpOverlapMs: number;
   #authenticating = 0;
   #stopped = false;
   #workspaceMap: Y.Map<unknown> | undefined;
@@ -100,6 +138,9 @@ export class Replicator {
     this.#workspaceName = workspaceDocName(options.userId);
     this.#todosName = todosDocName(options.userId);
     this.#maxAuthenticating = options.maxAuthenticating ?? DEFAULT_MAX_AUTHENTICATING;
+    this.#keepOpen = options.keepOpen ?? DEFAULT_KEEP_OPEN;
+    this.#catchUpIntervalMs = options.catchUpIntervalMs ?? DEFAULT_CATCH_UP_INTERVAL_MS;
+    this.#catchUpOverlapMs = options.catchUpOverlapMs ?? DEFAULT_CATCH_UP_OVERLAP_MS;
     this.#websocket = new HocuspocusProviderWebsocket({
       url: options.syncUrl,
       WebSocketPolyfill: ListenedWebSocket,
@@ -110,7 +151,7 @@ export class Replicator {
         if (status === WebSocketStatus.Connected) {
           queueMicrotask(() => {
             this.#pump();
-            void this.#openNotes();
+            void this.#openQueued();
           });
         }
         if (status === WebSocketStatus.Disconnected) queueMicrotask(() => this.#detachAll());
@@ -120,18 +161,33 @@ export class Replicator {
   }
 
   /**
-   * Opens the workspace and the todos; notes the workspace lists open once the server is reachable
-   * ({@link #openNotes}), so a cold start, above all an offline one, does not open thousands of
-   * documents while the renderer waits for its first page.
+   * Opens the workspace and the todos; notes open as they become due (see the class comment), so a
+   * cold start opens only what changed.
    */
   async start(): Promise<void> {
-    await Promise.all([this.#add(this.#workspaceName), this.#add(this.#todosName)]);
+    const [stored] = await Promise.all([this.#options.hub.storedNoteNames(), this.#add(this.#workspaceName), this.#add(this.#todosName)]);
+    this.#stored = new Set(stored);
     const workspace = this.#docs.get(this.#workspaceName)?.connection?.document;
     if (!workspace || this.#stopped) return;
     this.#workspaceMap = workspace.getMap(NOTES_MAP);
-    if (this.#workspaceMap.size > 0) this.#notesFrom = performance.now() + NOTES_START_DELAY_MS;
     this.#workspaceMap.observe(this.#onNotesChanged);
     this.#reconcileNotes();
+    // The workspace may already be through its exchange (a quick server): the first catch-up then starts here.
+    if (this.#docs.get(this.#workspaceName)?.upToDate) void this.#catchUp();
+  }
+
+  /** The renderer opened a document: a note then replicates live for as long as it stays open. */
+  useDocument(name: string): void {
+    const doc = this.#docs.get(name);
+    if (!doc || this.#stopped) return;
+    this.#idle.delete(doc);
+    if (doc.state === "closed") this.#enqueue(doc, true);
+  }
+
+  /** The renderer let go of a document: a note in step may close (see `keepOpen`). */
+  releaseDocument(name: string): void {
+    const doc = this.#docs.get(name);
+    if (doc && doc.upToDate) this.#settle(doc);
   }
 
   progress(): ReplicationProgress {
@@ -141,7 +197,8 @@ export class Replicator {
       const localChanges = this.#options.hub.isUnsynced(doc.name);
       if (localChanges) unsynced += 1;
       // A note the server refuses waits for its retry without holding the state at "syncing".
-      if (doc.state !== "refused" && (localChanges || !doc.upToDate)) behind += 1;
+      if (doc.state === "refused") continue;
+      if (localChanges || (doc.state === "closed" ? this.#queued.has(doc) : !doc.upToDate)) behind += 1;
     }
     const refusal = this.#docs.get(this.#workspaceName)?.refusal ?? this.#docs.get(this.#todosName)?.refusal ?? null;
     return {
@@ -153,6 +210,13 @@ export class Replicator {
     };
   }
 
+  /** Notes open in the hub for replication (for tests and benchmarks). */
+  openNotes(): number {
+    let open = 0;
+    for (const doc of this.#docs.values()) if (doc.name.startsWith("note:") && doc.state !== "closed") open += 1;
+    return open;
+  }
+
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
@@ -160,8 +224,9 @@ export class Replicator {
     const docs = [...this.#docs.values()];
     this.#docs.clear();
     this.#waiting.clear();
-    this.#unopened.clear();
-    clearTimeout(this.#notesTimer);
+    this.#queued.clear();
+    this.#idle.clear();
+    clearTimeout(this.#catchUpTimer);
     for (const doc of docs) this.#release(doc);
     this.#websocket.destroy();
     await Promise.all(docs.map((doc) => doc.connection?.disconnect().catch(() => {})));
@@ -177,36 +242,61 @@ export class Replicator {
     let added = false;
     for (const name of listed) {
       if (this.#docs.has(name)) continue;
-      this.#unopened.add(this.#reserve(name));
+      const doc = this.#reserve(name);
+      doc.state = "closed";
+      // Without a copy here, or with changes the server has not confirmed, it is due an exchange
+      // now; otherwise the change feed says when it is.
+      if (!this.#stored.has(name) || this.#options.hub.isUnsynced(name) || this.#options.hub.isOpen(name)) this.#enqueue(doc);
       added = true;
     }
-    if (added) {
-      this.#options.onChange();
-      void this.#openNotes();
+    if (added) this.#options.onChange();
+  }
+
+  /** Queues a closed note for an exchange; `first` puts it ahead of the others (the renderer waits for it). */
+  #enqueue(doc: ReplicatedDocument, first = false): void {
+    if (doc.state !== "closed" || doc.removed) return;
+    if (first) {
+      const rest = [...this.#queued];
+      this.#queued.clear();
+      this.#queued.add(doc);
+      for (const other of rest) this.#queued.add(other);
+    } else {
+      this.#queued.add(doc);
     }
+    this.#options.onChange();
+    void this.#openQueued();
+  }
+
+  /** Notes open and not through their exchange yet. */
+  #inFlight(): number {
+    let count = 0;
+    for (const doc of this.#docs.values()) {
+      if (!doc.name.startsWith("note:") || doc.state === "closed" || doc.state === "refused") continue;
+      if (!this.#idle.has(doc) && !doc.upToDate) count += 1;
+    }
+    return count;
   }
 
   /**
-   * Opens the notes not open yet, a chunk per turn of the event loop, while the socket is up.
-   * Offline there is nothing to replicate, and what the status needs of an unopened note (whether
-   * it holds unconfirmed changes) the hub knows from the stored mark. A note the renderer edits
-   * offline is open in the hub anyway; replication binds to that copy once the server is back.
+   * Opens queued notes, a chunk per turn of the event loop, while the socket is up and fewer than
+   * {@link MAX_IN_FLIGHT} are in flight; {@link #settle} calls it again as notes get through.
+   * Offline there is nothing to exchange, and what the status needs of a closed note (whether it
+   * holds unconfirmed changes) the hub knows from the stored mark.
    */
-  async #openNotes(): Promise<void> {
+  async #openQueued(): Promise<void> {
     if (this.#opening) return;
-    const wait = this.#notesFrom - performance.now();
-    if (wait > 0) {
-      clearTimeout(this.#notesTimer);
-      this.#notesTimer = setTimeout(() => void this.#openNotes(), wait);
-      this.#notesTimer.unref();
-      return;
-    }
     this.#opening = true;
     try {
-      while (this.#unopened.size > 0 && !this.#stopped && this.#websocket.status === WebSocketStatus.Connected) {
-        const docs = [...this.#unopened].slice(0, OPEN_CHUNK);
-        for (const doc of docs) this.#unopened.delete(doc);
-        // Read from disk together: thousands of queries one by one would hold up every other query.
+      while (this.#queued.size > 0 && !this.#stopped && this.#websocket.status === WebSocketStatus.Connected) {
+        // Notes still closing count too: their memory is not free until the hub has stored them.
+        const room = Math.min(OPEN_CHUNK, MAX_IN_FLIGHT - this.#inFlight() - this.#closing);
+        if (room <= 0) return;
+        const docs = [...this.#queued].slice(0, room);
+        for (const doc of docs) {
+          this.#queued.delete(doc);
+          doc.state = "loading";
+        }
+        // Read from disk together: hundreds of queries one by one would hold up every other query.
         const names = docs.map((doc) => doc.name);
         const stored = await (names.length > 1 ? this.#options.hub.preload(names) : Promise.resolve(undefined)).catch(() => undefined);
         await Promise.all(docs.map((doc) => this.#open(doc, stored?.get(doc.name))));
@@ -270,7 +360,8 @@ export class Replicator {
     doc.removed = true;
     if (this.#docs.get(doc.name) === doc) this.#docs.delete(doc.name);
     this.#waiting.delete(doc);
-    this.#unopened.delete(doc);
+    this.#queued.delete(doc);
+    this.#idle.delete(doc);
     this.#release(doc);
     this.#options.onChange();
     // The local copy stays on disk: undoing the removal brings it back without a download.
@@ -282,7 +373,44 @@ export class Replicator {
     if (doc.state === "authenticating") this.#authenticating -= 1;
     clearTimeout(doc.retryTimer);
     doc.provider?.destroy();
+    doc.provider = undefined;
     doc.state = "waiting";
+  }
+
+  /**
+   * Closes a note in step with the server: the provider goes (the server closes its copy too) and
+   * the hub stores and unloads its copy, unless the renderer still has it open.
+   */
+  #close(doc: ReplicatedDocument): void {
+    this.#idle.delete(doc);
+    this.#waiting.delete(doc);
+    this.#release(doc);
+    doc.state = "closed";
+    this.#stored.add(doc.name);
+    const connection = doc.connection;
+    doc.connection = undefined;
+    if (!connection) return;
+    this.#closing += 1;
+    void connection
+      .disconnect()
+      .catch(() => {})
+      .finally(() => {
+        this.#closing -= 1;
+        void this.#openQueued();
+      });
+  }
+
+  /** A note is through its exchange: kept open while used or recently used, closed beyond `keepOpen`. */
+  #settle(doc: ReplicatedDocument): void {
+    if (!doc.name.startsWith("note:") || doc.state === "closed" || this.#options.hub.isOpen(doc.name)) return;
+    this.#idle.delete(doc);
+    this.#idle.add(doc);
+    for (const oldest of this.#idle) {
+      if (this.#idle.size <= this.#keepOpen) break;
+      this.#close(oldest);
+    }
+    void this.#openQueued();
+    this.#maybeSaveCursor();
   }
 
   /** Attaches waiting documents while there is room for more to authenticate. */
@@ -332,19 +460,75 @@ export class Replicator {
       });
     }
     this.#pump();
+    void this.#openQueued();
     this.#options.onChange();
   }
 
   #onProgress(doc: ReplicatedDocument): void {
     if (doc.upToDate) {
       this.#options.hub.markSynced(doc.name);
-      // The server now has the whole workspace: notes it lists may authenticate.
-      if (doc.name === this.#workspaceName) this.#pump();
+      if (doc.name === this.#workspaceName) {
+        // The server now has the whole workspace: notes it lists may authenticate, and the change
+        // feed names only notes the server can place.
+        this.#pump();
+        void this.#catchUp();
+      }
+      this.#settle(doc);
     }
     this.#options.onChange();
   }
 
-  /** The socket is down: every document waits for its turn again once it is back. */
+  /**
+   * Reads the change feed from where the last catch-up got to (a little before, see
+   * {@link DEFAULT_CATCH_UP_OVERLAP_MS}) and queues the closed notes it names; from the start when this
+   * machine has never caught up (every note then gets one exchange). Runs again every
+   * `catchUpIntervalMs` while connected. The position is saved only once every queued note is
+   * through, so a catch-up cut short by a restart or a lost connection is read again.
+   */
+  async #catchUp(): Promise<void> {
+    if (this.#catchingUp || this.#stopped) return;
+    this.#catchingUp = true;
+    clearTimeout(this.#catchUpTimer);
+    try {
+      const saved = this.#pendingCursor ?? (await this.#options.cursor.load());
+      let from: { since: string; after?: string } | null =
+        saved && this.#catchUpOverlapMs > 0 ? { since: new Date(Date.parse(saved.since) - this.#catchUpOverlapMs).toISOString() } : saved;
+      let reached = saved;
+      for (;;) {
+        const page = await this.#options.fetchChanges(from);
+        if (this.#stopped) return;
+        for (const name of page.documents) {
+          const doc = this.#docs.get(name);
+          if (doc?.state === "closed") this.#enqueue(doc);
+        }
+        if (page.position) reached = page.position;
+        if (!page.more || !page.position) break;
+        from = page.position;
+      }
+      this.#pendingCursor = reached;
+      this.#maybeSaveCursor();
+    } catch (error) {
+      if (!this.#stopped) console.warn("Tandem: could not read the server's changes:", error instanceof Error ? error.message : error);
+    } finally {
+      this.#catchingUp = false;
+      if (!this.#stopped) {
+        this.#catchUpTimer = setTimeout(() => {
+          if (this.#websocket.status === WebSocketStatus.Connected && this.#docs.get(this.#workspaceName)?.upToDate) void this.#catchUp();
+        }, this.#catchUpIntervalMs);
+        this.#catchUpTimer.unref();
+      }
+    }
+  }
+
+  /** Saves the position of the latest catch-up once no note is left queued or in flight. */
+  #maybeSaveCursor(): void {
+    const reached = this.#pendingCursor;
+    if (reached === null || this.#queued.size > 0 || this.#inFlight() > 0) return;
+    this.#pendingCursor = null;
+    void this.#options.cursor.save(reached).catch(() => {});
+  }
+
+  /** The socket is down: every open document waits for its turn again once it is back. */
   #detachAll(): void {
     if (this.#stopped || this.#websocket.status === WebSocketStatus.Connected) return;
     this.#authenticating = 0;

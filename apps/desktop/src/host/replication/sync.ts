@@ -1,7 +1,8 @@
-import { todosDocName, workspaceDocName } from "@tandem/core";
+import { DocumentChangesPosition, todosDocName, workspaceDocName } from "@tandem/core";
 import type { LocalSyncInfo, SessionInfo, SyncStatus } from "../../shared/desktop-api";
 import type { SyncFacet } from "../facets";
 import type { HostContext, SyncService } from "../host-context";
+import { serverClient } from "../session/server-client";
 import { syncUrlOf } from "../session/server-url";
 import { LocalDocumentStore } from "../store/document-store";
 import { explainRefusal } from "./explain-refusal";
@@ -11,18 +12,33 @@ import { syncStatusOf } from "./sync-status";
 
 export interface SyncHandle extends SyncService {
   readonly facet: SyncFacet;
+  /** Documents open in the local hub now (tests and benchmarks: memory follows this). */
+  openDocuments(): number;
   close(): Promise<void>;
 }
 
 /** Options for tests; the app uses the defaults. */
 export interface SyncOptions {
   readonly maxAuthenticating?: number;
+  readonly keepOpen?: number;
+  readonly catchUpIntervalMs?: number;
+  readonly catchUpOverlapMs?: number;
   readonly reconnectDelayMs?: number;
   readonly reconnectMaxDelayMs?: number;
 }
 
 /** How long status changes gather before one `status` event goes out. */
 const STATUS_EVENT_DELAY_MS = 100;
+
+/** A saved change-feed position; anything unreadable starts the feed from the beginning. */
+function parseChangesPosition(saved: string | null): DocumentChangesPosition | null {
+  if (saved === null) return null;
+  try {
+    return DocumentChangesPosition.parse(JSON.parse(saved));
+  } catch {
+    return null;
+  }
+}
 
 /** Whose local documents these are: see LocalDocumentsTable.account. */
 export function accountKey(serverUrl: string, userId: number): string {
@@ -76,19 +92,27 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     const account = accountKey(credentials.serverUrl, credentials.userId);
     if (running?.account === account) return;
     await stop();
-    const { userId } = credentials;
+    const { userId, serverUrl, apiKey } = credentials;
+    let replicator: Replicator | undefined;
     const hub = await LocalHub.start({
       userId,
       store: new LocalDocumentStore(context.store.db, account),
       onUnsyncedChange: statusMayHaveChanged,
+      onDocumentUse: (name, inUse) => (inUse ? replicator?.useDocument(name) : replicator?.releaseDocument(name)),
     });
-    const replicator = new Replicator({
+    const cursorKey = `replication.cursor:${account}`;
+    replicator = new Replicator({
       hub,
       syncUrl: syncUrlOf(credentials.serverUrl),
       apiKey: credentials.apiKey,
       userId,
       onChange: statusMayHaveChanged,
-      explainRefusal: (name) => explainRefusal(credentials.serverUrl, credentials.apiKey, name),
+      explainRefusal: (name) => explainRefusal(serverUrl, apiKey, name),
+      fetchChanges: async (from) => serverClient(serverUrl, apiKey).call("documentChanges", { query: from ?? {} }),
+      cursor: {
+        load: async () => parseChangesPosition(await context.store.getSetting(cursorKey)),
+        save: (position) => context.store.setSetting(cursorKey, JSON.stringify(position)),
+      },
       ...options,
     });
     running = { account, userId, hub, replicator };
@@ -118,6 +142,7 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
   return {
     status,
     unsyncedDocuments: () => running?.replicator.progress().unsynced ?? 0,
+    openDocuments: () => running?.hub.hocuspocus.getDocumentsCount() ?? 0,
     async readDocument(name, read) {
       const { hub } = await signedIn();
       if (!hub.servesDocument(name)) throw new Error(`${name} is not one of the signed-in user's documents`);

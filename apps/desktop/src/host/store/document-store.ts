@@ -84,6 +84,18 @@ export class LocalDocumentStore {
     return rows.map((row) => row.name);
   }
 
+  /** Names of every note document of this account with a copy here. */
+  async noteNames(): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom("documents")
+      .select("name")
+      .where("account", "=", this.account)
+      .where("name", ">=", "note:")
+      .where("name", "<", "note;")
+      .execute();
+    return rows.map((row) => row.name);
+  }
+
   /** Stores the document's whole state and its unsynced flag. */
   save(name: string, doc: Y.Doc, unsynced: boolean): Promise<void> {
     return this.#enqueue(name, { state: Y.encodeStateAsUpdate(doc), unsynced });

@@ -1,4 +1,4 @@
-import type { KeyboardEvent } from "react";
+import { type KeyboardEvent, useEffect, useRef, useState } from "react";
 import { shortTime } from "./note-time";
 import { displayTitle, type NoteItem, type Workspace } from "./workspace-model";
 
@@ -16,6 +16,31 @@ interface NoteListProps {
 }
 
 const ROW_KEYS = new Set(["ArrowDown", "ArrowUp", "Home", "End"]);
+/**
+ * Rows rendered at first, and added each time the list is scrolled near its end: a folder of
+ * twenty thousand notes would otherwise cost seconds of layout before anything shows.
+ */
+const FIRST_ROWS = 200;
+const MORE_ROWS = 500;
+
+/** How many rows to render: more as the sentinel after the last one scrolls into view. */
+function useRowsShown(total: number, heading: string) {
+  const [shown, setShown] = useState(FIRST_ROWS);
+  const sentinel = useRef<HTMLLIElement>(null);
+  // Another folder's list starts from its top again.
+  useEffect(() => setShown(FIRST_ROWS), [heading]);
+  const more = total > shown;
+  useEffect(() => {
+    const element = sentinel.current;
+    if (!more || !element) return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) setShown((current) => current + MORE_ROWS);
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [more]);
+  return { shown, sentinel: more ? sentinel : null };
+}
 
 /**
  * ↑ ↓ Home End move through the rows and open the note reached, as in a mail or notes app's list.
@@ -35,6 +60,7 @@ function moveThroughRows(event: KeyboardEvent<HTMLUListElement>) {
 
 /** The notes of the selected folder, pinned first, then the most recently changed. */
 export function NoteList({ heading, notes, workspace, showFolders, previews, openNote, onOpen, onCreate }: NoteListProps) {
+  const { shown, sentinel } = useRowsShown(notes.length, heading);
   return (
     <>
       <div className="pane-header">
@@ -49,7 +75,7 @@ export function NoteList({ heading, notes, workspace, showFolders, previews, ope
         <p className="empty-state">No notes yet.</p>
       ) : (
         <ul className="note-list" aria-label="Notes" onKeyDown={moveThroughRows}>
-          {notes.map((note) => {
+          {notes.slice(0, shown).map((note) => {
             const folder = showFolders && note.folder ? workspace.folders.get(note.folder)?.name : undefined;
             const preview = previews.get(note.uuid);
             return (
@@ -87,6 +113,7 @@ export function NoteList({ heading, notes, workspace, showFolders, previews, ope
               </li>
             );
           })}
+          {sentinel && <li ref={sentinel} className="note-list-more" aria-hidden="true" />}
         </ul>
       )}
     </>

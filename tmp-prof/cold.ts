@@ -1,0 +1,12 @@
+import { startHost } from "../apps/desktop/src/host/host";
+import { FileSecretStore } from "../apps/desktop/src/host/session/file-secret-store";
+const dataDir = "/tmp/prof-data";
+const t0 = performance.now();
+const host = await startHost({ mode: "web", version: "0", dataDir, secrets: new FileSecretStore(dataDir) });
+console.log("startHost", Math.round(performance.now() - t0));
+const sync = await host.api.getLocalSync();
+console.log("getLocalSync", Math.round(performance.now() - t0), sync.url);
+await new Promise((r) => setTimeout(r, 1500));
+const m = process.memoryUsage();
+console.log("rss", (m.rss / 1048576).toFixed(0), "heap", (m.heapUsed / 1048576).toFixed(0), "open", host.openDocuments());
+await host.close();

@@ -1,0 +1,10 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { sql } from "kysely";
+import { loadConfig, startServer } from "../apps/server/src/index";
+const dir = await mkdtemp(path.join(tmpdir(), "x-"));
+const server = await startServer(loadConfig({ port: 0, dataDir: dir, logLevel: "silent" }, {}));
+const q = sql`explain query plan select documents.name, documents.updated_at from notes inner join documents on documents.name = 'note:' || notes.uuid where notes.owner_id = 1 and (documents.updated_at > '2020' or (documents.updated_at = '2020' and documents.name > 'x')) order by documents.updated_at, documents.name limit 10`;
+console.log((await q.execute(server.context.db)).rows);
+await server.close();
