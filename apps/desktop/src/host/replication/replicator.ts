@@ -187,7 +187,7 @@ export class Replicator {
   /** The renderer let go of a document: a note in step may close (see `keepOpen`). */
   releaseDocument(name: string): void {
     const doc = this.#docs.get(name);
-    if (doc && doc.upToDate) this.#settle(doc);
+    if (doc?.upToDate) this.#settle(doc);
   }
 
   progress(): ReplicationProgress {
