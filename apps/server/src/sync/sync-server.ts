@@ -5,6 +5,7 @@ import { parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { AppContext } from "../context";
+import { storageUnavailable } from "../http/errors";
 import { sharedFolders } from "../sharing/access";
 import { materializeNoteBody } from "../views/note-view";
 import { materializeTodos } from "../views/todos-view";
@@ -13,6 +14,7 @@ import { materializeWorkspace } from "../views/workspace-view";
 import { credentialAccess } from "./credential-access";
 import { documentAccess } from "./document-access";
 import { DocumentStore } from "./document-store";
+import { DurableStore } from "./durable-store";
 
 export const SYNC_PATH = "/sync";
 
@@ -70,9 +72,11 @@ export class SyncServer {
 
   readonly store: DocumentStore;
   readonly views: ViewScheduler;
+  readonly #durable: DurableStore;
 
   constructor(private readonly context: SyncDependencies) {
     this.store = new DocumentStore(context.db);
+    this.#durable = new DurableStore(this.store, context.logger);
     this.views = new ViewScheduler(
       (name) => this.updateViews(name),
       VIEW_DEBOUNCE_MS,
@@ -96,12 +100,10 @@ export class SyncServer {
         const state = await this.store.load(documentName);
         if (state) Y.applyUpdate(document, state);
       },
-      onStoreDocument: async ({ documentName, document }) => {
-        await this.store.save(documentName, document);
-      },
       onChange: async ({ documentName }) => {
         this.views.schedule(documentName);
       },
+      extensions: [this.#durable.extension()],
     });
   }
 
@@ -138,9 +140,11 @@ export class SyncServer {
       });
       await this.views.run(name);
     } finally {
-      // Disconnecting stores the document before it resolves: the write is durable.
+      // Disconnecting stores the document before it resolves: the write is durable, unless
+      // storage failed, when the change stays in memory and is stored again later.
       await connection.disconnect();
     }
+    if (this.#durable.isUnsaved(name)) throw storageUnavailable();
     return result as T;
   }
 
@@ -156,6 +160,7 @@ export class SyncServer {
 
   /** Closes every connection and stores every document before answering. */
   async close(): Promise<void> {
+    await this.#durable.close();
     this.hocuspocus.flushPendingStores();
     if (this.hocuspocus.getDocumentsCount() > 0) {
       await new Promise<void>((resolve) => {
