@@ -29,6 +29,13 @@ export const ServerConfigSchema = z.object({
   streamPingMs: z.coerce.number().int().positive().default(15_000),
   /** How often expiries are swept when nothing else happens, in ms (0 turns the timer off). */
   maintenanceIntervalMs: z.coerce.number().int().min(0).default(5_000),
+  /**
+   * The largest a document (a note body, a workspace, a todo list) may grow, stored, in bytes; also
+   * the largest single update a sync client may send.
+   */
+  maxDocumentBytes: z.coerce.number().int().min(1024).default(32 * 1024 * 1024),
+  /** What one user's documents and snapshots may take together, in bytes. */
+  userQuotaBytes: z.coerce.number().int().min(1024).default(1024 * 1024 * 1024),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -50,6 +57,8 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   streamJitterMs: ["TANDEM_STREAM_JITTER_MS"],
   streamPingMs: ["TANDEM_STREAM_PING_MS"],
   maintenanceIntervalMs: ["TANDEM_MAINTENANCE_INTERVAL_MS"],
+  maxDocumentBytes: ["TANDEM_MAX_DOCUMENT_BYTES"],
+  userQuotaBytes: ["TANDEM_USER_QUOTA_BYTES"],
 };
 
 export class ConfigError extends Error {

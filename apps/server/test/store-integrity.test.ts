@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
-import { openDoc } from "./sync-client";
+import { openDoc, type SyncedDoc } from "./sync-client";
 
 /** The text of a note's document as it is stored, read straight from the documents table. */
 async function storedText(t: TestServer, uuid: string): Promise<string> {
@@ -32,7 +32,9 @@ describe("document storage failures", () => {
   });
   afterAll(() => t.stop());
 
-  it("answers a REST write 503 while storage fails, keeps the change in memory and stores it once storage recovers", { timeout: 60_000 }, async () => {
+  it("answers a REST write 503 while storage fails, keeps the change in memory and stores it once storage recovers", {
+    timeout: 60_000,
+  }, async () => {
     const { note } = (await alice.client.call("createNote", { body: { title: "Durable", content: "before" } })).result;
     const storage = await breakDocumentStorage(t);
     let repaired = false;
@@ -57,5 +59,75 @@ describe("document storage failures", () => {
     }
     const read = await alice.client.call("getNote", { params: { id: note.id } });
     expect(read.note.markdown.trim()).toBe("after");
+  });
+});
+
+/** The reason the server gives when it closes a synced document's connection. */
+function closeReason(synced: SyncedDoc): Promise<string> {
+  return new Promise((resolve) => synced.provider.on("close", ({ event }: { event: CloseEvent }) => resolve(event.reason)));
+}
+
+/** Nests `levels` blockquotes at the top of the note body, in one transaction (one update). */
+function nestDeep(doc: Y.Doc, levels: number): void {
+  doc.transact(() => {
+    let parent: Y.XmlFragment = doc.getXmlFragment(NOTE_FRAGMENT);
+    for (let i = 0; i < levels; i++) {
+      const quote = new Y.XmlElement("blockquote");
+      parent.insert(0, [quote]);
+      parent = quote;
+    }
+    const bottom = new Y.XmlElement("paragraph");
+    bottom.insert(0, [new Y.XmlText("at the bottom")]);
+    parent.insert(0, [bottom]);
+  });
+}
+
+describe("deeply nested documents", () => {
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    t = await startTestServer();
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  async function expectUsable(noteId: number, uuid: string) {
+    const read = await alice.client.raw("getNote", { params: { id: noteId } });
+    expect(read.status).toBe(200);
+    const patched = await alice.client.raw("updateNote", { params: { id: noteId }, body: { content: "<p>rewritten</p>" } });
+    expect(patched.status).toBe(200);
+    expect(await storedText(t, uuid)).toBe("rewritten");
+    const { snapshots } = await alice.client.call("listSnapshots", { params: { noteId }, query: {} });
+    const first = snapshots.at(-1) as { seq: number };
+    const restored = await alice.client.raw("restoreSnapshot", { params: { noteId }, body: { seq: first.seq } });
+    expect(restored.status).toBe(200);
+  }
+
+  it("refuses a sync update nesting 20,000 levels, closing that connection; the note stays usable", { timeout: 120_000 }, async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "Deep", content: "hello" } })).result;
+    const synced = await openDoc(t.server.syncUrl, alice.apiKey, noteDocName(note.uuid));
+    nestDeep(synced.doc, 20_000);
+    expect(await closeReason(synced)).toBe("too_deeply_nested");
+    synced.close();
+    expect(await storedText(t, note.uuid)).toBe("hello");
+    const live = await t.server.context.sync.getDoc(noteDocName(note.uuid));
+    expect(jsonToText(readNoteBody(live))).toBe("hello");
+    await expectUsable(note.id, note.uuid);
+  });
+
+  it("keeps a note whose stored state nests 20,000 levels (an older server's) readable, writable and restorable, also after a restart", {
+    timeout: 120_000,
+  }, async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "Poisoned", content: "hello" } })).result;
+    await alice.client.call("createSnapshot", { params: { noteId: note.id }, body: { label: "good" } });
+    const { store } = t.server.context.sync;
+    const poisoned = await store.loadDoc(noteDocName(note.uuid));
+    nestDeep(poisoned, 20_000);
+    await store.save(noteDocName(note.uuid), poisoned);
+    await t.restart();
+    await expectUsable(note.id, note.uuid);
+    await t.restart();
+    const read = await alice.client.call("getNote", { params: { id: note.id } });
+    expect(read.note.markdown.trim()).toBe("hello");
   });
 });

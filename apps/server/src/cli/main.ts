@@ -33,12 +33,14 @@ Serve options:
   --port N                (default 8787)   --host H   (default 127.0.0.1)
   --log-level L           fatal|error|warn|info|debug|trace|silent
   --public-url URL        the address people reach the server at (for pairing links)
+  --max-document-bytes N  the largest a document may grow (default 33554432, 32 MiB)
+  --user-quota-bytes N    what one user's documents and snapshots may take (default 1073741824, 1 GiB)
 
 Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDEM_DATA_DIR,
 TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_RATE_LIMIT_PER_MINUTE,
 TANDEM_RATE_LIMIT_BURST, TANDEM_SHUTDOWN_GRACE_MS, TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
 TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
-TANDEM_MAINTENANCE_INTERVAL_MS.`;
+TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_MAX_DOCUMENT_BYTES, TANDEM_USER_QUOTA_BYTES.`;
 
 class UsageError extends Error {}
 
@@ -51,6 +53,8 @@ const OPTIONS = {
   "rate-limit-per-minute": { type: "string" },
   "rate-limit-burst": { type: "string" },
   "public-url": { type: "string" },
+  "max-document-bytes": { type: "string" },
+  "user-quota-bytes": { type: "string" },
   name: { type: "string" },
   email: { type: "string" },
   scopes: { type: "string" },
@@ -70,6 +74,8 @@ function configFrom(values: Values): ServerConfig {
     rateLimitPerMinute: values["rate-limit-per-minute"],
     rateLimitBurst: values["rate-limit-burst"],
     publicUrl: values["public-url"],
+    maxDocumentBytes: values["max-document-bytes"],
+    userQuotaBytes: values["user-quota-bytes"],
   });
 }
 

@@ -1,4 +1,4 @@
-import { jsonToHtml, jsonToMarkdown, noteDocName, readNoteBody } from "@tandem/core";
+import { applyStoredState, jsonToHtml, jsonToMarkdown, noteDocName, readNoteBody } from "@tandem/core";
 import { type Kysely, type Selectable, sql } from "kysely";
 import * as Y from "yjs";
 import { nowIso } from "../clock";
@@ -81,7 +81,7 @@ async function findSnapshot(db: Kysely<Schema>, note: NoteRow, by: { seq?: numbe
 
 function bodyOf(row: SnapshotRow) {
   const doc = new Y.Doc();
-  Y.applyUpdate(doc, row.state);
+  applyStoredState(doc, row.state);
   return readNoteBody(doc);
 }
 

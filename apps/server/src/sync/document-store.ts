@@ -1,3 +1,4 @@
+import { applyStoredState } from "@tandem/core";
 import type { Kysely } from "kysely";
 import * as Y from "yjs";
 import { nowIso } from "../clock";
@@ -5,7 +6,7 @@ import type { Schema } from "../db/schema";
 
 /**
  * Yjs documents at rest: one row per document holding its whole state as a single update.
- * Saving writes the merged state, so loading is one read and one `applyUpdate`.
+ * Saving writes the merged state, so loading is one read and one `applyStoredState`.
  */
 export class DocumentStore {
   constructor(private readonly db: Kysely<Schema>) {}
@@ -19,11 +20,12 @@ export class DocumentStore {
   async loadDoc(name: string): Promise<Y.Doc> {
     const doc = new Y.Doc();
     const state = await this.load(name);
-    if (state) Y.applyUpdate(doc, state);
+    if (state) applyStoredState(doc, state);
     return doc;
   }
 
-  async save(name: string, doc: Y.Doc): Promise<void> {
+  /** Stores the document's whole state; answers its size in bytes. */
+  async save(name: string, doc: Y.Doc): Promise<number> {
     const state = Y.encodeStateAsUpdate(doc);
     const updatedAt = nowIso();
     await this.db
@@ -31,5 +33,6 @@ export class DocumentStore {
       .values({ name, state, updated_at: updatedAt })
       .onConflict((oc) => oc.column("name").doUpdateSet({ state, updated_at: updatedAt }))
       .execute();
+    return state.length;
   }
 }

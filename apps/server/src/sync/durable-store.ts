@@ -22,6 +22,7 @@ export class DurableStore {
   constructor(
     private readonly store: DocumentStore,
     private readonly logger: Logger,
+    private readonly onStored: (name: string, bytes: number) => void,
   ) {}
 
   /** Whether the document's last store failed, so its latest change is only in memory. */
@@ -58,7 +59,7 @@ export class DurableStore {
   async #save(payload: onStoreDocumentPayload): Promise<void> {
     const { documentName, document } = payload;
     try {
-      await this.store.save(documentName, document as Y.Doc);
+      this.onStored(documentName, await this.store.save(documentName, document as Y.Doc));
     } catch (error) {
       const previous = this.#unsaved.get(documentName);
       clearTimeout(previous?.timer);

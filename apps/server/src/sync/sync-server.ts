@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { Hocuspocus } from "@hocuspocus/server";
-import { parseDocName } from "@tandem/core";
+import { applyStoredState, parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
-import * as Y from "yjs";
+import type * as Y from "yjs";
 import type { AppContext } from "../context";
 import { storageUnavailable } from "../http/errors";
 import { sharedFolders } from "../sharing/access";
@@ -15,6 +15,8 @@ import { credentialAccess } from "./credential-access";
 import { documentAccess } from "./document-access";
 import { DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
+import { StorageQuota } from "./storage-quota";
+import { updateLimits } from "./update-limits";
 
 export const SYNC_PATH = "/sync";
 
@@ -68,15 +70,20 @@ export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database"
 
 export class SyncServer {
   readonly hocuspocus: Hocuspocus<SyncContext>;
-  readonly #sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
+  readonly #sockets: WebSocketServer;
 
   readonly store: DocumentStore;
   readonly views: ViewScheduler;
+  readonly quota: StorageQuota;
   readonly #durable: DurableStore;
 
   constructor(private readonly context: SyncDependencies) {
+    const { maxDocumentBytes, userQuotaBytes } = context.config;
+    // A message carries one update plus a few bytes of framing; anything bigger is refused unread.
+    this.#sockets = new WebSocketServer({ noServer: true, maxPayload: maxDocumentBytes + 64 * 1024 });
     this.store = new DocumentStore(context.db);
-    this.#durable = new DurableStore(this.store, context.logger);
+    this.quota = new StorageQuota(context.db, { maxDocumentBytes, userQuotaBytes });
+    this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
     this.views = new ViewScheduler(
       (name) => this.updateViews(name),
       VIEW_DEBOUNCE_MS,
@@ -98,12 +105,13 @@ export class SyncServer {
       },
       onLoadDocument: async ({ documentName, document }) => {
         const state = await this.store.load(documentName);
-        if (state) Y.applyUpdate(document, state);
+        if (state) applyStoredState(document, state);
+        this.quota.measured(documentName, state?.length ?? 0);
       },
       onChange: async ({ documentName }) => {
         this.views.schedule(documentName);
       },
-      extensions: [this.#durable.extension()],
+      extensions: [updateLimits(this.quota, context.logger), this.#durable.extension()],
     });
   }
 

@@ -3,4 +3,4 @@ export { jsonToMarkdown, markdownToJson } from "./markdown";
 export { normalizeJson } from "./normalize";
 export { isAllowedHref, noteExtensions, noteSchema } from "./schema";
 export { countWords, jsonToText, textToJson } from "./text";
-export { NOTE_FRAGMENT, readNoteBody, writeNoteBody } from "./yjs";
+export { applyStoredState, MAX_TYPE_DEPTH, NOTE_FRAGMENT, readNoteBody, writeNoteBody } from "./yjs";
