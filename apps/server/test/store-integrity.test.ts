@@ -131,3 +131,136 @@ describe("deeply nested documents", () => {
     expect(read.note.markdown.trim()).toBe("hello");
   });
 });
+
+describe("storage limits", () => {
+  const KiB = 1024;
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    t = await startTestServer({ maxDocumentBytes: 64 * KiB, userQuotaBytes: 192 * KiB });
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  /** Appends `bytes` of incompressible text to a note over sync and says how the server answered. */
+  async function appendOverSync(uuid: string, bytes: number): Promise<"stored" | string> {
+    const before = (await storedText(t, uuid)).length;
+    const synced = await openDoc(t.server.syncUrl, alice.apiKey, noteDocName(uuid));
+    const closed = closeReason(synced);
+    const paragraph = new Y.XmlElement("paragraph");
+    paragraph.insert(0, [new Y.XmlText(randomText(bytes))]);
+    synced.doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
+    const outcome = await Promise.race([
+      closed,
+      expect
+        .poll(async () => (await storedText(t, uuid)).length, { timeout: 30_000, interval: 200 })
+        .toBeGreaterThanOrEqual(before + bytes)
+        .then(() => "stored"),
+    ]);
+    synced.close();
+    return outcome;
+  }
+
+  it("refuses sync updates past the document size limit and past the user's quota, storing none of them", {
+    timeout: 120_000,
+  }, async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "Big", content: "start" } })).result;
+    expect(await appendOverSync(note.uuid, 40 * KiB)).toBe("stored");
+    expect(await appendOverSync(note.uuid, 40 * KiB)).toBe("document_too_large");
+    expect((await storedText(t, note.uuid)).length).toBeLessThan(50 * KiB);
+
+    // Five notes of 40 KiB each: the quota (192 KiB, counting every document) runs out on one of them.
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { note: other } = (await alice.client.call("createNote", { body: { title: `Other ${i}`, content: "x" } })).result;
+      outcomes.push(await appendOverSync(other.uuid, 40 * KiB));
+    }
+    expect(outcomes).toContain("storage_quota_exceeded");
+    expect(outcomes.slice(outcomes.indexOf("storage_quota_exceeded"))).toEqual(
+      outcomes.slice(outcomes.indexOf("storage_quota_exceeded")).map(() => "storage_quota_exceeded"),
+    );
+    // REST writes and snapshots meet the same quota with a 413.
+    const created = await alice.client.raw("createNote", { body: { title: "More", content: randomText(40 * KiB) } });
+    expect(created.status).toBe(413);
+    expect(created.body).toMatchObject({ success: false, error: "storage_quota_exceeded" });
+    const snapshot = await alice.client.raw("createSnapshot", { params: { noteId: note.id }, body: { label: "one more" } });
+    expect(snapshot.status).toBe(413);
+  });
+});
+
+describe("document size limit over REST", () => {
+  const KiB = 1024;
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    t = await startTestServer({ maxDocumentBytes: 64 * KiB });
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  it("answers 413 document_too_large to a body past the limit and keeps the note as it was", async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "Small", content: "small" } })).result;
+    const patched = await alice.client.raw("updateNote", { params: { id: note.id }, body: { content: `<p>${randomText(80 * KiB)}</p>` } });
+    expect(patched.status).toBe(413);
+    expect(patched.body).toMatchObject({ success: false, error: "document_too_large" });
+    expect(await storedText(t, note.uuid)).toBe("small");
+    const created = await alice.client.raw("createNote", { body: { title: "Huge", content: randomText(80 * KiB) } });
+    expect(created.status).toBe(413);
+  });
+
+  it("thins out automatic snapshots with age and keeps every snapshot a person took", async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "History", content: "v0" } })).result;
+    const { db } = t.server.context;
+    const now = Date.now();
+    const hour = 3_600_000;
+    const ages = [
+      ...[2, 3, 4, 5].map((h) => h * hour), // the last day: all kept
+      ...[30, 30.2, 30.4, 31].map((h) => h * hour), // within the week: one per hour
+      ...[10 * 24, 10 * 24 + 1, 10 * 24 + 2, 12 * 24].map((h) => h * hour), // older: one per day
+    ];
+    const state = Y.encodeStateAsUpdate(new Y.Doc());
+    let seq = 100;
+    for (const age of ages) {
+      const createdAt = new Date(now - age).toISOString();
+      await db
+        .insertInto("snapshots")
+        .values({
+          note_uuid: note.uuid,
+          owner_id: alice.userId,
+          seq: seq++,
+          label: "Before update",
+          state,
+          word_count: 0,
+          created_at: createdAt,
+          automatic: 1,
+        })
+        .execute();
+    }
+    await db
+      .insertInto("snapshots")
+      .values({
+        note_uuid: note.uuid,
+        owner_id: alice.userId,
+        seq: seq++,
+        label: "mine",
+        state,
+        word_count: 0,
+        created_at: new Date(now - 20 * 24 * hour).toISOString(),
+        automatic: 0,
+      })
+      .execute();
+    await alice.client.call("updateNote", { params: { id: note.id }, body: { content: "<p>v1</p>" } });
+    const { snapshots } = await alice.client.call("listSnapshots", { params: { noteId: note.id }, query: { limit: 100 } });
+    // 4 from the last day, 2 hours (30 and 31), 2 days (10 and 12 days ago), the manual one, and the new one.
+    expect(snapshots.length).toBe(4 + 2 + 2 + 1 + 1);
+    expect(snapshots.map((s) => s.label)).toContain("mine");
+  });
+});
+
+/** Text that no compression or Yjs encoding shrinks: random letters. */
+function randomText(length: number): string {
+  const letters = "abcdefghijklmnopqrstuvwxyz";
+  let text = "";
+  for (let i = 0; i < length; i++) text += letters[Math.floor(Math.random() * letters.length)];
+  return text;
+}

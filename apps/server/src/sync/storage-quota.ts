@@ -1,5 +1,7 @@
-import { parseDocName } from "@tandem/core";
+import { parseDocName, writeNoteBody } from "@tandem/core";
+import type { JSONContent } from "@tiptap/core";
 import { type Kysely, sql } from "kysely";
+import * as Y from "yjs";
 import type { Schema } from "../db/schema";
 import { ApiError } from "../http/errors";
 
@@ -17,6 +19,16 @@ const MESSAGES: Record<QuotaRefusal, string> = {
   document_too_large: "The document would grow past the largest size this server stores",
   storage_quota_exceeded: "Your documents and snapshots would grow past your storage quota",
 };
+
+/**
+ * What a body adds to a note document at most: its size as a Yjs update of its own. Writing it
+ * as a diff against the current body usually adds less.
+ */
+export function bodyBytes(body: JSONContent): number {
+  const doc = new Y.Doc();
+  writeNoteBody(doc, body);
+  return Y.encodeStateAsUpdate(doc).length;
+}
 
 export function quotaError(refusal: QuotaRefusal): ApiError {
   return new ApiError(413, refusal, MESSAGES[refusal]);
@@ -77,10 +89,18 @@ export class StorageQuota {
     return (await this.#userBytes(owner)) + bytes > this.limits.userQuotaBytes ? "storage_quota_exceeded" : undefined;
   }
 
-  /** A 413 if adding `bytes` to the document would break a limit. */
-  async assertRoom(name: string, bytes: number): Promise<void> {
-    const refusal = await this.refusal(name, await this.ownerOf(name), bytes);
+  /** A 413 if adding `bytes` to the document would break a limit (the owner defaults to the recorded one). */
+  async assertRoom(name: string, bytes: number, owner?: number): Promise<void> {
+    const refusal = await this.refusal(name, owner ?? (await this.ownerOf(name)), bytes);
     if (refusal) throw quotaError(refusal);
+  }
+
+  /** A 413 if storing `bytes` more for the user (a snapshot) would break their quota. */
+  async assertUserRoom(owner: number, bytes: number): Promise<void> {
+    const refusal = await this.userRefusal(owner, bytes);
+    if (refusal) throw quotaError(refusal);
+    const usage = this.#usage.get(owner);
+    if (usage) usage.bytes += bytes;
   }
 
   async #documentSize(name: string): Promise<number> {

@@ -62,7 +62,7 @@ export function updateDepth(doc: Y.Doc, update: Uint8Array, cap = MAX_TYPE_DEPTH
       }
       // A GC struct's content is gone, and so is anything attached to it; a cycle is malformed.
       if (!(current instanceof Y.Item) || chain.length > structs.length) break;
-      const { parent } = current;
+      const parent: Y.Item["parent"] | string = current.parent;
       if (typeof parent === "string") {
         chain.push([current, 1]);
         break;
@@ -72,7 +72,7 @@ export function updateDepth(doc: Y.Doc, update: Uint8Array, cap = MAX_TYPE_DEPTH
       chain.push([current, parent instanceof Y.ID ? 1 : 0]);
       const fromDoc = inDoc(next);
       integrated = fromDoc !== undefined;
-      const found = fromDoc ?? inUpdate(next);
+      const found: Struct | undefined = fromDoc ?? inUpdate(next);
       if (found === undefined) return UNKNOWN_PARENT;
       current = found;
     }

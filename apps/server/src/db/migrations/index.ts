@@ -8,6 +8,7 @@ import * as folderShares from "./0006-folder-shares";
 import * as todos from "./0007-todos";
 import * as delegation from "./0008-delegation";
 import * as pairingPurpose from "./0009-pairing-purpose";
+import * as snapshotRetention from "./0011-snapshot-retention";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0007-todos": todos,
   "0008-delegation": delegation,
   "0009-pairing-purpose": pairingPurpose,
+  "0011-snapshot-retention": snapshotRetention,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
