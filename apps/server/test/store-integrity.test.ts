@@ -264,3 +264,37 @@ function randomText(length: number): string {
   for (let i = 0; i < length; i++) text += letters[Math.floor(Math.random() * letters.length)];
   return text;
 }
+
+describe.each(["sqlite", "postgres"] as const)("a 10-million-character word (%s)", (storage) => {
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    t = await startTestServer({}, storage);
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  it("is stored over sync with its views written, and reads back", { timeout: 120_000 }, async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "Word", content: "start" } })).result;
+    const synced = await openDoc(t.server.syncUrl, alice.apiKey, noteDocName(note.uuid));
+    const paragraph = new Y.XmlElement("paragraph");
+    paragraph.insert(0, [new Y.XmlText("w".repeat(10_000_000))]);
+    synced.doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
+    await expect.poll(async () => (await storedText(t, note.uuid)).length, { timeout: 60_000, interval: 500 }).toBeGreaterThan(10_000_000);
+    synced.close();
+    await expect
+      .poll(async () => (await alice.client.call("listNotes", { query: {} })).notes.find((n) => n.id === note.id)?.wordCount, { timeout: 60_000, interval: 500 })
+      .toBe(2);
+    const read = await alice.client.raw("getNote", { params: { id: note.id } });
+    expect(read.status).toBe(200);
+    const found = await alice.client.raw("searchNotes", { body: { query: "start" } });
+    expect(found.status).toBe(200);
+    // Over REST the body limit may refuse it first; either way it is never a 500.
+    const created = await alice.client.raw("createNote", { body: { title: "Word", content: "w".repeat(10_000_000) } });
+    expect([201, 413]).toContain(created.status);
+    if (created.status === 201) {
+      const { id } = (created.body as { result: { note: { id: number } } }).result.note;
+      expect((await alice.client.raw("getNote", { params: { id } })).status).toBe(200);
+    }
+  });
+});
