@@ -33,9 +33,17 @@ export const ServerConfigSchema = z.object({
    * The largest a document (a note body, a workspace, a todo list) may grow, stored, in bytes; also
    * the largest single update a sync client may send.
    */
-  maxDocumentBytes: z.coerce.number().int().min(1024).default(32 * 1024 * 1024),
+  maxDocumentBytes: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(32 * 1024 * 1024),
   /** What one user's documents and snapshots may take together, in bytes. */
-  userQuotaBytes: z.coerce.number().int().min(1024).default(1024 * 1024 * 1024),
+  userQuotaBytes: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024 * 1024),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;

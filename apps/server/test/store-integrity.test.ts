@@ -283,7 +283,10 @@ describe.each(["sqlite", "postgres"] as const)("a 10-million-character word (%s)
     await expect.poll(async () => (await storedText(t, note.uuid)).length, { timeout: 60_000, interval: 500 }).toBeGreaterThan(10_000_000);
     synced.close();
     await expect
-      .poll(async () => (await alice.client.call("listNotes", { query: {} })).notes.find((n) => n.id === note.id)?.wordCount, { timeout: 60_000, interval: 500 })
+      .poll(async () => (await alice.client.call("listNotes", { query: {} })).notes.find((n) => n.id === note.id)?.wordCount, {
+        timeout: 60_000,
+        interval: 500,
+      })
       .toBe(2);
     const read = await alice.client.raw("getNote", { params: { id: note.id } });
     expect(read.status).toBe(200);

@@ -24,9 +24,14 @@ export const notFound = (what: string) => new ApiError(404, "not_found", `${what
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);
 export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);
 export const storageUnavailable = () =>
-  new ApiError(503, "storage_unavailable", "The change could not be stored; it is kept in memory and stored when storage recovers. Retry later", {
-    "retry-after": "5",
-  });
+  new ApiError(
+    503,
+    "storage_unavailable",
+    "The change could not be stored; it is kept in memory and stored when storage recovers. Retry later",
+    {
+      "retry-after": "5",
+    },
+  );
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError(429, "rate_limited", `Too many requests; retry after ${retryAfterSeconds} s`, {
     "retry-after": String(retryAfterSeconds),

@@ -140,6 +140,9 @@ export async function thinAutomaticSnapshots(db: Kysely<Schema>, noteUuid: strin
     else kept.add(bucket);
   }
   for (let i = 0; i < doomed.length; i += 500) {
-    await db.deleteFrom("snapshots").where("id", "in", doomed.slice(i, i + 500)).execute();
+    await db
+      .deleteFrom("snapshots")
+      .where("id", "in", doomed.slice(i, i + 500))
+      .execute();
   }
 }

@@ -123,11 +123,7 @@ export class StorageQuota {
       .where((eb) =>
         eb.or([
           eb("name", "in", [`workspace:${owner}`, `todos:${owner}`]),
-          eb(
-            "name",
-            "in",
-            eb.selectFrom("notes").select(sql<string>`'note:' || uuid`.as("name")).where("owner_id", "=", owner),
-          ),
+          eb("name", "in", eb.selectFrom("notes").select(sql<string>`'note:' || uuid`.as("name")).where("owner_id", "=", owner)),
         ]),
       )
       .executeTakeFirstOrThrow();

@@ -1,7 +1,7 @@
 import type { Extension } from "@hocuspocus/server";
+import { MAX_TYPE_DEPTH } from "@tandem/core";
 import type { Logger } from "pino";
 import type { StorageQuota } from "./storage-quota";
-import { MAX_TYPE_DEPTH } from "@tandem/core";
 import { UNKNOWN_PARENT, updateDepth } from "./update-depth";
 
 /** y-protocols' sync message types; the first carries a state vector, the others an update. */

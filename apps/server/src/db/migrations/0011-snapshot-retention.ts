@@ -10,6 +10,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .alterTable("snapshots")
     .addColumn("automatic", "integer", (c) => c.notNull().defaultTo(0))
     .execute();
-  await sql`update snapshots set automatic = 1 where label in ('Before update', 'Before import') or label like 'Before restoring snapshot %'`.execute(db);
+  await sql`update snapshots set automatic = 1 where label in ('Before update', 'Before import') or label like 'Before restoring snapshot %'`.execute(
+    db,
+  );
   await db.schema.createIndex("snapshots_note_created").on("snapshots").columns(["note_uuid", "created_at"]).execute();
 }
