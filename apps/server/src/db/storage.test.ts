@@ -65,7 +65,7 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
       .selectFrom("schema_migrations" as never)
       .select(sql<number>`count(*)`.as("n"))
       .executeTakeFirstOrThrow();
-    expect(Number((applied as { n: number }).n)).toBe(9);
+    expect(Number((applied as { n: number }).n)).toBe(10);
     await again.close();
   });
 
