@@ -68,18 +68,21 @@ function closeReason(synced: SyncedDoc): Promise<string> {
 }
 
 /** Nests `levels` blockquotes at the top of the note body, in one transaction (one update). */
-function nestDeep(doc: Y.Doc, levels: number): void {
+function nestDeep(doc: Y.Doc, levels: number): Y.XmlElement[] {
+  const quotes: Y.XmlElement[] = [];
   doc.transact(() => {
     let parent: Y.XmlFragment = doc.getXmlFragment(NOTE_FRAGMENT);
     for (let i = 0; i < levels; i++) {
       const quote = new Y.XmlElement("blockquote");
       parent.insert(0, [quote]);
+      quotes.push(quote);
       parent = quote;
     }
     const bottom = new Y.XmlElement("paragraph");
     bottom.insert(0, [new Y.XmlText("at the bottom")]);
     parent.insert(0, [bottom]);
   });
+  return quotes;
 }
 
 describe("deeply nested documents", () => {
@@ -115,21 +118,33 @@ describe("deeply nested documents", () => {
     await expectUsable(note.id, note.uuid);
   });
 
-  it("keeps a note whose stored state nests 20,000 levels (an older server's) readable, writable and restorable, also after a restart", {
-    timeout: 120_000,
-  }, async () => {
-    const { note } = (await alice.client.call("createNote", { body: { title: "Poisoned", content: "hello" } })).result;
-    await alice.client.call("createSnapshot", { params: { noteId: note.id }, body: { label: "good" } });
-    const { store } = t.server.context.sync;
-    const poisoned = await store.loadDoc(noteDocName(note.uuid));
-    nestDeep(poisoned, 20_000);
-    await store.save(noteDocName(note.uuid), poisoned);
-    await t.restart();
-    await expectUsable(note.id, note.uuid);
-    await t.restart();
-    const read = await alice.client.call("getNote", { params: { id: note.id } });
-    expect(read.note.markdown.trim()).toBe("hello");
-  });
+  // What an older server stored when a client sent the tree ("live"), and after a PATCH then failed
+  // halfway through deleting it ("deleted": removed, never garbage-collected; Yjs's load recursed on it).
+  it.each(["live", "deleted"])(
+    "keeps a note whose stored state nests 20,000 levels (%s) readable, writable and restorable, also after a restart",
+    { timeout: 120_000 },
+    async (state) => {
+      const { note } = (await alice.client.call("createNote", { body: { title: "Poisoned", content: "hello" } })).result;
+      await alice.client.call("createSnapshot", { params: { noteId: note.id }, body: { label: "good" } });
+      const { store } = t.server.context.sync;
+      const poisoned = await store.loadDoc(noteDocName(note.uuid));
+      poisoned.gc = false;
+      const quotes = nestDeep(poisoned, 20_000);
+      if (state === "deleted") {
+        // Bottom-up, so that deleting does not recurse here in the test either.
+        poisoned.transact(() => {
+          for (const quote of quotes.reverse()) quote.delete(0, quote.length);
+          poisoned.getXmlFragment(NOTE_FRAGMENT).delete(0, 1);
+        });
+      }
+      await store.save(noteDocName(note.uuid), poisoned);
+      await t.restart();
+      await expectUsable(note.id, note.uuid);
+      await t.restart();
+      const read = await alice.client.call("getNote", { params: { id: note.id } });
+      expect(read.note.markdown.trim()).toBe("hello");
+    },
+  );
 });
 
 describe("storage limits", () => {

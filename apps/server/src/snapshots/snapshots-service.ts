@@ -5,6 +5,7 @@ import { nowIso } from "../clock";
 import type { Schema, SnapshotsTable } from "../db/schema";
 import { notFound } from "../http/errors";
 import { getAccessibleNote, type NoteRow, replaceBody } from "../notes/notes-service";
+import { isStackOverflow, repairState } from "../sync/state-repair";
 import type { SyncServer } from "../sync/sync-server";
 
 type SnapshotRow = Selectable<SnapshotsTable>;
@@ -88,16 +89,24 @@ async function findSnapshot(db: Kysely<Schema>, note: NoteRow, by: { seq?: numbe
   return row;
 }
 
-function bodyOf(row: SnapshotRow) {
-  const doc = new Y.Doc();
-  applyStoredState(doc, row.state);
-  return readNoteBody(doc);
+/** A snapshot's body; a state Yjs runs out of stack on is repaired in memory first (snapshots never change). */
+async function bodyOf(row: SnapshotRow) {
+  try {
+    const doc = new Y.Doc();
+    applyStoredState(doc, row.state);
+    return readNoteBody(doc);
+  } catch (error) {
+    if (!isStackOverflow(error)) throw error;
+    const doc = new Y.Doc();
+    applyStoredState(doc, await repairState(row.state));
+    return readNoteBody(doc);
+  }
 }
 
 export async function getSnapshot(db: Kysely<Schema>, ownerId: number, noteId: number, by: { seq?: number; versionId?: number }) {
   const { row: note } = await getAccessibleNote(db, ownerId, noteId, "read");
   const row = await findSnapshot(db, note, by);
-  const body = bodyOf(row);
+  const body = await bodyOf(row);
   return { ...summary(row, noteId), content: jsonToHtml(body), markdown: jsonToMarkdown(body) };
 }
 
@@ -110,7 +119,7 @@ export async function restoreSnapshot(deps: Deps, ownerId: number, noteId: numbe
   const { row: note } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
   const target = await findSnapshot(deps.db, note, by);
   const backup = await takeSnapshot(deps, note, `Before restoring snapshot ${target.seq}`, true);
-  await replaceBody(deps.sync, ownerId, note.uuid, bodyOf(target));
+  await replaceBody(deps.sync, ownerId, note.uuid, await bodyOf(target));
   return { restoredSeq: target.seq, backupSeq: backup.seq };
 }
 

@@ -3,6 +3,15 @@ import type { Kysely } from "kysely";
 import * as Y from "yjs";
 import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
+import { isStackOverflow, repairState } from "./state-repair";
+
+/** The stored state could not be loaded as it was and has been repaired: load the document again. */
+export class DocumentRepaired extends Error {
+  constructor(readonly documentName: string) {
+    super(`${documentName} was repaired in storage; load it again`);
+    this.name = "DocumentRepaired";
+  }
+}
 
 /**
  * Yjs documents at rest: one row per document holding its whole state as a single update.
@@ -16,23 +25,51 @@ export class DocumentStore {
     return row ? new Uint8Array(row.state) : undefined;
   }
 
+  /**
+   * Applies the stored state to `doc` and answers its size. A state Yjs runs out of stack on is
+   * repaired and stored again first (see state-repair.ts), then {@link DocumentRepaired} is
+   * thrown: `doc` is half loaded and must be dropped for a fresh one.
+   */
+  async loadInto(name: string, doc: Y.Doc): Promise<number> {
+    const state = await this.load(name);
+    if (!state) return 0;
+    try {
+      applyStoredState(doc, state);
+    } catch (error) {
+      if (!isStackOverflow(error)) throw error;
+      await this.#write(name, await repairState(state));
+      throw new DocumentRepaired(name);
+    }
+    return state.length;
+  }
+
   /** Loads a document into a fresh Y.Doc (empty if it was never stored). */
   async loadDoc(name: string): Promise<Y.Doc> {
-    const doc = new Y.Doc();
-    const state = await this.load(name);
-    if (state) applyStoredState(doc, state);
-    return doc;
+    try {
+      const doc = new Y.Doc();
+      await this.loadInto(name, doc);
+      return doc;
+    } catch (error) {
+      if (!(error instanceof DocumentRepaired)) throw error;
+      const doc = new Y.Doc();
+      await this.loadInto(name, doc);
+      return doc;
+    }
   }
 
   /** Stores the document's whole state; answers its size in bytes. */
   async save(name: string, doc: Y.Doc): Promise<number> {
     const state = Y.encodeStateAsUpdate(doc);
+    await this.#write(name, state);
+    return state.length;
+  }
+
+  async #write(name: string, state: Uint8Array): Promise<void> {
     const updatedAt = nowIso();
     await this.db
       .insertInto("documents")
       .values({ name, state, updated_at: updatedAt })
       .onConflict((oc) => oc.column("name").doUpdateSet({ state, updated_at: updatedAt }))
       .execute();
-    return state.length;
   }
 }

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { Hocuspocus } from "@hocuspocus/server";
-import { applyStoredState, parseDocName } from "@tandem/core";
+import { parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
 import type * as Y from "yjs";
 import type { AppContext } from "../context";
@@ -13,7 +13,7 @@ import { ViewScheduler } from "../views/view-scheduler";
 import { materializeWorkspace } from "../views/workspace-view";
 import { credentialAccess } from "./credential-access";
 import { documentAccess } from "./document-access";
-import { DocumentStore } from "./document-store";
+import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
 import { StorageQuota } from "./storage-quota";
 import { updateLimits } from "./update-limits";
@@ -104,9 +104,7 @@ export class SyncServer {
         return { userId: principal.userId } satisfies SyncContext;
       },
       onLoadDocument: async ({ documentName, document }) => {
-        const state = await this.store.load(documentName);
-        if (state) applyStoredState(document, state);
-        this.quota.measured(documentName, state?.length ?? 0);
+        this.quota.measured(documentName, await this.store.loadInto(documentName, document));
       },
       onChange: async ({ documentName }) => {
         this.views.schedule(documentName);
@@ -140,7 +138,12 @@ export class SyncServer {
    * Yjs cannot roll a transaction back, so `apply` must check everything before it changes anything.
    */
   async change<T>(name: string, userId: number, apply: (doc: Y.Doc) => T): Promise<T> {
-    const connection = await this.hocuspocus.openDirectConnection(name, { userId });
+    // A document whose stored state had to be repaired fails its first load; the second succeeds.
+    const open = () => this.hocuspocus.openDirectConnection(name, { userId });
+    const connection = await open().catch((error: unknown) => {
+      if (error instanceof DocumentRepaired) return open();
+      throw error;
+    });
     let result: T | undefined;
     try {
       await connection.transact((doc) => {
