@@ -2,7 +2,8 @@ import { jsonToText, NOTE_FRAGMENT, noteDocName, readNoteBody } from "@tandem/co
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
-import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { storages } from "./delegation-fixture";
+import { type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
 import { openDoc, type SyncedDoc } from "./sync-client";
 
 /** The text of a note's document as it is stored, read straight from the documents table. */
@@ -10,9 +11,21 @@ async function storedText(t: TestServer, uuid: string): Promise<string> {
   return jsonToText(readNoteBody(await t.server.context.sync.store.loadDoc(noteDocName(uuid))));
 }
 
-/** Makes every write to the documents table fail inside SQLite, as a full disk would. */
-async function breakDocumentStorage(t: TestServer): Promise<{ repair(): Promise<void> }> {
+/** Makes every write to the documents table fail inside the database, as a full disk would. */
+async function breakDocumentStorage(t: TestServer, storage: StorageKind): Promise<{ repair(): Promise<void> }> {
   const { db } = t.server.context;
+  if (storage === "postgres") {
+    await sql`create function fail_store() returns trigger language plpgsql as $$ begin raise exception 'could not extend file: No space left on device'; end $$`.execute(
+      db,
+    );
+    await sql`create trigger fail_store before insert or update on documents for each row execute function fail_store()`.execute(db);
+    return {
+      async repair() {
+        await sql`drop trigger fail_store on documents`.execute(db);
+        await sql`drop function fail_store()`.execute(db);
+      },
+    };
+  }
   await sql`create trigger fail_insert before insert on documents begin select raise(abort, 'database or disk is full'); end`.execute(db);
   await sql`create trigger fail_update before update on documents begin select raise(abort, 'database or disk is full'); end`.execute(db);
   return {
@@ -23,11 +36,11 @@ async function breakDocumentStorage(t: TestServer): Promise<{ repair(): Promise<
   };
 }
 
-describe("document storage failures", () => {
+describe.each(storages("store-integrity"))("document storage failures (%s)", (storage) => {
   let t: TestServer;
   let alice: TestUser;
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer({}, storage);
     alice = await t.addUser("alice");
   });
   afterAll(() => t.stop());
@@ -36,7 +49,7 @@ describe("document storage failures", () => {
     timeout: 60_000,
   }, async () => {
     const { note } = (await alice.client.call("createNote", { body: { title: "Durable", content: "before" } })).result;
-    const storage = await breakDocumentStorage(t);
+    const broken = await breakDocumentStorage(t, storage);
     let repaired = false;
     try {
       const patched = await alice.client.raw("updateNote", { params: { id: note.id }, body: { content: "<p>after</p>" } });
@@ -51,11 +64,11 @@ describe("document storage failures", () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(t.server.context.sync.hocuspocus.documents.has(noteDocName(note.uuid))).toBe(true);
 
-      await storage.repair();
+      await broken.repair();
       repaired = true;
       await expect.poll(() => storedText(t, note.uuid), { timeout: 30_000, interval: 200 }).toBe("after");
     } finally {
-      if (!repaired) await storage.repair();
+      if (!repaired) await broken.repair();
     }
     const read = await alice.client.call("getNote", { params: { id: note.id } });
     expect(read.note.markdown.trim()).toBe("after");
@@ -280,7 +293,7 @@ function randomText(length: number): string {
   return text;
 }
 
-describe.each(["sqlite", "postgres"] as const)("a 10-million-character word (%s)", (storage) => {
+describe.each(storages())("a 10-million-character word (%s)", (storage) => {
   let t: TestServer;
   let alice: TestUser;
   beforeAll(async () => {

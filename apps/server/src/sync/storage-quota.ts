@@ -43,6 +43,8 @@ export function quotaError(refusal: QuotaRefusal): ApiError {
  */
 export class StorageQuota {
   readonly #documentBytes = new Map<string, number>();
+  /** Note owners of loaded documents, so that each sync update does not look its owner up again. */
+  readonly #owners = new Map<string, number>();
   readonly #usage = new Map<number, { bytes: number; at: number }>();
 
   constructor(
@@ -58,6 +60,7 @@ export class StorageQuota {
   /** Forgets an unloaded document; its stored size is read again if needed. */
   forget(name: string): void {
     this.#documentBytes.delete(name);
+    this.#owners.delete(name);
   }
 
   /** Counts growth accepted over sync until the next store measures it exactly. */
@@ -73,7 +76,10 @@ export class StorageQuota {
     const ref = parseDocName(name);
     if (ref === null) return undefined;
     if (ref.kind !== "note") return ref.userId;
+    const known = this.#owners.get(name);
+    if (known !== undefined) return known;
     const row = await this.db.selectFrom("notes").select("owner_id").where("uuid", "=", ref.uuid).executeTakeFirst();
+    if (row && this.#documentBytes.has(name)) this.#owners.set(name, row.owner_id);
     return row?.owner_id;
   }
 
