@@ -75,6 +75,41 @@ describe.each(storages("store-integrity"))("document storage failures (%s)", (st
   });
 });
 
+describe("a read-only database", () => {
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    t = await startTestServer();
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  it("answers 503 when neither views nor documents can be written, and catches up once the database is writable", {
+    timeout: 60_000,
+  }, async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "Before", content: "body" } })).result;
+    // The server writes through one SQLite connection: this makes every write on it fail.
+    const { db } = t.server.context;
+    await sql`pragma query_only = 1`.execute(db);
+    try {
+      const renamed = await alice.client.raw("updateNote", { params: { id: note.id }, body: { title: "After" } });
+      expect(renamed.status).toBe(503);
+      expect(renamed.body).toMatchObject({ success: false, error: "storage_unavailable" });
+      const edited = await alice.client.raw("updateNote", { params: { id: note.id }, body: { content: "<p>new body</p>" } });
+      expect(edited.status).toBe(503);
+    } finally {
+      await sql`pragma query_only = 0`.execute(db);
+    }
+    // The rename was kept in memory: it reaches the documents and the views on a retry.
+    await expect
+      .poll(async () => (await alice.client.call("getNote", { params: { id: note.id } })).note.title, { timeout: 30_000, interval: 200 })
+      .toBe("After");
+    await t.restart();
+    const read = await alice.client.call("getNote", { params: { id: note.id } });
+    expect(read.note.title).toBe("After");
+  });
+});
+
 /** The reason the server gives when it closes a synced document's connection. */
 function closeReason(synced: SyncedDoc): Promise<string> {
   return new Promise((resolve) => synced.provider.on("close", ({ event }: { event: CloseEvent }) => resolve(event.reason)));

@@ -22,7 +22,8 @@ export class DurableStore {
   constructor(
     private readonly store: DocumentStore,
     private readonly logger: Logger,
-    private readonly onStored: (name: string, bytes: number) => void,
+    /** After each successful store; `recovered` when earlier stores of the document had failed. */
+    private readonly onStored: (name: string, bytes: number, recovered: boolean) => void,
   ) {}
 
   /** Whether the document's last store failed, so its latest change is only in memory. */
@@ -58,8 +59,9 @@ export class DurableStore {
 
   async #save(payload: onStoreDocumentPayload): Promise<void> {
     const { documentName, document } = payload;
+    let bytes: number;
     try {
-      this.onStored(documentName, await this.store.save(documentName, document as Y.Doc));
+      bytes = await this.store.save(documentName, document as Y.Doc);
     } catch (error) {
       const previous = this.#unsaved.get(documentName);
       clearTimeout(previous?.timer);
@@ -85,6 +87,7 @@ export class DurableStore {
       this.#unsaved.delete(documentName);
       this.logger.warn({ document: documentName }, "document stored after earlier failures");
     }
+    this.onStored(documentName, bytes, previous !== undefined);
   }
 
   /** Stores the document again through Hocuspocus, which unloads it afterwards if nobody holds it. */

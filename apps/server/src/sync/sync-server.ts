@@ -5,6 +5,7 @@ import { parseDocName } from "@tandem/core";
 import { type RawData, WebSocketServer } from "ws";
 import type * as Y from "yjs";
 import type { AppContext } from "../context";
+import { isStorageFailure } from "../db/storage-failure";
 import { storageUnavailable } from "../http/errors";
 import { sharedFolders } from "../sharing/access";
 import { materializeNoteBody } from "../views/note-view";
@@ -83,7 +84,11 @@ export class SyncServer {
     this.#sockets = new WebSocketServer({ noServer: true, maxPayload: maxDocumentBytes + 64 * 1024 });
     this.store = new DocumentStore(context.db);
     this.quota = new StorageQuota(context.db, { maxDocumentBytes, userQuotaBytes });
-    this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
+    this.#durable = new DurableStore(this.store, context.logger, (name, bytes, recovered) => {
+      this.quota.measured(name, bytes);
+      // Views that failed with the storage are written again once it takes the document.
+      if (recovered) this.views.schedule(name);
+    });
     this.views = new ViewScheduler(
       (name) => this.updateViews(name),
       VIEW_DEBOUNCE_MS,
@@ -149,13 +154,19 @@ export class SyncServer {
       await connection.transact((doc) => {
         result = apply(doc);
       });
-      await this.views.run(name);
+      await this.views.run(name).catch((error: unknown) => {
+        // Views that storage could not take are written again a little later.
+        if (isStorageFailure(error)) this.views.schedule(name);
+        throw error;
+      });
     } finally {
       // Disconnecting stores the document before it resolves: the write is durable, unless
       // storage failed, when the change stays in memory and is stored again later.
       await connection.disconnect();
     }
-    if (this.#durable.isUnsaved(name)) throw storageUnavailable();
+    if (this.#durable.isUnsaved(name)) {
+      throw storageUnavailable("The change could not be stored; it is kept in memory and stored when storage recovers. Retry later");
+    }
     return result as T;
   }
 
