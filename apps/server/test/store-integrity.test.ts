@@ -1,4 +1,4 @@
-import { jsonToText, NOTE_FRAGMENT, noteDocName, readNoteBody } from "@tandem/core";
+import { jsonToText, MAX_TYPE_DEPTH, NOTE_FRAGMENT, noteDocName, readNoteBody } from "@tandem/core";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
@@ -107,6 +107,95 @@ describe("a read-only database", () => {
     await t.restart();
     const read = await alice.client.call("getNote", { params: { id: note.id } });
     expect(read.note.title).toBe("After");
+  });
+});
+
+describe("fuzzing sync updates against the limits", () => {
+  const KiB = 1024;
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    t = await startTestServer({ maxDocumentBytes: 96 * KiB });
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  /** A small seeded generator (mulberry32), so a failing run can be replayed. */
+  function random(seed: number): () => number {
+    let state = seed;
+    return () => {
+      state = (state + 0x6d2b79f5) | 0;
+      let x = Math.imul(state ^ (state >>> 15), 1 | state);
+      x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+      return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /** The deepest element nesting of a stored body, walked with an explicit stack. */
+  function depthOf(doc: Y.Doc): number {
+    let deepest = 0;
+    const stack: [Y.XmlFragment, number][] = [[doc.getXmlFragment(NOTE_FRAGMENT), 0]];
+    for (let entry = stack.pop(); entry; entry = stack.pop()) {
+      const [node, depth] = entry;
+      deepest = Math.max(deepest, depth);
+      for (const child of node.toArray()) if (child instanceof Y.XmlElement) stack.push([child, depth + 1]);
+    }
+    return deepest;
+  }
+
+  it("never stores an update past the limits, never loses an accepted one, and keeps the note usable", { timeout: 300_000 }, async () => {
+    const seed = Date.now() % 100_000;
+    const next = random(seed);
+    const { note } = (await alice.client.call("createNote", { body: { title: "Fuzzed", content: "seed" } })).result;
+    const name = noteDocName(note.uuid);
+    const refusals = new Set<string>();
+    for (let round = 0; round < 24; round++) {
+      const synced = await openDoc(t.server.syncUrl, alice.apiKey, name);
+      let reason: string | undefined;
+      void closeReason(synced).then((r) => {
+        reason = r;
+      });
+      const fragment = synced.doc.getXmlFragment(NOTE_FRAGMENT);
+      const roll = next();
+      synced.doc.transact(() => {
+        if (roll < 0.35) {
+          // Nesting from a few levels to far past the limit, under an existing block or at the top.
+          let parent: Y.XmlFragment | Y.XmlElement = fragment;
+          for (let i = Math.floor(next() * 1500); i > 0; i--) {
+            const quote = new Y.XmlElement("blockquote");
+            parent.insert(0, [quote]);
+            parent = quote;
+          }
+          parent.insert(0, [new Y.XmlText(`round ${round}`)]);
+        } else if (roll < 0.8) {
+          // Text from nothing to past the document limit.
+          const paragraph = new Y.XmlElement("paragraph");
+          paragraph.insert(0, [new Y.XmlText(randomText(Math.floor(next() * 120 * KiB) + 1))]);
+          fragment.push([paragraph]);
+        } else if (fragment.length > 1) {
+          fragment.delete(Math.floor(next() * fragment.length), 1);
+        }
+      });
+      await expect.poll(() => reason !== undefined || !synced.provider.hasUnsyncedChanges, { timeout: 30_000, interval: 50 }).toBe(true);
+      synced.close();
+      if (reason) {
+        refusals.add(reason);
+      } else {
+        // Accepted: on disk within the store debounce, and exactly as the client has it.
+        const expected = jsonToText(readNoteBody(synced.doc));
+        await expect.poll(() => storedText(t, note.uuid), { timeout: 30_000, interval: 100 }).toBe(expected);
+      }
+      const stored = await t.server.context.sync.store.load(name);
+      expect(stored?.length ?? 0, `seed ${seed}, round ${round}`).toBeLessThanOrEqual(96 * KiB);
+      expect(depthOf(await t.server.context.sync.store.loadDoc(name)), `seed ${seed}, round ${round}`).toBeLessThanOrEqual(MAX_TYPE_DEPTH);
+      expect((await alice.client.raw("getNote", { params: { id: note.id } })).status).toBe(200);
+    }
+    expect(
+      [...refusals].every((r) => ["too_deeply_nested", "document_too_large"].includes(r)),
+      [...refusals].join(),
+    ).toBe(true);
+    const patched = await alice.client.raw("updateNote", { params: { id: note.id }, body: { content: "<p>after the fuzz</p>" } });
+    expect(patched.status).toBe(200);
   });
 });
 
