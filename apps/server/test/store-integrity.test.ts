@@ -340,6 +340,48 @@ describe("storage limits", () => {
   });
 });
 
+describe("updates a read-only viewer sends", () => {
+  const KiB = 1024;
+  let t: TestServer;
+  let alice: TestUser;
+  let bob: TestUser;
+  beforeAll(async () => {
+    t = await startTestServer({ maxDocumentBytes: 64 * KiB });
+    [alice, bob] = [await t.addUser("alice"), await t.addUser("bob")];
+  });
+  afterAll(() => t.stop());
+
+  it("count against nothing: the owner can still fill the document up to its limit", { timeout: 60_000 }, async () => {
+    const folderId = (await alice.client.call("createFolder", { body: { path: "Shared" } })).folder.id;
+    const { note } = (await alice.client.call("createNote", { body: { title: "Shared", content: "start", folderId } })).result;
+    await alice.client.call("shareFolder", { params: { id: folderId }, body: { username: "bob", role: "viewer" } });
+    // The owner keeps the document loaded while the viewer sends updates, which are dropped
+    // unapplied; were they counted, the document would look full.
+    const owner = await openDoc(t.server.syncUrl, alice.apiKey, noteDocName(note.uuid));
+    const refused = closeReason(owner);
+    const viewer = await openDoc(t.server.syncUrl, bob.apiKey, noteDocName(note.uuid));
+    for (let i = 0; i < 3; i++) {
+      const paragraph = new Y.XmlElement("paragraph");
+      paragraph.insert(0, [new Y.XmlText(randomText(30 * KiB))]);
+      viewer.doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    viewer.close();
+    const paragraph = new Y.XmlElement("paragraph");
+    paragraph.insert(0, [new Y.XmlText(randomText(40 * KiB))]);
+    owner.doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
+    const outcome = await Promise.race([
+      refused,
+      expect
+        .poll(async () => (await storedText(t, note.uuid)).length, { timeout: 30_000, interval: 100 })
+        .toBeGreaterThan(40 * KiB)
+        .then(() => "stored"),
+    ]);
+    owner.close();
+    expect(outcome).toBe("stored");
+  });
+});
+
 describe("document size limit over REST", () => {
   const KiB = 1024;
   let t: TestServer;

@@ -28,8 +28,9 @@ class UpdateRefused extends Error {
  */
 export function updateLimits(quota: StorageQuota, logger: Logger): Extension {
   return {
-    beforeSync: async ({ type, payload, document, documentName, context }) => {
-      if (type === SYNC_STEP_1) return;
+    beforeSync: async ({ type, payload, document, documentName, context, connection }) => {
+      // Hocuspocus drops a read-only connection's updates unapplied; they must not count either.
+      if (type === SYNC_STEP_1 || connection.readOnly) return;
       const refuse = (reason: RefusalReason) => {
         logger.warn({ document: documentName, userId: context?.userId, bytes: payload.length, reason }, "sync update refused");
         return new UpdateRefused(reason);
