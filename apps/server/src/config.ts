@@ -43,6 +43,21 @@ export const ServerConfigSchema = z.object({
       error: 'must be "unlimited" or a whole number of Credits per month',
     })
     .default("unlimited"),
+  /**
+   * The largest a document (a note body, a workspace, a todo list) may grow, stored, in bytes; also
+   * the largest single update a sync client may send.
+   */
+  maxDocumentBytes: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(32 * 1024 * 1024),
+  /** What one user's documents and snapshots may take together, in bytes. */
+  userQuotaBytes: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024 * 1024),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -68,6 +83,8 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   streamPingMs: ["TANDEM_STREAM_PING_MS"],
   maintenanceIntervalMs: ["TANDEM_MAINTENANCE_INTERVAL_MS"],
   creditAllowance: ["TANDEM_CREDIT_ALLOWANCE"],
+  maxDocumentBytes: ["TANDEM_MAX_DOCUMENT_BYTES"],
+  userQuotaBytes: ["TANDEM_USER_QUOTA_BYTES"],
 };
 
 export class ConfigError extends Error {

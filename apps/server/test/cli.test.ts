@@ -123,11 +123,13 @@ describe("tandem-server serve", () => {
     expect((await runCli(["users", "add", "afterstop", "--data-dir", dataDir])).code).toBe(0);
   });
 
-  it("loses nothing acknowledged when killed with SIGKILL right after a write", async () => {
+  it("loses nothing acknowledged when killed with SIGKILL right after a write, and stores nothing it refused", async () => {
     const { stdout } = await runCli(["users", "add", "crashtest", "--data-dir", dataDir]);
     const { apiKey } = JSON.parse(stdout) as { apiKey: string };
     const start = () =>
-      spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir], { stdio: ["ignore", "ignore", "pipe"] });
+      spawn(process.execPath, [BIN_PATH, "serve", "--port", "0", "--data-dir", dataDir, "--max-document-bytes", "65536"], {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
     const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
     const first = start();
     const url = await waitForListening(first);
@@ -138,6 +140,11 @@ describe("tandem-server serve", () => {
     });
     expect(created.status).toBe(201);
     const { result } = (await created.json()) as { result: { note: { id: number } } };
+    const patch = (content: string) =>
+      fetch(`${url}/api/v1/os/notes/${result.note.id}`, { method: "PATCH", headers, body: JSON.stringify({ content }) });
+    const refused = await patch(`<p>refused ${"x".repeat(100_000)}</p>`);
+    expect(refused.status).toBe(413);
+    expect((await patch("<p>written before the crash, then edited</p>")).status).toBe(200);
     const exited = new Promise((resolve) => first.once("exit", resolve));
     first.kill("SIGKILL");
     await exited;
@@ -147,7 +154,9 @@ describe("tandem-server serve", () => {
     try {
       const read = await fetch(`${again}/api/v1/os/notes/${result.note.id}`, { headers });
       expect(read.status).toBe(200);
-      expect(((await read.json()) as { note: { markdown: string } }).note.markdown).toContain("written before the crash");
+      const { markdown } = ((await read.json()) as { note: { markdown: string } }).note;
+      expect(markdown).toContain("written before the crash, then edited");
+      expect(markdown).not.toContain("refused");
     } finally {
       second.kill("SIGTERM");
     }

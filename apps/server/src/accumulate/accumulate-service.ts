@@ -112,10 +112,10 @@ async function upsertNote(
     return;
   }
   const message = entry.message ?? `Imported ${entry.label}`;
-  const from = await takeSnapshot(deps, before, "Before import");
+  const from = await takeSnapshot(deps, before, "Before import", true);
   await replaceBody(deps.sync, ownerId, before.uuid, body);
   await changeMeta(deps.sync, ownerId, before.uuid, {});
-  const to = await takeSnapshot(deps, await getOwnedNote(deps.db, ownerId, existingId), message);
+  const to = await takeSnapshot(deps, await getOwnedNote(deps.db, ownerId, existingId), message, false);
   report.versions.push({ file: entry.label, from: from.seq, to: to.seq, message });
   report.updated++;
 }

@@ -39,13 +39,15 @@ Serve options:
   --access-log L          the level of the line logged per request (default info; silent: none)
   --public-url URL        the address people reach the server at (for pairing links)
   --credit-allowance A    Credits of users no balance was set for: unlimited (default) or N a month
+  --max-document-bytes N  the largest a document may grow (default 33554432, 32 MiB)
+  --user-quota-bytes N    what one user's documents and snapshots may take (default 1073741824, 1 GiB)
 
 Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDEM_DATA_DIR,
 TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_ACCESS_LOG, TANDEM_RATE_LIMIT_PER_MINUTE,
 TANDEM_RATE_LIMIT_BURST, TANDEM_AUTH_FAILURES_PER_MINUTE, TANDEM_AUTH_FAILURE_BURST, TANDEM_SHUTDOWN_GRACE_MS,
 TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
 TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
-TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_CREDIT_ALLOWANCE.`;
+TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_CREDIT_ALLOWANCE, TANDEM_MAX_DOCUMENT_BYTES, TANDEM_USER_QUOTA_BYTES.`;
 
 class UsageError extends Error {}
 
@@ -69,6 +71,8 @@ const OPTIONS = {
   "rate-limit-burst": { type: "string" },
   "public-url": { type: "string" },
   "credit-allowance": { type: "string" },
+  "max-document-bytes": { type: "string" },
+  "user-quota-bytes": { type: "string" },
   name: { type: "string" },
   email: { type: "string" },
   scopes: { type: "string" },
@@ -94,6 +98,8 @@ function configFrom(values: Values): ServerConfig {
       rateLimitBurst: values["rate-limit-burst"],
       publicUrl: values["public-url"],
       creditAllowance: values["credit-allowance"],
+      maxDocumentBytes: values["max-document-bytes"],
+      userQuotaBytes: values["user-quota-bytes"],
     },
     env,
   );

@@ -102,6 +102,8 @@ export interface SnapshotsTable {
   state: Uint8Array;
   word_count: number;
   created_at: string;
+  /** 1 for the server's own (before an update or a restore): thinned out with age; 0 for a person's. */
+  automatic: Generated<number>;
 }
 
 export interface FolderSharesTable {

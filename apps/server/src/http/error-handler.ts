@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
-import { ApiError } from "./errors";
+import { isStorageFailure } from "../db/storage-failure";
+import { ApiError, storageUnavailable } from "./errors";
 
 interface BodyParserError extends Error {
   type?: string;
@@ -51,7 +52,10 @@ export function sendError(res: Parameters<RequestHandler>[1], error: ApiError): 
   res.status(error.status).json({ success: false, error: error.code, message: error.message });
 }
 
-/** Every error becomes `{success:false, error, message}`; only our own bugs are 500s, and they are logged. */
+/**
+ * Every error becomes `{success:false, error, message}`; storage that fails (full, read-only,
+ * unreachable) is a 503; only our own bugs are 500s. Both are logged.
+ */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const apiError = error instanceof ApiError ? error : error instanceof Error ? fromBodyParser(error as BodyParserError) : null;
@@ -61,6 +65,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (apiError) {
       sendError(res, apiError);
+      return;
+    }
+    if (isStorageFailure(error)) {
+      logger.error({ err: error, method: req.method, path: req.path }, "storage failed");
+      sendError(res, storageUnavailable());
       return;
     }
     logger.error({ err: error, method: req.method, path: req.path }, "unhandled error");

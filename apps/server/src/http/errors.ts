@@ -23,6 +23,10 @@ export const forbidden = (code: string, message: string) => new ApiError(403, co
 export const notFound = (what: string) => new ApiError(404, "not_found", `${what} not found`);
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);
 export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);
+/** Storage is full, read-only or unreachable; `message` says what became of the request's change. */
+export const storageUnavailable = (
+  message = "Storage is unavailable (full, read-only or unreachable), so nothing was changed. Retry later",
+) => new ApiError(503, "storage_unavailable", message, { "retry-after": "5" });
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError(429, "rate_limited", `Too many requests; retry after ${retryAfterSeconds} s`, {
     "retry-after": String(retryAfterSeconds),

@@ -67,7 +67,7 @@ export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
     updateNote: async ({ input, principal }) => {
       // PATCH keeps what it overwrites: the current body is snapshotted before a new one is written.
       await updateNote(context, principal.userId, input.params.id, input.body, (row) =>
-        takeSnapshot(context, row, "Before update").then(() => {}),
+        takeSnapshot(context, row, "Before update", true).then(() => {}),
       );
       return { success: true, message: "Note updated" };
     },

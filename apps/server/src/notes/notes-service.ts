@@ -19,6 +19,7 @@ import { nowIso } from "../clock";
 import type { NotesTable, Schema } from "../db/schema";
 import { badRequest, notFound } from "../http/errors";
 import { type Role, requireWrite, sharedFolders } from "../sharing/access";
+import { bodyBytes } from "../sync/storage-quota";
 import type { SyncServer } from "../sync/sync-server";
 import { type ChosenFolder, chooseFolder } from "./folder-choice";
 import { noteUpdatedAt } from "./notes-stats";
@@ -126,6 +127,7 @@ export async function createNoteFromJson(
   const now = nowIso();
   // A note made in a folder shared with the caller belongs to the folder's owner.
   const workspaceOwner = input.folder?.ownerId ?? ownerId;
+  await sync.quota.assertRoom(noteDocName(uuid), bodyBytes(input.body), workspaceOwner);
   // The body first: once the workspace lists the note, clients open its document.
   await sync.change(noteDocName(uuid), ownerId, (doc) => writeNoteBody(doc, input.body));
   await sync.change(workspaceDocName(workspaceOwner), ownerId, (doc) =>
@@ -182,6 +184,7 @@ export async function changeMeta(sync: SyncServer, ownerId: number, uuid: string
 
 /** Replaces a note's body with HTML, as a diff against the current body so concurrent edits survive. */
 export async function replaceBody(sync: SyncServer, ownerId: number, uuid: string, body: JSONContent): Promise<void> {
+  await sync.quota.assertRoom(noteDocName(uuid), bodyBytes(body));
   await sync.change(noteDocName(uuid), ownerId, (doc) => writeNoteBody(doc, body));
 }
 

@@ -15,7 +15,7 @@ export function snapshotHandlers(context: AppContext): RouteHandlers<SnapshotRou
     }),
     createSnapshot: async ({ input, principal }) => {
       const { row: note } = await getAccessibleNote(db, principal.userId, input.params.noteId, "write");
-      const snapshot = await takeSnapshot(context, note, input.body?.label || null);
+      const snapshot = await takeSnapshot(context, note, input.body?.label || null, false);
       return created({ success: true, ...snapshot, message: `Saved snapshot ${snapshot.seq}` });
     },
     getSnapshotBySeq: async ({ input, principal }) => ({

@@ -1,10 +1,11 @@
-import { jsonToHtml, jsonToMarkdown, noteDocName, readNoteBody } from "@tandem/core";
+import { applyStoredState, jsonToHtml, jsonToMarkdown, noteDocName, readNoteBody } from "@tandem/core";
 import { type Kysely, type Selectable, sql } from "kysely";
 import * as Y from "yjs";
 import { nowIso } from "../clock";
 import type { Schema, SnapshotsTable } from "../db/schema";
 import { notFound } from "../http/errors";
 import { getAccessibleNote, type NoteRow, replaceBody } from "../notes/notes-service";
+import { isStackOverflow, repairState } from "../sync/state-repair";
 import type { SyncServer } from "../sync/sync-server";
 
 type SnapshotRow = Selectable<SnapshotsTable>;
@@ -19,11 +20,19 @@ function summary(row: SnapshotRow, noteId: number) {
 }
 
 /**
- * Saves the note's current document state. The next seq is computed and inserted in one
- * transaction; the unique (note, seq) index turns a lost race into a retry, not a duplicate.
+ * Saves the note's current document state, within the owner's quota. The next seq is computed
+ * and inserted in one transaction; the unique (note, seq) index turns a lost race into a retry,
+ * not a duplicate. The server's own (automatic) snapshots of the note are then thinned out.
  */
-export async function takeSnapshot({ db, sync }: Deps, note: NoteRow, label: string | null) {
+export async function takeSnapshot({ db, sync }: Deps, note: NoteRow, label: string | null, automatic: boolean) {
   const state = Y.encodeStateAsUpdate(await sync.getDoc(noteDocName(note.uuid)));
+  await sync.quota.assertUserRoom(note.owner_id, state.length);
+  const row = await insertSnapshot(db, note, label, automatic, state);
+  if (automatic) await thinAutomaticSnapshots(db, note.uuid, Date.now());
+  return summary(row, note.id);
+}
+
+async function insertSnapshot(db: Kysely<Schema>, note: NoteRow, label: string | null, automatic: boolean, state: Uint8Array) {
   for (let attempt = 0; ; attempt++) {
     try {
       const row = await db.transaction().execute(async (tx) => {
@@ -42,11 +51,12 @@ export async function takeSnapshot({ db, sync }: Deps, note: NoteRow, label: str
             state,
             word_count: Number(note.word_count),
             created_at: nowIso(),
+            automatic: automatic ? 1 : 0,
           })
           .returningAll()
           .executeTakeFirstOrThrow();
       });
-      return summary(row, note.id);
+      return row;
     } catch (error) {
       if (attempt >= 3) throw error;
     }
@@ -82,16 +92,24 @@ async function findSnapshot(db: Kysely<Schema>, note: NoteRow, by: { seq?: numbe
   return row;
 }
 
-function bodyOf(row: SnapshotRow) {
-  const doc = new Y.Doc();
-  Y.applyUpdate(doc, row.state);
-  return readNoteBody(doc);
+/** A snapshot's body; a state Yjs runs out of stack on is repaired in memory first (snapshots never change). */
+async function bodyOf(row: SnapshotRow) {
+  try {
+    const doc = new Y.Doc();
+    applyStoredState(doc, row.state);
+    return readNoteBody(doc);
+  } catch (error) {
+    if (!isStackOverflow(error)) throw error;
+    const doc = new Y.Doc();
+    applyStoredState(doc, await repairState(row.state));
+    return readNoteBody(doc);
+  }
 }
 
 export async function getSnapshot(db: Kysely<Schema>, ownerId: number, noteId: number, by: { seq?: number; versionId?: number }) {
   const { row: note } = await getAccessibleNote(db, ownerId, noteId, "read");
   const row = await findSnapshot(db, note, by);
-  const body = bodyOf(row);
+  const body = await bodyOf(row);
   return { ...summary(row, noteId), content: jsonToHtml(body), markdown: jsonToMarkdown(body) };
 }
 
@@ -103,7 +121,40 @@ export async function getSnapshot(db: Kysely<Schema>, ownerId: number, noteId: n
 export async function restoreSnapshot(deps: Deps, ownerId: number, noteId: number, by: { seq?: number; versionId?: number }) {
   const { row: note } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
   const target = await findSnapshot(deps.db, note, by);
-  const backup = await takeSnapshot(deps, note, `Before restoring snapshot ${target.seq}`);
-  await replaceBody(deps.sync, ownerId, note.uuid, bodyOf(target));
+  const backup = await takeSnapshot(deps, note, `Before restoring snapshot ${target.seq}`, true);
+  await replaceBody(deps.sync, ownerId, note.uuid, await bodyOf(target));
   return { restoredSeq: target.seq, backupSeq: backup.seq };
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * Retention of automatic snapshots: every one from the last day; then the newest of each hour
+ * for a week; after that the newest of each day. Snapshots a person took are never removed.
+ */
+export async function thinAutomaticSnapshots(db: Kysely<Schema>, noteUuid: string, now: number): Promise<void> {
+  const older = await db
+    .selectFrom("snapshots")
+    .select(["id", "created_at"])
+    .where("note_uuid", "=", noteUuid)
+    .where("automatic", "=", 1)
+    .where("created_at", "<", new Date(now - DAY_MS).toISOString())
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+  const kept = new Set<string>();
+  const doomed: number[] = [];
+  for (const { id, created_at } of older) {
+    // ISO timestamps: the first 13 characters name the hour, the first 10 the day.
+    const bucket = Date.parse(created_at) >= now - 7 * DAY_MS ? created_at.slice(0, 13) : created_at.slice(0, 10);
+    if (kept.has(bucket)) doomed.push(id);
+    else kept.add(bucket);
+  }
+  for (let i = 0; i < doomed.length; i += 500) {
+    await db
+      .deleteFrom("snapshots")
+      .where("id", "in", doomed.slice(i, i + 500))
+      .execute();
+  }
 }

@@ -2,9 +2,10 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type Document, Hocuspocus } from "@hocuspocus/server";
 import { type RawData, WebSocketServer } from "ws";
-import * as Y from "yjs";
+import type * as Y from "yjs";
 import type { Principal } from "../auth/principal";
 import type { AppContext } from "../context";
+import { storageUnavailable } from "../http/errors";
 import { sharedFolders } from "../sharing/access";
 import { reconcileViews, updateDocumentViews } from "../views/document-views";
 import { claimNotes, noteOwner } from "../views/note-ownership";
@@ -12,7 +13,10 @@ import { ViewScheduler } from "../views/view-scheduler";
 import { ConnectionGuard, type GuardedContext } from "./connection-guard";
 import { credentialAccess } from "./credential-access";
 import { type DocumentAccess, documentAccess } from "./document-access";
-import { DocumentStore } from "./document-store";
+import { DocumentRepaired, DocumentStore } from "./document-store";
+import { DurableStore } from "./durable-store";
+import { StorageQuota } from "./storage-quota";
+import { updateLimits } from "./update-limits";
 
 export const SYNC_PATH = "/sync";
 
@@ -79,14 +83,22 @@ export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database"
 
 export class SyncServer {
   readonly hocuspocus: Hocuspocus<SyncContext>;
-  readonly #sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
+  readonly #sockets: WebSocketServer;
 
   readonly store: DocumentStore;
   readonly views: ViewScheduler;
   readonly connections: ConnectionGuard;
+  readonly quota: StorageQuota;
+  readonly #durable: DurableStore;
 
   constructor(private readonly context: SyncDependencies) {
+    const { maxDocumentBytes, userQuotaBytes } = context.config;
+    // A message carries one update plus a few bytes of framing; anything bigger is refused unread.
+    this.#sockets = new WebSocketServer({ noServer: true, maxPayload: maxDocumentBytes + 64 * 1024 });
     this.store = new DocumentStore(context.db);
+    this.quota = new StorageQuota(context.db, { maxDocumentBytes, userQuotaBytes });
+    // A store that failed is retried by DurableStore; its success runs afterStoreDocument, so the views follow.
+    this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
     this.views = new ViewScheduler((name) => updateDocumentViews(context.db, this.store, name));
     this.hocuspocus = new Hub({
       name: "tandem",
@@ -105,11 +117,7 @@ export class SyncServer {
         this.connections.admitted(context);
       },
       onLoadDocument: async ({ documentName, document }) => {
-        const state = await this.store.load(documentName);
-        if (state) Y.applyUpdate(document, state);
-      },
-      onStoreDocument: async ({ documentName, document }) => {
-        await this.store.save(documentName, document);
+        this.quota.measured(documentName, await this.store.loadInto(documentName, document));
       },
       // Views follow what is stored, never run ahead of it: a crash cannot leave them showing
       // edits the documents lost. One that fails is recomputed at the next store or start.
@@ -118,6 +126,7 @@ export class SyncServer {
           context.logger.error({ err: error, document: documentName }, "view update failed");
         });
       },
+      extensions: [updateLimits(this.quota, context.logger), this.#durable.extension()],
     });
     this.connections = new ConnectionGuard(this.hocuspocus, context.db, (token, name) => this.accessFor(token, name), context.logger);
   }
@@ -171,15 +180,24 @@ export class SyncServer {
    * Yjs cannot roll a transaction back, so `apply` must check everything before it changes anything.
    */
   async change<T>(name: string, userId: number, apply: (doc: Y.Doc) => T): Promise<T> {
-    const connection = await this.hocuspocus.openDirectConnection(name, { userId });
+    // A document whose stored state had to be repaired fails its first load; the second succeeds.
+    const open = () => this.hocuspocus.openDirectConnection(name, { userId });
+    const connection = await open().catch((error: unknown) => {
+      if (error instanceof DocumentRepaired) return open();
+      throw error;
+    });
     let result: T | undefined;
     try {
       await connection.transact((doc) => {
         result = apply(doc);
       });
     } finally {
-      // Disconnecting stores the document before it resolves: the write is durable.
+      // Disconnecting stores the document before it resolves: the write is durable, unless
+      // storage failed, when the change stays in memory and is stored again later.
       await connection.disconnect();
+    }
+    if (this.#durable.isUnsaved(name)) {
+      throw storageUnavailable("The change could not be stored; it is kept in memory and stored when storage recovers. Retry later");
     }
     return result as T;
   }
@@ -197,6 +215,7 @@ export class SyncServer {
   /** Closes every connection and stores every document before answering. */
   async close(): Promise<void> {
     await this.connections.stop();
+    await this.#durable.close();
     this.hocuspocus.flushPendingStores();
     if (this.hocuspocus.getDocumentsCount() > 0) {
       await new Promise<void>((resolve) => {

@@ -4,4 +4,4 @@ export { normalizeJson } from "./normalize";
 export { isAllowedHref, noteExtensions, noteSchema } from "./schema";
 export { countWords, jsonToText, textToJson } from "./text";
 export { isBlockHtml, updateContentToJson } from "./update-content";
-export { NOTE_FRAGMENT, readNoteBody, writeNoteBody } from "./yjs";
+export { applyStoredState, MAX_TYPE_DEPTH, NOTE_FRAGMENT, readNoteBody, writeNoteBody } from "./yjs";

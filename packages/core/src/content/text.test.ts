@@ -73,7 +73,12 @@ describe("countWords", () => {
     ["日本語のテキスト", 8],
     ["mixed 中文 words", 4],
     ["😀 🎉 — – ... * -", 0],
+    ["a--b a- -a x.y.z 中x", 7],
   ])("counts %j as %i", (text, words) => {
     expect(countWords(text)).toBe(words);
+  });
+
+  it("counts a single word ten million characters long", () => {
+    expect(countWords(`${"w".repeat(10_000_000)} end`)).toBe(2);
   });
 });

@@ -53,19 +53,51 @@ function textLines(node: PMNode): string[] {
   return lines;
 }
 
+const IS_CJK = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]$/u;
+const IS_LETTER = /^[\p{L}\p{N}\p{M}]$/u;
+const JOINERS = "'’.,:_-";
+
+const OTHER = 1;
+const LETTER = 2;
+const CJK = 3;
+const JOINER = 4;
+
+/** Each BMP character's kind, filled in as characters are met (0: not classified yet). */
+const BMP_KINDS = new Uint8Array(0x10000);
+
+function kindOf(char: string): number {
+  const code = char.codePointAt(0) as number;
+  const known = code < 0x10000 ? (BMP_KINDS[code] as number) : 0;
+  if (known) return known;
+  const kind = IS_CJK.test(char) ? CJK : IS_LETTER.test(char) ? LETTER : JOINERS.includes(char) ? JOINER : OTHER;
+  if (code < 0x10000) BMP_KINDS[code] = kind;
+  return kind;
+}
+
 /**
  * Words, counted the same on every Node version. A run of letters, digits and combining marks is
  * one word, including inner joiners so that "don't", "e-mail", "3.14", "1,000", "10:30" and
  * "snake_case" count once; each Chinese or Japanese character is one word, as word processors
  * count them. Intl.Segmenter would split CJK by dictionary instead, but its counts change with the
- * ICU bundled in Node, and stored counts should not drift after an upgrade.
+ * ICU bundled in Node, and stored counts should not drift after an upgrade. One scan, character by
+ * character: a regular expression for the same rule runs out of stack on a single word millions
+ * of characters long (V8 backtracks per character of a Unicode class).
  */
-const CJK = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}";
-const LETTER = `(?:(?![${CJK}])[\\p{L}\\p{N}\\p{M}])`;
-const WORD = new RegExp(`[${CJK}]|${LETTER}+(?:['’.,:_-]${LETTER}+)*`, "gu");
-
 export function countWords(text: string): number {
   let count = 0;
-  for (const _ of text.matchAll(WORD)) count++;
+  // Outside a word; inside one; right after a joiner that follows a word.
+  let state: "none" | "word" | "joiner" = "none";
+  for (const char of text) {
+    const kind = kindOf(char);
+    if (kind === LETTER) {
+      if (state === "none") count++;
+      state = "word";
+    } else if (kind === JOINER && state === "word") {
+      state = "joiner";
+    } else {
+      if (kind === CJK) count++;
+      state = "none";
+    }
+  }
   return count;
 }

@@ -6,7 +6,7 @@ import { jsonToMarkdown, markdownToJson } from "./markdown";
 import { MAX_DEPTH } from "./normalize";
 import { depthOf, SAMPLE_MARKDOWN } from "./test-fixtures";
 import { jsonToText } from "./text";
-import { NOTE_FRAGMENT, readNoteBody, writeNoteBody } from "./yjs";
+import { applyStoredState, NOTE_FRAGMENT, readNoteBody, writeNoteBody } from "./yjs";
 
 const paragraphs = (...texts: string[]): JSONContent => ({
   type: "doc",
@@ -154,6 +154,23 @@ describe("writeNoteBody / readNoteBody", () => {
       expect(Y.encodeStateAsUpdate(doc)).toEqual(state);
       expect(jsonToText(json)).toBe("loose textkept as text\nbad link\nheading in a paragraph");
       expect(jsonToHtml(json)).not.toMatch(/onclick|javascript|<script/);
+    });
+
+    it("writes over a body nested far deeper than recursion allows, and the result loads again", { timeout: 60_000 }, () => {
+      const doc = new Y.Doc();
+      doc.transact(() => {
+        let parent: Y.XmlFragment = doc.getXmlFragment(NOTE_FRAGMENT);
+        for (let i = 0; i < 20_000; i++) {
+          const quote = new Y.XmlElement("blockquote");
+          parent.insert(0, [quote]);
+          parent = quote;
+        }
+      });
+      writeNoteBody(doc, { type: "doc", content: [{ type: "paragraph", content: [{ type: "text", text: "fresh" }] }] });
+      expect(jsonToText(readNoteBody(doc))).toBe("fresh");
+      const reloaded = new Y.Doc();
+      applyStoredState(reloaded, Y.encodeStateAsUpdate(doc));
+      expect(jsonToText(readNoteBody(reloaded))).toBe("fresh");
     });
 
     it("reads a body nested far deeper than recursion allows", { timeout: 60_000 }, () => {

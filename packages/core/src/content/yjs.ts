@@ -7,6 +7,15 @@ import { normalizeJson, toNoteNode } from "./normalize";
 export const NOTE_FRAGMENT = "default";
 
 /**
+ * The deepest nesting of Yjs types a document should reach, counting a root type's children as
+ * level 1. Yjs (deleting and garbage-collecting a subtree) and y-prosemirror recurse once or more
+ * per level and overflow the stack a few thousand levels down. Note bodies keep MAX_DEPTH (512)
+ * levels, plus one for text; workspace and todos documents use three. The server refuses sync
+ * updates that nest deeper, and {@link writeNoteBody} takes apart bodies that already do.
+ */
+export const MAX_TYPE_DEPTH = 1000;
+
+/**
  * Make the note body equal to `json` as a forward change. y-prosemirror's updateYFragment (what
  * its editor binding runs for every local edit) keeps the Yjs types of unchanged blocks and edits
  * changed text in place, so concurrent edits to other blocks, or to other parts of the same
@@ -18,7 +27,55 @@ export function writeNoteBody(doc: Y.Doc, json: JSONContent, origin?: unknown): 
   // updateYFragment opens its own transaction with y-prosemirror's origin, and a document's first
   // getXmlFragment opens one with none; nested inside ours, both join it, so observers see a
   // single transaction carrying the caller's origin.
-  doc.transact(() => updateYFragment(doc, doc.getXmlFragment(NOTE_FRAGMENT), node, { mapping: new Map(), isOMark: new Map() }), origin);
+  doc.transact(() => {
+    const fragment = doc.getXmlFragment(NOTE_FRAGMENT);
+    dismantleIfTooDeep(doc, fragment);
+    updateYFragment(doc, fragment, node, { mapping: new Map(), isOMark: new Map() });
+  }, origin);
+}
+
+/**
+ * A body nested deeper than {@link MAX_TYPE_DEPTH} (written by a client before the server bounded
+ * depth) can't be diffed or deleted the usual way: y-prosemirror's diff, Yjs's delete and its
+ * garbage collection all recurse per level. Take it apart bottom-up instead: each element is
+ * emptied after its children, then collected after them, so no step recurses more than one
+ * level and the transaction's own collection finds nothing left to walk. The new body is then
+ * written into an empty fragment.
+ */
+function dismantleIfTooDeep(doc: Y.Doc, fragment: Y.XmlFragment): void {
+  const postOrder: Y.XmlElement[] = [];
+  let deepest = 0;
+  const stack: [Y.XmlFragment | Y.XmlElement, number, boolean][] = [[fragment, 0, false]];
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const [node, depth, visited] = entry;
+    if (visited) {
+      postOrder.push(node as Y.XmlElement);
+      continue;
+    }
+    deepest = Math.max(deepest, depth);
+    if (depth > 0) stack.push([node, depth, true]);
+    for (const child of node.toArray()) if (child instanceof Y.XmlElement) stack.push([child, depth + 1, false]);
+  }
+  if (deepest <= MAX_TYPE_DEPTH) return;
+  for (const element of postOrder) element.delete(0, element.length);
+  fragment.delete(0, fragment.length);
+  if (doc.gc) for (const element of postOrder) element._item?.gc(doc.store, false);
+}
+
+/**
+ * Applies a stored state (or a snapshot's) to a document without garbage collection. Loading
+ * never has anything to collect in a state this server wrote, but a state whose deleted content
+ * nests thousands of levels deep (left by a server without depth limits) would overflow the
+ * stack in Yjs's recursive collection and make the document unreadable.
+ */
+export function applyStoredState(doc: Y.Doc, state: Uint8Array): void {
+  const gc = doc.gc;
+  doc.gc = false;
+  try {
+    Y.applyUpdate(doc, state);
+  } finally {
+    doc.gc = gc;
+  }
 }
 
 /**

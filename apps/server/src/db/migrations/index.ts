@@ -9,6 +9,7 @@ import * as todos from "./0007-todos";
 import * as delegation from "./0008-delegation";
 import * as pairingPurpose from "./0009-pairing-purpose";
 import * as documentOwnership from "./0010-document-ownership";
+import * as snapshotRetention from "./0011-snapshot-retention";
 import * as delegationHardening from "./0012-delegation-hardening";
 import * as creditAllowance from "./0014-credit-allowance";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0007-todos": todos,
   "0008-delegation": delegation,
   "0009-pairing-purpose": pairingPurpose,
+  "0011-snapshot-retention": snapshotRetention,
   "0010-document-ownership": documentOwnership,
   "0012-delegation-hardening": delegationHardening,
   "0014-credit-allowance": creditAllowance,
