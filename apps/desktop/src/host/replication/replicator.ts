@@ -111,6 +111,11 @@ export class Replicator {
   readonly #waiting = new Set<ReplicatedDocument>();
   /** Closed notes due an exchange; they open while the socket is up, {@link MAX_IN_FLIGHT} at a time. */
   readonly #queued = new Set<ReplicatedDocument>();
+  /**
+   * Notes opened for an exchange and not through it yet (kept as a set, not counted: it is asked
+   * about once per note settled, and a count over every note would make a first replication quadratic).
+   */
+  readonly #inFlight = new Set<ReplicatedDocument>();
   /** Open notes through their exchange and unused, oldest first: closed beyond `keepOpen`. */
   readonly #idle = new Set<ReplicatedDocument>();
   /** Notes with a copy on this machine (a note without one is due an exchange as soon as it is listed). */
@@ -226,6 +231,7 @@ export class Replicator {
     this.#waiting.clear();
     this.#queued.clear();
     this.#idle.clear();
+    this.#inFlight.clear();
     clearTimeout(this.#catchUpTimer);
     for (const doc of docs) this.#release(doc);
     this.#websocket.destroy();
@@ -267,16 +273,6 @@ export class Replicator {
     void this.#openQueued();
   }
 
-  /** Notes open and not through their exchange yet. */
-  #inFlight(): number {
-    let count = 0;
-    for (const doc of this.#docs.values()) {
-      if (!doc.name.startsWith("note:") || doc.state === "closed" || doc.state === "refused") continue;
-      if (!this.#idle.has(doc) && !doc.upToDate) count += 1;
-    }
-    return count;
-  }
-
   /**
    * Opens queued notes, a chunk per turn of the event loop, while the socket is up and fewer than
    * {@link MAX_IN_FLIGHT} are in flight; {@link #settle} calls it again as notes get through.
@@ -289,11 +285,12 @@ export class Replicator {
     try {
       while (this.#queued.size > 0 && !this.#stopped && this.#websocket.status === WebSocketStatus.Connected) {
         // Notes still closing count too: their memory is not free until the hub has stored them.
-        const room = Math.min(OPEN_CHUNK, MAX_IN_FLIGHT - this.#inFlight() - this.#closing);
+        const room = Math.min(OPEN_CHUNK, MAX_IN_FLIGHT - this.#inFlight.size - this.#closing);
         if (room <= 0) return;
         const docs = [...this.#queued].slice(0, room);
         for (const doc of docs) {
           this.#queued.delete(doc);
+          this.#inFlight.add(doc);
           doc.state = "loading";
         }
         // Read from disk together: hundreds of queries one by one would hold up every other query.
@@ -327,6 +324,7 @@ export class Replicator {
       doc.connection = await this.#options.hub.openDirectConnection(name, preloaded);
     } catch (error) {
       if (this.#docs.get(name) === doc) this.#docs.delete(name);
+      this.#inFlight.delete(doc);
       if (!this.#stopped) console.error(`Tandem: could not open ${name} locally:`, error instanceof Error ? error.message : error);
       return;
     }
@@ -362,6 +360,7 @@ export class Replicator {
     this.#waiting.delete(doc);
     this.#queued.delete(doc);
     this.#idle.delete(doc);
+    this.#inFlight.delete(doc);
     this.#release(doc);
     this.#options.onChange();
     // The local copy stays on disk: undoing the removal brings it back without a download.
@@ -383,6 +382,7 @@ export class Replicator {
    */
   #close(doc: ReplicatedDocument): void {
     this.#idle.delete(doc);
+    this.#inFlight.delete(doc);
     this.#waiting.delete(doc);
     this.#release(doc);
     doc.state = "closed";
@@ -439,6 +439,8 @@ export class Replicator {
 
   #onRefused(doc: ReplicatedDocument, reason: string): void {
     if (doc.state === "authenticating") this.#authenticating -= 1;
+    // A refused note waits for its retry outside the bound on notes in flight.
+    this.#inFlight.delete(doc);
     doc.state = "refused";
     this.#detachQuietly(doc);
     doc.refusals += 1;
@@ -466,6 +468,7 @@ export class Replicator {
 
   #onProgress(doc: ReplicatedDocument): void {
     if (doc.upToDate) {
+      this.#inFlight.delete(doc);
       this.#options.hub.markSynced(doc.name);
       if (doc.name === this.#workspaceName) {
         // The server now has the whole workspace: notes it lists may authenticate, and the change
@@ -523,7 +526,7 @@ export class Replicator {
   /** Saves the position of the latest catch-up once no note is left queued or in flight. */
   #maybeSaveCursor(): void {
     const reached = this.#pendingCursor;
-    if (reached === null || this.#queued.size > 0 || this.#inFlight() > 0) return;
+    if (reached === null || this.#queued.size > 0 || this.#inFlight.size > 0) return;
     this.#pendingCursor = null;
     void this.#options.cursor.save(reached).catch(() => {});
   }
