@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { type Document, Hocuspocus } from "@hocuspocus/server";
+import type { Hocuspocus } from "@hocuspocus/server";
 import { type RawData, WebSocketServer } from "ws";
 import type * as Y from "yjs";
 import type { Principal } from "../auth/principal";
@@ -16,6 +16,7 @@ import { type DocumentAccess, documentAccess } from "./document-access";
 import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
 import { StorageQuota } from "./storage-quota";
+import { UnloadSafeHocuspocus } from "./unload-safe-hocuspocus";
 import { updateLimits } from "./update-limits";
 
 export const SYNC_PATH = "/sync";
@@ -65,19 +66,6 @@ export const STORE_MAX_DEBOUNCE_MS = 2000;
  * stored in the database, and the SQL views follow each store; REST writes go through
  * {@link SyncServer.change} so open editors see them live.
  */
-/**
- * Hocuspocus (4.7) checks by name whether a document is still loaded before unloading it. A late
- * unload of a document that has since been reloaded (the store-then-unload timer of a REST write
- * that ran before the next one reopened the document) therefore drops the new document from its
- * map without destroying it: its awareness timer then runs for ever and keeps the process from
- * exiting at shutdown. Only the document the map holds may be unloaded.
- */
-class Hub extends Hocuspocus<SyncContext> {
-  override async unloadDocument(document: Document): Promise<void> {
-    if (this.documents.get(document.name) === document) await super.unloadDocument(document);
-  }
-}
-
 /** What the sync hub needs; it is built before the delegation parts of the context. */
 export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database" | "db" | "authenticator">;
 
@@ -100,7 +88,7 @@ export class SyncServer {
     // A store that failed is retried by DurableStore; its success runs afterStoreDocument, so the views follow.
     this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
     this.views = new ViewScheduler((name) => updateDocumentViews(context.db, this.store, name));
-    this.hocuspocus = new Hub({
+    this.hocuspocus = new UnloadSafeHocuspocus<SyncContext>({
       name: "tandem",
       quiet: true,
       debounce: STORE_DEBOUNCE_MS,

@@ -1,8 +1,9 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { HocuspocusProvider } from "@hocuspocus/provider";
-import { Hocuspocus } from "@hocuspocus/server";
+import type { Hocuspocus } from "@hocuspocus/server";
 import { parseDocName } from "@tandem/core";
+import { UnloadSafeHocuspocus } from "@tandem/server/unload-safe-hocuspocus";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { LocalDocumentStore, StoredDocument } from "../store/document-store";
@@ -86,7 +87,8 @@ export class LocalHub {
     this.token = token;
     this.#secret = Buffer.from(token);
     this.url = `ws://127.0.0.1:${(sockets.address() as AddressInfo).port}`;
-    this.hocuspocus = new Hocuspocus({
+    // Replication opens and closes notes often: a late unload must not leak a reopened note.
+    this.hocuspocus = new UnloadSafeHocuspocus({
       name: "tandem-desktop",
       quiet: true,
       debounce: STORE_DEBOUNCE_MS,
