@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ApprovalItem } from "../../shared/desktop-api";
 import type { HostContext } from "../host-context";
 import { parseInput } from "../parse-input";
+import { PendingCount } from "./pending-count";
 import type { PeopleDirectory } from "./people";
 
 /** The count is refreshed on every `tool.approval_requested` event; this poll is the fallback. */
@@ -19,31 +20,15 @@ export const ResolveApprovalInput = z.object({
  * and covers every bridge of theirs), their decisions, and the count the tray shows. Emits
  * `approval` once per newly seen pending approval, and calls `onCountChange` when the count moves.
  */
-export class OwnerApprovals {
-  #pending = 0;
+export class OwnerApprovals extends PendingCount {
   readonly #seen = new Set<string>();
-  #timer: NodeJS.Timeout | undefined;
-  #refreshing: Promise<void> | undefined;
-  #again = false;
 
   constructor(
     private readonly context: HostContext,
     private readonly people: PeopleDirectory,
-    private readonly onCountChange: () => void,
-  ) {}
-
-  pendingCount(): number {
-    return this.#pending;
-  }
-
-  start(): void {
-    this.#timer ??= setInterval(() => void this.refresh(), POLL_INTERVAL_MS);
-    void this.refresh();
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    onCountChange: () => void,
+  ) {
+    super(POLL_INTERVAL_MS, onCountChange);
   }
 
   async list(): Promise<ApprovalItem[]> {
@@ -83,39 +68,20 @@ export class OwnerApprovals {
     await this.refresh();
   }
 
-  /** Re-reads the pending approvals; concurrent calls share one read (and one more if asked meanwhile). */
-  refresh(): Promise<void> {
-    if (this.#refreshing) {
-      this.#again = true;
-      return this.#refreshing;
-    }
-    this.#refreshing = (async () => {
-      do {
-        this.#again = false;
-        await this.#read();
-      } while (this.#again);
-    })().finally(() => {
-      this.#refreshing = undefined;
-    });
-    return this.#refreshing;
-  }
-
-  async #read(): Promise<void> {
+  /** The pending approvals; emits `approval` for each one not seen before. */
+  protected async readCount(): Promise<number | undefined> {
     let items: ApprovalItem[];
     try {
       items = await this.list();
     } catch {
-      return; // Offline: keep the last count; the next poll tries again.
+      return undefined; // Offline: keep the last count; the next poll tries again.
     }
     for (const item of items) {
       if (this.#seen.has(item.approvalId)) continue;
       this.#seen.add(item.approvalId);
       this.context.events.emit("approval", item);
     }
-    if (items.length !== this.#pending) {
-      this.#pending = items.length;
-      this.onCountChange();
-    }
+    return items.length;
   }
 
   async #item(approval: ToolApproval): Promise<ApprovalItem> {

@@ -4,6 +4,7 @@ import type { AccessLevel, AccessRequestItem, AgentAccessChoice } from "../../sh
 import type { SessionService } from "../host-context";
 import { parseInput } from "../parse-input";
 import type { OwnerGrants } from "./owner-grants";
+import { PendingCount } from "./pending-count";
 
 /** Requests wait for days, not seconds: a slow poll is enough, and every answer refreshes at once. */
 const POLL_INTERVAL_MS = 10_000;
@@ -38,29 +39,13 @@ export function permissionsFor(access: AgentAccessChoice): ContactPermissions {
  * and grant requests. Lists and answers agent-access requests with the owner's key, and keeps the
  * count of both for the Approvals badge (`onCountChange` when it moves).
  */
-export class OwnerRequests {
-  #pending = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #refreshing: Promise<void> | undefined;
-
+export class OwnerRequests extends PendingCount {
   constructor(
     private readonly session: SessionService,
     private readonly grants: OwnerGrants,
-    private readonly onCountChange: () => void,
-  ) {}
-
-  pendingCount(): number {
-    return this.#pending;
-  }
-
-  start(): void {
-    this.#timer ??= setInterval(() => void this.refresh(), POLL_INTERVAL_MS);
-    void this.refresh();
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    onCountChange: () => void,
+  ) {
+    super(POLL_INTERVAL_MS, onCountChange);
   }
 
   async list(): Promise<AccessRequestItem[]> {
@@ -97,25 +82,13 @@ export class OwnerRequests {
     }
   }
 
-  /** Re-reads both kinds of request; concurrent calls share one read. */
-  refresh(): Promise<void> {
-    this.#refreshing ??= this.#read().finally(() => {
-      this.#refreshing = undefined;
-    });
-    return this.#refreshing;
-  }
-
-  async #read(): Promise<void> {
-    let count: number;
+  /** Both kinds of request. */
+  protected async readCount(): Promise<number | undefined> {
     try {
       const [access, grants] = await Promise.all([this.list(), this.grants.list()]);
-      count = access.length + grants.filter((grant) => grant.direction === "incoming" && grant.status === "pending").length;
+      return access.length + grants.filter((grant) => grant.direction === "incoming" && grant.status === "pending").length;
     } catch {
-      return; // Offline, or a key without network scope: keep the last count.
-    }
-    if (count !== this.#pending) {
-      this.#pending = count;
-      this.onCountChange();
+      return undefined; // Offline, or a key without network scope: keep the last count.
     }
   }
 }
