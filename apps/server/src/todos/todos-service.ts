@@ -100,8 +100,11 @@ export async function getTodo(db: Kysely<Schema>, ownerId: number, todoId: numbe
   return toTodo(await getOwnedTodo(db, ownerId, todoId));
 }
 
-async function readBack(db: Kysely<Schema>, uuid: string): Promise<Todo> {
-  return toTodo(await db.selectFrom("todos").selectAll().where("uuid", "=", uuid).executeTakeFirstOrThrow());
+/** A uuid names a todo only within its owner's todos: another user may hold the same one. */
+async function readBack(db: Kysely<Schema>, ownerId: number, uuid: string): Promise<Todo> {
+  return toTodo(
+    await db.selectFrom("todos").selectAll().where("owner_id", "=", ownerId).where("uuid", "=", uuid).executeTakeFirstOrThrow(),
+  );
 }
 
 export interface TodoFields {
@@ -140,7 +143,7 @@ export async function createTodo({ db, sync }: Deps, ownerId: number, input: Tod
       updatedAt: now,
     }),
   );
-  return readBack(db, uuid);
+  return readBack(db, ownerId, uuid);
 }
 
 /** Applies a change to one of the user's todos; a todo deleted meanwhile is a 404, never resurrected. */
@@ -152,7 +155,7 @@ async function changeTodo({ db, sync }: Deps, ownerId: number, todoId: number, f
     const change = fields(current);
     if (change) putTodo(doc, row.uuid, { ...change, updatedAt: nowIso() });
   });
-  return readBack(db, row.uuid);
+  return readBack(db, ownerId, row.uuid);
 }
 
 export const updateTodo = (deps: Deps, ownerId: number, todoId: number, input: TodoFields) =>
@@ -192,7 +195,9 @@ export async function replanTodos({ db, sync }: Deps, ownerId: number, timezone:
       for (const uuid of uuids) if (current.has(uuid)) putTodo(doc, uuid, { dueDate: today, updatedAt: stamp });
     });
   }
-  const rows = uuids.length ? await db.selectFrom("todos").selectAll().where("uuid", "in", uuids).execute() : [];
+  const rows = uuids.length
+    ? await db.selectFrom("todos").selectAll().where("owner_id", "=", ownerId).where("uuid", "in", uuids).execute()
+    : [];
   const byUuid = new Map(rows.map((row) => [row.uuid, row]));
   const moved = uuids.flatMap((uuid) => {
     const row = byUuid.get(uuid);

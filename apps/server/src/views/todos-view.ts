@@ -36,7 +36,7 @@ export async function materializeTodos(db: Kysely<Schema>, ownerId: number, doc:
         await tx
           .insertInto("todos")
           .values({ uuid, owner_id: ownerId, ...wanted })
-          .onConflict((oc) => oc.column("uuid").doNothing())
+          .onConflict((oc) => oc.columns(["owner_id", "uuid"]).doNothing())
           .execute();
       } else if ((Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => current[key] !== wanted[key])) {
         await tx.updateTable("todos").set(wanted).where("uuid", "=", uuid).where("owner_id", "=", ownerId).execute();

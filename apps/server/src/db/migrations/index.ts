@@ -12,6 +12,7 @@ import * as documentOwnership from "./0010-document-ownership";
 import * as snapshotRetention from "./0011-snapshot-retention";
 import * as delegationHardening from "./0012-delegation-hardening";
 import * as creditAllowance from "./0014-credit-allowance";
+import * as todosPerOwner from "./0015-todos-per-owner";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0010-document-ownership": documentOwnership,
   "0012-delegation-hardening": delegationHardening,
   "0014-credit-allowance": creditAllowance,
+  "0015-todos-per-owner": todosPerOwner,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
