@@ -26,7 +26,12 @@ export function NotesView({ api }: { api: DesktopApi }) {
 }
 
 type SidePane = "folders" | "list";
-type Dialog = "switcher" | "shortcuts" | null;
+/**
+ * The modal open over the notes, a new object per opening: a dialog's close event may arrive after
+ * the same dialog was opened again from the keyboard, and must then close only its own opening.
+ */
+type Dialog = { readonly kind: "switcher" | "shortcuts" } | null;
+const openDialog = (kind: "switcher" | "shortcuts"): Dialog => ({ kind });
 
 const shortcutHint = (action: ShortcutAction) => keyLabel(SHORTCUTS.find((shortcut) => shortcut.action === action)?.label ?? "");
 
@@ -101,11 +106,13 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
       const action = event.defaultPrevented ? null : shortcutFor(event);
       if (action) {
         event.preventDefault();
-        // Behind a modal dialog only the sheet's own key acts (it closes the sheet).
-        if (dialog !== null && action !== "shortcuts") return;
+        // Behind a modal dialog only the sheet's own key acts (it closes the sheet). What is open is read
+        // from the page: Escape closes a native dialog at once, and its close event reaches the state later.
+        const modal = document.querySelector<HTMLDialogElement>("dialog[open]");
+        if (modal !== null && action !== "shortcuts") return;
         if (action === "newNote") create();
-        else if (action === "quickSwitcher") setDialog("switcher");
-        else if (action === "shortcuts") setDialog((current) => (current === "shortcuts" ? null : "shortcuts"));
+        else if (action === "quickSwitcher") setDialog(openDialog("switcher"));
+        else if (action === "shortcuts") setDialog(modal?.classList.contains("shortcuts-sheet") ? null : openDialog("shortcuts"));
         else if (action === "focusSearch") {
           if (!shown("list")) toggle("list");
           // The box exists once the pane is rendered.
@@ -115,7 +122,7 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
       }
       // Escape closes the innermost panel; dialogs close themselves, and fields that use Escape
       // (search, folder names) stop it. The editor marks every Escape handled, so that is not checked.
-      if (event.key === "Escape" && dialog === null) {
+      if (event.key === "Escape" && document.querySelector("dialog[open]") === null) {
         if (peek !== null) setPeek(null);
         else if (snapshotsOpen) setSnapshotsOpen(false);
       }
@@ -173,10 +180,10 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
           Note list
         </button>
         <span className="toolbar-spacer" />
-        <button type="button" title={shortcutHint("quickSwitcher")} onClick={() => setDialog("switcher")}>
+        <button type="button" title={shortcutHint("quickSwitcher")} onClick={() => setDialog(openDialog("switcher"))}>
           Go to note…
         </button>
-        <button type="button" title={shortcutHint("shortcuts")} onClick={() => setDialog("shortcuts")}>
+        <button type="button" title={shortcutHint("shortcuts")} onClick={() => setDialog(openDialog("shortcuts"))}>
           Shortcuts
         </button>
       </div>
@@ -215,16 +222,16 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
           )}
         </section>
       </div>
-      {dialog === "switcher" && (
+      {dialog?.kind === "switcher" && (
         <QuickSwitcher
           notes={allNotes}
           workspace={workspace}
           onOpen={open}
           onCreate={(title) => create(title)}
-          onClose={() => setDialog(null)}
+          onClose={() => setDialog((current) => (current === dialog ? null : current))}
         />
       )}
-      {dialog === "shortcuts" && <ShortcutsSheet onClose={() => setDialog(null)} />}
+      {dialog?.kind === "shortcuts" && <ShortcutsSheet onClose={() => setDialog((current) => (current === dialog ? null : current))} />}
     </div>
   );
 }
