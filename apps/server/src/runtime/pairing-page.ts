@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { htmlPageHeaders } from "../http/html-page-headers";
 import type { PairingSummary } from "./pairing-service";
 
 /**
@@ -16,22 +17,7 @@ export function newNonce(): string {
 }
 
 export function pairingPageHeaders(nonce: string): Record<string, string> {
-  return {
-    "content-type": "text/html; charset=utf-8",
-    "content-security-policy": [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src 'nonce-${nonce}'`,
-      "connect-src 'self'",
-      "base-uri 'none'",
-      "form-action 'none'",
-      "frame-ancestors 'none'",
-    ].join("; "),
-    "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
-    "x-content-type-options": "nosniff",
-    "cache-control": "no-store",
-  };
+  return htmlPageHeaders([`script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, "connect-src 'self'"]);
 }
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d1d1f}

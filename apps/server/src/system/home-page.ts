@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { API_BASE_PATH } from "@tandem/core";
+import { htmlPageHeaders } from "../http/html-page-headers";
 
 /**
  * What a browser shows at `/`: the server's name, version and health, and where to go next (the
@@ -14,20 +15,9 @@ const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3r
 h1{margin-bottom:0}.version{color:#666;margin-top:0}.ok{color:#1a7f37;font-weight:600}code{font-size:.9em}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}dt{color:#666}dd{margin:0}`;
 
-const HEADERS: Readonly<Record<string, string>> = {
-  "content-type": "text/html; charset=utf-8",
-  "content-security-policy": [
-    "default-src 'none'",
-    `style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join("; "),
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "x-content-type-options": "nosniff",
-  "cache-control": "no-store",
-};
+const HEADERS: Readonly<Record<string, string>> = htmlPageHeaders([
+  `style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`,
+]);
 
 export interface HomePage {
   readonly headers: Readonly<Record<string, string>>;
