@@ -58,6 +58,29 @@ export const ServerConfigSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024 * 1024),
+  /**
+   * Which model the agent layer talks to: `local` (the embedded default: a deterministic agent that
+   * needs no network), `openai-compatible` (chat completions: Ollama, llama.cpp, vLLM, LM Studio,
+   * OpenAI) or `anthropic` (the Messages API).
+   */
+  modelProvider: z.enum(["local", "openai-compatible", "anthropic"]).default("local"),
+  /** The provider's API base, such as `http://127.0.0.1:11434/v1` (required for openai-compatible). */
+  modelBaseUrl: z
+    .string()
+    .regex(/^https?:\/\/[^/]+/, { error: "must be an http:// or https:// URL" })
+    .optional(),
+  /** The provider's API key; never logged or returned. */
+  modelApiKey: z.string().min(1).optional(),
+  /** The provider's model id behind the alias `default` (required for remote providers). */
+  model: z.string().min(1).max(200).optional(),
+  /** Optional model ids behind the aliases `fast` and `smart`; each falls back to `model`. */
+  modelFast: z.string().min(1).max(200).optional(),
+  modelSmart: z.string().min(1).max(200).optional(),
+  /** An embedding model of the openai-compatible provider; when set, search ranks by meaning as well as words. */
+  embeddingModel: z.string().min(1).max(200).optional(),
+  /** Limits of one agent run: model steps (each may call tools) and wall-clock time in ms. */
+  agentMaxSteps: z.coerce.number().int().min(1).max(50).default(8),
+  agentTimeoutMs: z.coerce.number().int().min(1000).default(120_000),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -85,6 +108,15 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   creditAllowance: ["TANDEM_CREDIT_ALLOWANCE"],
   maxDocumentBytes: ["TANDEM_MAX_DOCUMENT_BYTES"],
   userQuotaBytes: ["TANDEM_USER_QUOTA_BYTES"],
+  modelProvider: ["TANDEM_MODEL_PROVIDER"],
+  modelBaseUrl: ["TANDEM_MODEL_BASE_URL"],
+  modelApiKey: ["TANDEM_MODEL_API_KEY"],
+  model: ["TANDEM_MODEL"],
+  modelFast: ["TANDEM_MODEL_FAST"],
+  modelSmart: ["TANDEM_MODEL_SMART"],
+  embeddingModel: ["TANDEM_EMBEDDING_MODEL"],
+  agentMaxSteps: ["TANDEM_AGENT_MAX_STEPS"],
+  agentTimeoutMs: ["TANDEM_AGENT_TIMEOUT_MS"],
 };
 
 export class ConfigError extends Error {

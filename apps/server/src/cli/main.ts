@@ -42,12 +42,22 @@ Serve options:
   --max-document-bytes N  the largest a document may grow (default 33554432, 32 MiB)
   --user-quota-bytes N    what one user's documents and snapshots may take (default 1073741824, 1 GiB)
 
+Agent options (see docs/operating.md#the-agents-model):
+  --model-provider P      local (default, no network) | openai-compatible | anthropic
+  --model-base-url URL    the provider's API base (openai-compatible: required, e.g. http://127.0.0.1:11434/v1)
+  --model ID              the provider's model behind the alias "default" (remote providers: required)
+  --model-fast ID, --model-smart ID   the models behind the aliases "fast" and "smart" (default: --model)
+  --embedding-model ID    an openai-compatible embedding model; search then ranks by meaning too
+  The API key comes only from the environment (TANDEM_MODEL_API_KEY), never from a flag.
+
 Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDEM_DATA_DIR,
 TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_ACCESS_LOG, TANDEM_RATE_LIMIT_PER_MINUTE,
 TANDEM_RATE_LIMIT_BURST, TANDEM_AUTH_FAILURES_PER_MINUTE, TANDEM_AUTH_FAILURE_BURST, TANDEM_SHUTDOWN_GRACE_MS,
 TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
 TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
-TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_CREDIT_ALLOWANCE, TANDEM_MAX_DOCUMENT_BYTES, TANDEM_USER_QUOTA_BYTES.`;
+TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_CREDIT_ALLOWANCE, TANDEM_MAX_DOCUMENT_BYTES, TANDEM_USER_QUOTA_BYTES,
+TANDEM_MODEL_PROVIDER, TANDEM_MODEL_BASE_URL, TANDEM_MODEL_API_KEY, TANDEM_MODEL, TANDEM_MODEL_FAST,
+TANDEM_MODEL_SMART, TANDEM_EMBEDDING_MODEL, TANDEM_AGENT_MAX_STEPS, TANDEM_AGENT_TIMEOUT_MS.`;
 
 class UsageError extends Error {}
 
@@ -73,6 +83,12 @@ const OPTIONS = {
   "credit-allowance": { type: "string" },
   "max-document-bytes": { type: "string" },
   "user-quota-bytes": { type: "string" },
+  "model-provider": { type: "string" },
+  "model-base-url": { type: "string" },
+  model: { type: "string" },
+  "model-fast": { type: "string" },
+  "model-smart": { type: "string" },
+  "embedding-model": { type: "string" },
   name: { type: "string" },
   email: { type: "string" },
   scopes: { type: "string" },
@@ -100,6 +116,12 @@ function configFrom(values: Values): ServerConfig {
       creditAllowance: values["credit-allowance"],
       maxDocumentBytes: values["max-document-bytes"],
       userQuotaBytes: values["user-quota-bytes"],
+      modelProvider: values["model-provider"],
+      modelBaseUrl: values["model-base-url"],
+      model: values.model,
+      modelFast: values["model-fast"],
+      modelSmart: values["model-smart"],
+      embeddingModel: values["embedding-model"],
     },
     env,
   );
