@@ -1,0 +1,44 @@
+import type { Scope } from "@tandem/core";
+import type { z } from "zod";
+import type { AppContext } from "../../context";
+import type { RunGrant } from "./run-grant";
+
+/** Where a tool's code lives: our own, a remote MCP server's, or a third-party integration's. */
+export type ToolSource = "native" | "mcp" | "integration";
+
+/** What a tool run sees besides its input: the server, the grant it runs under, the caller's clock. */
+export interface ToolRunContext {
+  readonly app: AppContext;
+  readonly grant: RunGrant;
+  /** The caller's IANA time zone, for anything that speaks of "today" or "overdue". */
+  readonly timezone: string;
+  /** Aborted when the run is cancelled (the client went away, or a limit was reached). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * One operation the agent (and, later, `POST /tools` and the MCP server) can run. A tool declares
+ * what it needs; the capability filter ({@link toolsetFor}) keeps it out of any run whose grant
+ * lacks that, and data tools also filter what they touch by the same grant.
+ */
+export interface AgentTool<I = unknown, O = unknown> {
+  /** Unique across the registry, snake_case, as older clients call it (`search_notes`). */
+  readonly name: string;
+  readonly namespace: string;
+  readonly source: ToolSource;
+  readonly readWrite: "read" | "write";
+  readonly description: string;
+  /** Validates the model's (or a client's) arguments; its JSON Schema is what models are shown. */
+  readonly input: z.ZodType<I>;
+  /** The scope a grant must hold for this tool to exist in a run. */
+  readonly needs: Scope;
+  execute(input: I, context: ToolRunContext): Promise<O>;
+}
+
+/** Keeps a tool's input type while storing it in a list of tools of any input. */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every input type
+export type AnyAgentTool = AgentTool<any, unknown>;
+
+export function defineTool<I, O>(tool: AgentTool<I, O>): AgentTool<I, O> {
+  return tool;
+}
