@@ -81,6 +81,8 @@ export const ServerConfigSchema = z.object({
   /** Limits of one agent run: model steps (each may call tools) and wall-clock time in ms. */
   agentMaxSteps: z.coerce.number().int().min(1).max(50).default(8),
   agentTimeoutMs: z.coerce.number().int().min(1000).default(120_000),
+  /** A chat stream silent this long gets a progress line (clients give up after ~75 s), in ms. */
+  agentProgressMs: z.coerce.number().int().min(50).default(15_000),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -117,6 +119,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   embeddingModel: ["TANDEM_EMBEDDING_MODEL"],
   agentMaxSteps: ["TANDEM_AGENT_MAX_STEPS"],
   agentTimeoutMs: ["TANDEM_AGENT_TIMEOUT_MS"],
+  agentProgressMs: ["TANDEM_AGENT_PROGRESS_MS"],
 };
 
 export class ConfigError extends Error {

@@ -3,6 +3,8 @@ import type { AddressInfo, Socket } from "node:net";
 import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
+import { chatHandlers } from "./agent/chat/chat-routes";
+import { conversationHandlers } from "./agent/conversations/conversation-routes";
 import { approvalHandlers } from "./approvals/approvals-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
@@ -78,6 +80,8 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...delegationHandlers(context),
     ...realtimeHandlers(context),
     ...auditHandlers(context),
+    ...chatHandlers(context),
+    ...conversationHandlers(context),
     ...syncHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.

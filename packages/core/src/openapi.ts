@@ -56,7 +56,10 @@ export function buildOpenApiDocument(serverUrl = API_BASE_PATH): JsonSchema {
     for (const status of route.successStatuses ?? [200]) {
       responses[String(status)] = {
         description: status === 201 ? "Created" : "Success",
-        content: { [contentType]: { schema: jsonSchema(route.response, "output") } },
+        content: {
+          [contentType]: { schema: jsonSchema(route.response, "output") },
+          ...(route.jsonResponse ? { "application/json": { schema: jsonSchema(route.jsonResponse, "output") } } : {}),
+        },
       };
     }
     for (const [status, description] of Object.entries(ERROR_RESPONSES)) {

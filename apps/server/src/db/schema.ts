@@ -427,6 +427,33 @@ export interface AuditLogTable {
   created_at: string;
 }
 
+/** `agent`: the owner's personal agent (view `me`). Messaging and sharing add more kinds. */
+export type ConversationKind = "agent" | "shared_agent" | "group";
+
+export interface AgentConversationsTable {
+  id: Generated<number>;
+  owner_id: number;
+  kind: ConversationKind;
+  title: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AgentMessagesTable {
+  id: Generated<number>;
+  conversation_id: number;
+  role: "user" | "assistant";
+  sender_type: "human" | "agent";
+  sender_id: string | null;
+  sender_label: string;
+  content: string;
+  status: "complete" | "incomplete";
+  /** JSON array of tool names. */
+  tools_used: string;
+  model: string | null;
+  created_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -456,4 +483,6 @@ export interface Schema {
   collaboration_allowances: CollaborationAllowancesTable;
   realtime_events: RealtimeEventsTable;
   audit_log: AuditLogTable;
+  agent_conversations: AgentConversationsTable;
+  agent_messages: AgentMessagesTable;
 }

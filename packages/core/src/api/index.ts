@@ -1,4 +1,5 @@
 import { accumulateRoutes } from "./accumulate";
+import { agentRoutes } from "./agent";
 import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
 import { delegationRoutes } from "./delegations";
@@ -33,12 +34,14 @@ export const routes = {
   ...realtimeRoutes,
   ...auditRoutes,
   ...syncRoutes,
+  ...agentRoutes,
 } as const;
 
 export type Routes = typeof routes;
 export type RouteId = keyof Routes;
 
 export * from "./accumulate";
+export * from "./agent";
 export * from "./approvals";
 export * from "./audit";
 export * from "./common";

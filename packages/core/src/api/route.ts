@@ -43,9 +43,12 @@ export interface RouteDefinition {
   readonly response: z.ZodType;
   /**
    * The success body's media type when it is not told by the schema: a string response is an
-   * HTML page, anything else JSON, unless this says `text/event-stream` (server-sent events).
+   * HTML page, anything else JSON, unless this says `text/event-stream` (server-sent events) or
+   * `text/plain` (the chat stream: one JSON object per line, which `response` describes).
    */
-  readonly responseMediaType?: "text/event-stream";
+  readonly responseMediaType?: "text/event-stream" | "text/plain";
+  /** The JSON answer of a streaming route that can also answer at once (chat with `stream: false`). */
+  readonly jsonResponse?: z.ZodType;
   /** Statuses a success may have; `[200]` unless the route creates things (`[201, 200]`). */
   readonly successStatuses?: readonly number[];
 }

@@ -1,0 +1,165 @@
+import type { Request, Response } from "express";
+import type { UserPrincipal } from "../../auth/principal";
+import type { AppContext } from "../../context";
+import { ApiError, tooManyRequests } from "../../http/errors";
+import { HANDLED, type RouteHandlers } from "../../http/router";
+import { appendMessages, deleteIfEmpty } from "../conversations/conversation-store";
+import { recordModelUsage } from "../usage/model-usage";
+import { type AgentEvent, type AgentRunResult, runAgent } from "../runner/agent-runner";
+import { type ChatBody, type PreparedTurn, prepareTurn } from "./chat-turn";
+import { ChatStream } from "./chat-stream";
+
+/** Runs one user may have going at once; more wait for nothing and get a 429. */
+const MAX_RUNS_PER_USER = 8;
+
+type ChatRouteId = "chat";
+
+export function chatHandlers(app: AppContext): RouteHandlers<ChatRouteId> {
+  const running = new Map<number, number>();
+
+  /** Counts the user's runs; the slot is given back when the run ends, however it ends. */
+  async function withRunSlot<T>(userId: number, run: () => Promise<T>): Promise<T> {
+    const count = running.get(userId) ?? 0;
+    if (count >= MAX_RUNS_PER_USER) throw tooManyRequests(5);
+    running.set(userId, count + 1);
+    try {
+      return await run();
+    } finally {
+      const left = (running.get(userId) ?? 1) - 1;
+      if (left > 0) running.set(userId, left);
+      else running.delete(userId);
+    }
+  }
+
+  return {
+    chat: ({ input, principal, req, res }) =>
+      withRunSlot(principal.userId, async () => {
+        const turn = await prepareTurn(app, principal, input.body);
+        if (input.body.stream) {
+          await streamTurn(app, principal, input.body, turn, req, res);
+          return HANDLED;
+        }
+        return answerTurn(app, principal, input.body, turn, req, res);
+      }),
+  };
+}
+
+/** Stops the run when the client goes away before the answer is complete. */
+function clientGoneSignal(req: Request, res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  req.on("aborted", () => controller.abort());
+  return controller.signal;
+}
+
+async function run(app: AppContext, body: ChatBody, turn: PreparedTurn, signal: AbortSignal, onEvent: (event: AgentEvent) => void) {
+  return runAgent({
+    app,
+    model: turn.model,
+    grant: turn.grant,
+    timezone: body.userTimezone,
+    instructions: turn.instructions,
+    messages: turn.messages,
+    temperature: body.temperature,
+    signal,
+    onEvent,
+  });
+}
+
+/**
+ * Stores the turn once the run is over. A finished answer is stored complete; one cut short (the
+ * client left, or time ran out) is stored as far as it got, marked incomplete; a failed run stores
+ * nothing, and a conversation it had just created goes again.
+ */
+async function settle(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, result: AgentRunResult) {
+  await recordModelUsage(app.db, {
+    userId: principal.userId,
+    apiKeyId: principal.credential.id,
+    purpose: "chat",
+    provider: turn.model.provider,
+    model: turn.model.modelId,
+    promptTokens: result.usage.promptTokens,
+    completionTokens: result.usage.completionTokens,
+  });
+  if (result.status === "failed") {
+    if (turn.isNewConversation) await deleteIfEmpty(app.db, turn.conversationId);
+    return null;
+  }
+  const [, answerId] = await appendMessages(
+    app.db,
+    turn.conversationId,
+    [
+      {
+        role: "user",
+        senderType: "human",
+        senderId: String(principal.userId),
+        senderLabel: principal.username,
+        content: body.message,
+        status: "complete",
+      },
+      {
+        role: "assistant",
+        senderType: "agent",
+        senderId: null,
+        senderLabel: "Tandem",
+        content: result.text,
+        status: result.status === "completed" ? "complete" : "incomplete",
+        toolsUsed: result.toolsUsed,
+        model: turn.model.modelId,
+      },
+    ],
+    app.clock.iso(),
+  );
+  return answerId ?? null;
+}
+
+function completionStatus(result: AgentRunResult): "completed" | "incomplete" | "failed" {
+  if (result.status === "completed") return "completed";
+  return result.status === "failed" ? "failed" : "incomplete";
+}
+
+async function streamTurn(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, req: Request, res: Response) {
+  const signal = clientGoneSignal(req, res);
+  const stream = new ChatStream(res, app.config.agentProgressMs);
+  try {
+    stream.write({ type: "conversation-start", conversationId: turn.conversationId });
+    const result = await run(app, body, turn, signal, (event) => {
+      if (event.type === "tool-call-start") stream.stage = `tool:${event.toolName}`;
+      if (event.type === "tool-call-end") stream.stage = "thinking";
+      stream.write(event);
+    });
+    const messageId = await settle(app, principal, body, turn, result);
+    if (result.error) stream.write({ type: "error", error: result.error });
+    stream.write({
+      type: "completion",
+      conversationId: turn.conversationId,
+      messageId,
+      status: completionStatus(result),
+      toolsUsed: result.toolsUsed,
+      metadata: { ...result.usage, model: turn.model.alias, modelId: turn.model.modelId },
+    });
+  } catch (error) {
+    // Headers are gone: the failure can only be told in the stream.
+    app.logger.error({ err: error }, "chat stream failed");
+    stream.write({ type: "error", error: error instanceof ApiError ? error.message : "The server failed while answering." });
+  } finally {
+    stream.end();
+  }
+}
+
+async function answerTurn(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, req: Request, res: Response) {
+  const result = await run(app, body, turn, clientGoneSignal(req, res), () => {});
+  const messageId = await settle(app, principal, body, turn, result);
+  if (result.status === "failed") throw new ApiError(502, "model_failed", result.error ?? "The model failed to answer.");
+  return {
+    success: true,
+    conversationId: turn.conversationId,
+    messageId,
+    response: result.text,
+    toolsUsed: result.toolsUsed,
+    metadata: { ...result.usage, model: turn.model.alias, modelId: turn.model.modelId },
+    ...(result.status === "completed" ? {} : { incomplete: true, reason: result.error ?? result.status }),
+  };
+}

@@ -1,0 +1,37 @@
+import type { AppContext } from "../../context";
+import type { RouteHandlers } from "../../http/router";
+import { getOwnConversation } from "./conversation-store";
+import { listConversations, searchConversationMessages } from "./conversation-listing";
+
+type ConversationRouteId = "listConversations" | "getConversation" | "deleteConversation";
+
+/** The newest messages one conversation read answers with. */
+const MESSAGES_PER_READ = 1000;
+
+export function conversationHandlers({ db }: AppContext): RouteHandlers<ConversationRouteId> {
+  return {
+    listConversations: async ({ input, principal }) => {
+      const { view, limit, q } = input.query;
+      if (q) return { success: true, ...(await searchConversationMessages(db, principal.userId, view, q, limit)) };
+      const conversations = await listConversations(db, principal.userId, { view, limit, messagesPerConversation: input.query.messages });
+      return { success: true, conversations };
+    },
+    getConversation: async ({ input, principal }) => {
+      const row = await getOwnConversation(db, principal.userId, "agent", input.params.id);
+      const [conversation] = await listConversations(db, principal.userId, {
+        view: "me",
+        limit: 1,
+        messagesPerConversation: MESSAGES_PER_READ,
+        onlyId: row.id,
+      });
+      return { success: true, conversation };
+    },
+    deleteConversation: async ({ input, principal }) => {
+      const row = await getOwnConversation(db, principal.userId, "agent", input.params.id);
+      await db.deleteFrom("agent_messages").where("conversation_id", "=", row.id).execute();
+      await db.deleteFrom("agent_conversations").where("id", "=", row.id).execute();
+      return { success: true };
+    },
+  };
+}
+

@@ -1,0 +1,141 @@
+import { isStepCount, type ModelMessage, streamText } from "ai";
+import type { AppContext } from "../../context";
+import type { ResolvedModel } from "../models/model-catalog";
+import type { RunGrant } from "../tools/run-grant";
+import { toolsetFor } from "../tools/registry";
+import { toAiToolSet } from "../tools/to-ai-tools";
+import { ClientGone, describeModelError, RunTimeout } from "./model-errors";
+import { ThinkFilter } from "./think-filter";
+
+/** What a run tells its caller as it goes; the chat route writes these as stream lines. */
+export type AgentEvent =
+  | { readonly type: "text-delta"; readonly textDelta: string }
+  | { readonly type: "tool-call-start"; readonly toolName: string; readonly toolCallId: string }
+  | { readonly type: "tool-call-end"; readonly toolName: string; readonly toolCallId: string; readonly ok: boolean };
+
+export interface TokenUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+}
+
+export interface AgentRunRequest {
+  readonly app: AppContext;
+  readonly model: ResolvedModel;
+  readonly grant: RunGrant;
+  readonly timezone: string;
+  readonly instructions: string;
+  readonly messages: ModelMessage[];
+  readonly temperature?: number;
+  /** Aborted by the caller: the client went away. */
+  readonly signal: AbortSignal;
+  readonly onEvent: (event: AgentEvent) => void;
+}
+
+/**
+ * `completed`: the model finished. `cancelled`: the caller went away. `timed_out`: the wall-clock
+ * limit. `failed`: the model or its provider failed (`error` says how, in words).
+ */
+export interface AgentRunResult {
+  readonly status: "completed" | "cancelled" | "timed_out" | "failed";
+  readonly text: string;
+  readonly toolsUsed: string[];
+  readonly usage: TokenUsage;
+  readonly error?: string;
+}
+
+const NO_ANSWER = "I stopped before I had an answer: the request needed more steps than one run may take.";
+
+/**
+ * The one agent loop: messages, the run's toolset, a step limit and a time limit, cancellation,
+ * and events as it goes. Every caller (chat, heartbeat, agent messaging, guests) runs through it
+ * with the grant of whoever is asking; a tool outside that grant does not exist for the run.
+ */
+export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult> {
+  const { app, grant } = request;
+  const { agentMaxSteps, agentTimeoutMs } = app.config;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new RunTimeout()), agentTimeoutMs);
+  const onCallerAbort = () => controller.abort(new ClientGone());
+  if (request.signal.aborted) onCallerAbort();
+  else request.signal.addEventListener("abort", onCallerAbort, { once: true });
+
+  const toolsUsed: string[] = [];
+  const names = new Map<string, string>();
+  let text = "";
+  let failure: unknown;
+  let usage: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  const filter = new ThinkFilter();
+  const emitText = (delta: string) => {
+    if (!delta) return;
+    text += delta;
+    request.onEvent({ type: "text-delta", textDelta: delta });
+  };
+
+  try {
+    const tools = toAiToolSet(toolsetFor(grant), { app, grant, timezone: request.timezone, signal: controller.signal });
+    const result = streamText({
+      model: request.model.model,
+      system: request.instructions,
+      messages: request.messages,
+      tools,
+      stopWhen: isStepCount(agentMaxSteps),
+      abortSignal: controller.signal,
+      temperature: request.temperature,
+      maxRetries: 1,
+    });
+    for await (const part of result.fullStream) {
+      switch (part.type) {
+        case "text-delta":
+          emitText(filter.push(part.text));
+          break;
+        case "tool-call":
+          names.set(part.toolCallId, part.toolName);
+          toolsUsed.push(part.toolName);
+          request.onEvent({ type: "tool-call-start", toolName: part.toolName, toolCallId: part.toolCallId });
+          break;
+        case "tool-result":
+        case "tool-error":
+          request.onEvent({
+            type: "tool-call-end",
+            toolName: names.get(part.toolCallId) ?? part.toolName,
+            toolCallId: part.toolCallId,
+            ok: part.type === "tool-result",
+          });
+          break;
+        case "error":
+          failure ??= part.error;
+          break;
+        case "finish":
+          usage = toUsage(part.totalUsage);
+          break;
+      }
+    }
+    emitText(filter.flush());
+  } catch (error) {
+    failure ??= error;
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener("abort", onCallerAbort);
+  }
+
+  const reason = controller.signal.aborted ? controller.signal.reason : undefined;
+  const base = { text, toolsUsed, usage };
+  if (reason instanceof ClientGone) return { ...base, status: "cancelled" };
+  if (reason instanceof RunTimeout) return { ...base, status: "timed_out", error: describeModelError(reason) };
+  if (failure !== undefined) {
+    app.logger.warn({ err: failure, model: request.model.modelId, provider: request.model.provider }, "agent run failed");
+    return { ...base, status: "failed", error: describeModelError(failure) };
+  }
+  if (!text.trim()) {
+    emitText(NO_ANSWER);
+    return { ...base, text: NO_ANSWER, status: "completed" };
+  }
+  return { ...base, status: "completed" };
+}
+
+function toUsage(total: { inputTokens: number | undefined; outputTokens: number | undefined }): TokenUsage {
+  const promptTokens = total.inputTokens ?? 0;
+  const completionTokens = total.outputTokens ?? 0;
+  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+}
