@@ -22,3 +22,16 @@ export type BridgeFacet = Pick<
   | "listAccessRequests"
   | "answerAccessRequest"
 >;
+export type AgentFacet = Pick<
+  DesktopApi,
+  | "listConversations"
+  | "getConversation"
+  | "deleteConversation"
+  | "startChat"
+  | "readChat"
+  | "stopChat"
+  | "latestBriefing"
+  | "createBriefing"
+  | "briefingStrategies"
+  | "briefingMatrix"
+>;

@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { AppInfo, DesktopApi, HostStatus } from "../shared/desktop-api";
+import { startAgent } from "./agent/agent";
 import { type BridgeHandle, startBridge } from "./bridge/bridge";
 import type { HostConfig, HostContext } from "./host-context";
 import { type SyncHandle, startSync } from "./replication/sync";
@@ -42,6 +43,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     await store.close();
     throw error;
   }
+  const agent = startAgent(context);
   const running = { sync, bridge };
 
   const status = async (): Promise<HostStatus> => ({
@@ -58,6 +60,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     getStatus: status,
     ...createWorkspaceFacet(context, running.sync),
     ...running.bridge.facet,
+    ...agent.facet,
     openExternal: async ({ url }) => {
       if (!config.openExternal || !/^https?:\/\//.test(url)) return { opened: false };
       await config.openExternal(url);
@@ -72,6 +75,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     openDocuments: () => running.sync.openDocuments(),
     status,
     async close() {
+      agent.close();
       await running.bridge.close();
       await running.sync.close();
       await session.close();

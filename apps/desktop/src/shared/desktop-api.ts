@@ -56,6 +56,30 @@ export interface DesktopApi {
   /** Accept (with what their agent may reach) or decline an agent-access request. */
   answerAccessRequest(input: { requestId: number; action: "accept" | "decline"; access?: AgentAccessChoice }): Promise<void>;
 
+  // The personal agent and the briefing (src/host/agent): they run on the server, so these need it.
+  /** The owner's conversations with their agent, newest first (without their messages). */
+  listConversations(): Promise<ConversationSummary[]>;
+  /** One conversation with its messages, oldest first. */
+  getConversation(input: { conversationId: number }): Promise<ConversationDetail>;
+  deleteConversation(input: { conversationId: number }): Promise<void>;
+  /**
+   * Sends a message (continuing `conversationId` if given). Answers once the server has accepted it,
+   * so a refusal rejects here; the reply then streams into the run that {@link readChat} follows.
+   */
+  startChat(input: { message: string; conversationId?: number; userTimezone?: string }): Promise<{ chatId: string }>;
+  /** What the run received after its first `after` events, waiting up to 10 s for something new. */
+  readChat(input: { chatId: string; after: number }): Promise<ChatProgress>;
+  /** Stops a reply: the server keeps what was answered so far, marked incomplete. */
+  stopChat(input: { chatId: string }): Promise<void>;
+  /** The newest briefing, or null when none was written yet. */
+  latestBriefing(): Promise<Briefing | null>;
+  /** Writes a new briefing (todos due, notes changed lately) for "today" where the owner is. */
+  createBriefing(input: { userTimezone: string }): Promise<Briefing>;
+  /** The top next steps drawn from a briefing's five summaries. */
+  briefingStrategies(input: BriefingSummaries): Promise<Strategy[]>;
+  /** A briefing's items in the four quadrants of urgent and important. */
+  briefingMatrix(input: BriefingSummaries): Promise<PriorityMatrix>;
+
   /** Opens a link in the system browser (Electron); web mode answers `opened: false` and the page opens it. */
   openExternal(input: { url: string }): Promise<{ opened: boolean }>;
 }
@@ -223,6 +247,104 @@ export interface AgentAccessChoice {
   readonly todos: AccessLevel;
 }
 
+export interface ConversationSummary {
+  readonly conversationId: number;
+  /** Untrusted (the start of the first message): shown as text. */
+  readonly title: string;
+  readonly messageCount: number;
+  readonly updatedAt: string;
+}
+
+export interface ChatMessageItem {
+  readonly id: number;
+  readonly role: "user" | "assistant";
+  /** Markdown from the agent, or what the owner typed. Untrusted: rendered without HTML. */
+  readonly content: string;
+  /** `incomplete`: the answer was cut short (stopped, or time ran out). */
+  readonly status: "complete" | "incomplete";
+  readonly toolsUsed: readonly string[];
+  readonly createdAt: string;
+}
+
+export interface ConversationDetail {
+  readonly conversationId: number;
+  readonly title: string;
+  readonly messages: readonly ChatMessageItem[];
+}
+
+/** One line of the server's chat stream, as the host passes it on (lines of unknown types are dropped). */
+export type ChatEvent =
+  | { readonly type: "conversation-start"; readonly conversationId: number }
+  | { readonly type: "text-delta"; readonly textDelta: string }
+  | { readonly type: "tool-call-start"; readonly toolName: string; readonly toolCallId: string }
+  | { readonly type: "tool-call-end"; readonly toolName: string; readonly toolCallId: string; readonly ok: boolean }
+  | { readonly type: "pipeline-progress"; readonly stage: string; readonly elapsedMs: number }
+  /** A failure in words for the owner. */
+  | { readonly type: "error"; readonly error: string }
+  | {
+      readonly type: "completion";
+      readonly conversationId: number;
+      readonly messageId: number | null;
+      readonly status: "completed" | "incomplete" | "failed";
+    };
+
+/**
+ * How a reply ended: as the server's completion says, `stopped` when the owner stopped it, or
+ * `failed` (with the reason) when the stream broke off.
+ */
+export interface ChatEnding {
+  readonly status: "completed" | "incomplete" | "failed" | "stopped";
+  readonly error: string | null;
+}
+
+export interface ChatProgress {
+  readonly events: readonly ChatEvent[];
+  /** The count of events read so far: the next call's `after`. */
+  readonly next: number;
+  /** Set once the run is over (after its last event). */
+  readonly ended: ChatEnding | null;
+}
+
+/** A briefing's five sections, HTML written by the server (sanitised there; the page sanitises again). */
+export interface BriefingSummaries {
+  readonly statusQuoSummary: string | null;
+  readonly todoSummary: string | null;
+  readonly calendarSummary: string | null;
+  readonly notesSummary: string | null;
+  readonly emailAttentionSummary: string | null;
+}
+
+export interface Briefing extends BriefingSummaries {
+  readonly briefingId: number;
+  readonly generatedAt: string;
+  /** The window of changed notes it covers ("last 24 hours"). */
+  readonly timeDuration: string;
+  readonly suggestions: readonly { readonly suggestionId: string; readonly title: string; readonly description: string; readonly action: string }[];
+}
+
+export interface Strategy {
+  readonly priority: number;
+  readonly title: string;
+  readonly description: string;
+  /** A one-line next step. */
+  readonly action: string;
+  readonly urgencyLevel: string;
+  readonly category: string;
+}
+
+export interface MatrixItem {
+  readonly title: string;
+  /** The summary it came from: todo, calendar, email, note, status. */
+  readonly source: string;
+}
+
+export interface PriorityMatrix {
+  readonly q1_urgent_important: readonly MatrixItem[];
+  readonly q2_not_urgent_important: readonly MatrixItem[];
+  readonly q3_urgent_not_important: readonly MatrixItem[];
+  readonly q4_not_urgent_not_important: readonly MatrixItem[];
+}
+
 export type DesktopApiMethod = keyof DesktopApi;
 
 /** Listing every method as a record key makes the compiler reject a method added to the API but not here. */
@@ -253,6 +375,16 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   listBridgeActivity: true,
   listAccessRequests: true,
   answerAccessRequest: true,
+  listConversations: true,
+  getConversation: true,
+  deleteConversation: true,
+  startChat: true,
+  readChat: true,
+  stopChat: true,
+  latestBriefing: true,
+  createBriefing: true,
+  briefingStrategies: true,
+  briefingMatrix: true,
   openExternal: true,
 };
 

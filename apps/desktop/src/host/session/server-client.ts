@@ -3,16 +3,19 @@ import { API_BASE_PATH, TandemClient } from "@tandem/core";
 /** A request to the server that has not answered by then is given up, with a message that says so. */
 export const REQUEST_TIMEOUT_MS = 15_000;
 
-const timedFetch: typeof fetch = (input, init) =>
-  fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+const timedFetch =
+  (timeoutMs: number): typeof fetch =>
+  (input, init) =>
+    fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(timeoutMs) });
 
 /**
  * A v1 client for the server at `serverUrl` (`http(s)://host:port`), with `token` if given.
  * `validateResponses` checks success bodies against the route table: for answers the app cannot
- * do without, from a server it has not verified yet.
+ * do without, from a server it has not verified yet. `timeoutMs` is for the few requests that do
+ * real work before answering (a briefing written by a model).
  */
-export function serverClient(serverUrl: string, token?: string, validateResponses = false): TandemClient {
-  return new TandemClient({ baseUrl: `${serverUrl}${API_BASE_PATH}`, token, fetch: timedFetch, validateResponses });
+export function serverClient(serverUrl: string, token?: string, validateResponses = false, timeoutMs = REQUEST_TIMEOUT_MS): TandemClient {
+  return new TandemClient({ baseUrl: `${serverUrl}${API_BASE_PATH}`, token, fetch: timedFetch(timeoutMs), validateResponses });
 }
 
 /** Why a request to the server did not get an answer, in words a person can act on. */

@@ -3,16 +3,18 @@ import { z } from "zod";
 import type { NoteSearchAnswer, SnapshotSummary } from "../../shared/desktop-api";
 import type { WorkspaceFacet } from "../facets";
 import type { HostContext, SyncService } from "../host-context";
+import { onServer } from "../on-server";
 import { parseInput } from "../parse-input";
 import { searchLocally } from "./local-search";
 import { NoteIdDirectory } from "./note-ids";
 import { notePreviews } from "./note-previews";
-import { onServer } from "./on-server";
 
 /** Hits answered per search, from either source. */
 const SEARCH_LIMIT = 30;
 /** Snapshots listed per note (the route's default page). */
 const SNAPSHOT_PAGE = 50;
+
+const OFFLINE = "Snapshots are kept on the server, which cannot be reached right now; try again once you are back online";
 
 const NoteUuid = z.string().refine(isUuid, { error: "must be a lowercase uuid" });
 const SearchInput = z.object({ query: z.string().trim().min(1, { error: "must not be empty" }).max(500) });
@@ -45,7 +47,7 @@ export function createWorkspaceFacet(context: HostContext, sync: SyncService): W
 
   /** The note's id on the server, or an error saying why there is none. */
   const noteIdOf = async (ids: NoteIdDirectory, noteUuid: string): Promise<number> => {
-    const id = await onServer(() => ids.idOf(noteUuid));
+    const id = await onServer(() => ids.idOf(noteUuid), OFFLINE);
     if (id === undefined) throw new Error("The server does not have this note yet; snapshots become available once it has synced");
     return id;
   };
@@ -83,7 +85,7 @@ export function createWorkspaceFacet(context: HostContext, sync: SyncService): W
       const { noteUuid } = parseInput("listSnapshots", NoteInput, input);
       const { client, ids } = signedIn();
       const noteId = await noteIdOf(ids, noteUuid);
-      const { snapshots } = await onServer(() => client.call("listSnapshots", { params: { noteId }, query: { limit: SNAPSHOT_PAGE } }));
+      const { snapshots } = await onServer(() => client.call("listSnapshots", { params: { noteId }, query: { limit: SNAPSHOT_PAGE } }), OFFLINE);
       return snapshots.map(summaryOf);
     },
 
@@ -91,7 +93,7 @@ export function createWorkspaceFacet(context: HostContext, sync: SyncService): W
       const { noteUuid, seq } = parseInput("getSnapshot", SnapshotInput, input);
       const { client, ids } = signedIn();
       const noteId = await noteIdOf(ids, noteUuid);
-      const { snapshot } = await onServer(() => client.call("getSnapshotBySeq", { params: { noteId, seq } }));
+      const { snapshot } = await onServer(() => client.call("getSnapshotBySeq", { params: { noteId, seq } }), OFFLINE);
       return { ...summaryOf(snapshot), html: snapshot.content };
     },
 
@@ -100,14 +102,14 @@ export function createWorkspaceFacet(context: HostContext, sync: SyncService): W
       const { client, ids } = signedIn();
       const noteId = await noteIdOf(ids, noteUuid);
       const body = label ? { label } : {};
-      return summaryOf(await onServer(() => client.call("createSnapshot", { params: { noteId }, body })));
+      return summaryOf(await onServer(() => client.call("createSnapshot", { params: { noteId }, body }), OFFLINE));
     },
 
     async restoreSnapshot(input) {
       const { noteUuid, seq } = parseInput("restoreSnapshot", SnapshotInput, input);
       const { client, ids } = signedIn();
       const noteId = await noteIdOf(ids, noteUuid);
-      await onServer(() => client.call("restoreSnapshot", { params: { noteId }, body: { seq } }));
+      await onServer(() => client.call("restoreSnapshot", { params: { noteId }, body: { seq } }), OFFLINE);
     },
   };
 }

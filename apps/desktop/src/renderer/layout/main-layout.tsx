@@ -1,15 +1,20 @@
 import { type ReactNode, useCallback, useEffect, useState } from "react";
 import type { DesktopApi, SessionInfo } from "../../shared/desktop-api";
+import { AgentView } from "../agent/agent-view";
+import { ChatSessionProvider } from "../agent/chat-session";
 import { ApprovalsView } from "../approvals/approvals-view";
 import { BridgeView } from "../bridge/bridge-view";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
+import { IS_MAC } from "../notes/shortcuts";
 import { NotesView } from "../notes/notes-view";
 import { DocumentsProvider } from "../sync/documents-context";
+import { BriefingSessionProvider } from "../today/briefing-session";
+import { TodayView } from "../today/today-view";
 import { TodosView } from "../todos/todos-view";
 import { HostStatusProvider } from "./host-status";
 import { SectionNav } from "./section-nav";
-import { SECTIONS, type SectionId, sectionFromHash } from "./sections";
+import { SECTIONS, type SectionId, sectionForKey, sectionFromHash } from "./sections";
 import { SignOutButton } from "./sign-out-button";
 import { SyncIndicator } from "./sync-indicator";
 
@@ -21,6 +26,10 @@ function SectionView({ section, api }: { section: SectionId; api: DesktopApi }) 
       return <NotesView api={api} />;
     case "todos":
       return <TodosView />;
+    case "today":
+      return <TodayView api={api} />;
+    case "agent":
+      return <AgentView api={api} />;
     case "approvals":
       return <ApprovalsView api={api} />;
     case "bridge":
@@ -54,6 +63,18 @@ export function MainLayout({
     window.addEventListener("hashchange", follow);
     return () => window.removeEventListener("hashchange", follow);
   }, []);
+  // Mod+1 … Mod+6 open the sections, from anywhere but a modal dialog.
+  useEffect(() => {
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.defaultPrevented || event.isComposing || document.querySelector("dialog[open]") !== null) return;
+      const named = sectionForKey(event, IS_MAC);
+      if (!named) return;
+      event.preventDefault();
+      setSection(named);
+    };
+    window.addEventListener("keydown", onKeyDown);
+    return () => window.removeEventListener("keydown", onKeyDown);
+  }, []);
   const [signOutError, setSignOutError] = useState<string | null>(null);
   const signOut = useCallback(() => {
     setSignOutError(null);
@@ -79,9 +100,13 @@ export function MainLayout({
           <h2 id="section-title" className="section-title">
             {title}
           </h2>
-          {/* Keyed by user: another account starts from its own documents. */}
+          {/* Keyed by user: another account starts from its own documents, conversations and briefing. */}
           <DocumentsProvider key={session.userId} api={api}>
-            <SectionView section={section} api={api} />
+            <ChatSessionProvider api={api}>
+              <BriefingSessionProvider api={api}>
+                <SectionView section={section} api={api} />
+              </BriefingSessionProvider>
+            </ChatSessionProvider>
           </DocumentsProvider>
         </main>
       </div>

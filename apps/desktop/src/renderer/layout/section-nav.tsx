@@ -1,4 +1,5 @@
 import type { HostStatus } from "../../shared/desktop-api";
+import { IS_MAC, keyLabel } from "../notes/shortcuts";
 import { useHostStatus } from "./host-status";
 import { SECTIONS, type SectionId } from "./sections";
 
@@ -16,11 +17,17 @@ export function SectionNav({ current, onSelect }: { current: SectionId; onSelect
   return (
     <nav className="sidebar" aria-label="Sections">
       <ul>
-        {SECTIONS.map((section) => {
+        {SECTIONS.map((section, index) => {
           const badge = badgeFor(section.id, status);
           return (
             <li key={section.id}>
-              <button type="button" aria-current={section.id === current ? "page" : undefined} onClick={() => onSelect(section.id)}>
+              <button
+                type="button"
+                aria-current={section.id === current ? "page" : undefined}
+                aria-keyshortcuts={`${IS_MAC ? "Meta" : "Control"}+${index + 1}`}
+                title={`${section.title} (${keyLabel(`Mod+${index + 1}`)})`}
+                onClick={() => onSelect(section.id)}
+              >
                 <span>{section.title}</span>
                 {badge && (
                   <span className="badge" role="img" aria-label={`${badge} waiting`}>

@@ -1,7 +1,9 @@
-/** The app's sections, in sidebar order. */
+/** The app's sections, in sidebar order (Mod+1 opens the first, and so on). */
 export const SECTIONS = [
   { id: "notes", title: "Notes" },
   { id: "todos", title: "Todos" },
+  { id: "today", title: "Today" },
+  { id: "agent", title: "Agent" },
   { id: "approvals", title: "Approvals" },
   { id: "bridge", title: "Bridge" },
 ] as const;
@@ -12,4 +14,14 @@ export type SectionId = (typeof SECTIONS)[number]["id"];
 export function sectionFromHash(hash: string): SectionId | null {
   const id = hash.replace(/^#/, "");
   return SECTIONS.find((section) => section.id === id)?.id ?? null;
+}
+
+/**
+ * The section a key press opens: Mod+1 to Mod+6 in sidebar order ("Mod" is ⌘ on macOS, Ctrl
+ * elsewhere, as for the notes view's shortcuts).
+ */
+export function sectionForKey(event: Pick<KeyboardEvent, "key" | "metaKey" | "ctrlKey" | "altKey" | "shiftKey">, isMac: boolean): SectionId | null {
+  const mod = isMac ? event.metaKey && !event.ctrlKey : event.ctrlKey && !event.metaKey;
+  if (!mod || event.altKey || event.shiftKey || !/^[1-9]$/.test(event.key)) return null;
+  return SECTIONS[Number(event.key) - 1]?.id ?? null;
 }
