@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
+import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
 import { approvalHandlers } from "./approvals/approvals-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
@@ -100,6 +101,8 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 
 /** Opens storage, builds the API and the sync hub, and listens on one port. */
 export async function startServer(config: ServerConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  // A provider without what it needs stops the start before any storage is created.
+  assertModelConfig(config);
   const database = await openDatabase(config);
   const authenticator = new Authenticator(
     new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
@@ -117,6 +120,10 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     clock,
     realtime: new RealtimeLog(clock),
     maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
+    // PLACEHOLDER until the local model lands: the lead replaces this factory with the real one.
+    models: new ModelCatalog(config, () => {
+      throw new Error("local model not wired yet");
+    }),
   };
   const app = buildApp(context, sync);
   const server = createServer(app);
