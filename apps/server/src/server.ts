@@ -4,6 +4,7 @@ import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
+import { agentUsageHandlers } from "./agent/usage/usage-routes";
 import { approvalHandlers } from "./approvals/approvals-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
@@ -79,6 +80,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...delegationHandlers(context),
     ...realtimeHandlers(context),
     ...auditHandlers(context),
+    ...agentUsageHandlers(context),
     ...syncHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.

@@ -427,6 +427,22 @@ export interface AuditLogTable {
   created_at: string;
 }
 
+/** One model call of the agent layer and the tokens it took (migration 0017). */
+export interface ModelUsageTable {
+  id: Generated<number>;
+  user_id: number;
+  /** The API key the call was made under (`api_keys.id`); null for the server's own runs. */
+  api_key_id: string | null;
+  /** What the call was for: chat, briefing, summary, heartbeat… */
+  purpose: string;
+  provider: string;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  created_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -456,4 +472,5 @@ export interface Schema {
   collaboration_allowances: CollaborationAllowancesTable;
   realtime_events: RealtimeEventsTable;
   audit_log: AuditLogTable;
+  model_usage: ModelUsageTable;
 }

@@ -1,4 +1,5 @@
 import { accumulateRoutes } from "./accumulate";
+import { agentUsageRoutes } from "./agent-usage";
 import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
 import { delegationRoutes } from "./delegations";
@@ -32,6 +33,7 @@ export const routes = {
   ...delegationRoutes,
   ...realtimeRoutes,
   ...auditRoutes,
+  ...agentUsageRoutes,
   ...syncRoutes,
 } as const;
 
@@ -39,6 +41,7 @@ export type Routes = typeof routes;
 export type RouteId = keyof Routes;
 
 export * from "./accumulate";
+export * from "./agent-usage";
 export * from "./approvals";
 export * from "./audit";
 export * from "./common";
