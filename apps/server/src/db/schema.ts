@@ -451,6 +451,19 @@ export interface AgentMessagesTable {
   /** JSON array of tool names. */
   tools_used: string;
   model: string | null;
+/** One model call of the agent layer and the tokens it took (migration 0017). */
+export interface ModelUsageTable {
+  id: Generated<number>;
+  user_id: number;
+  /** The API key the call was made under (`api_keys.id`); null for the server's own runs. */
+  api_key_id: string | null;
+  /** What the call was for: chat, briefing, summary, heartbeat… */
+  purpose: string;
+  provider: string;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
   created_at: string;
 }
 
@@ -485,4 +498,5 @@ export interface Schema {
   audit_log: AuditLogTable;
   agent_conversations: AgentConversationsTable;
   agent_messages: AgentMessagesTable;
+  model_usage: ModelUsageTable;
 }

@@ -1,5 +1,6 @@
 import { accumulateRoutes } from "./accumulate";
 import { agentRoutes } from "./agent";
+import { agentUsageRoutes } from "./agent-usage";
 import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
 import { delegationRoutes } from "./delegations";
@@ -33,6 +34,7 @@ export const routes = {
   ...delegationRoutes,
   ...realtimeRoutes,
   ...auditRoutes,
+  ...agentUsageRoutes,
   ...syncRoutes,
   ...agentRoutes,
 } as const;
@@ -42,6 +44,7 @@ export type RouteId = keyof Routes;
 
 export * from "./accumulate";
 export * from "./agent";
+export * from "./agent-usage";
 export * from "./approvals";
 export * from "./audit";
 export * from "./common";
