@@ -63,7 +63,7 @@ describe.each(STORAGES)("chat with the local agent (%s)", (storage) => {
     expect(reply.text).not.toContain("Bob");
     const completion = reply.lines.at(-1) as Record<string, unknown>;
     expect(completion).toMatchObject({ status: "completed", toolsUsed: ["search_notes", "get_note_content"] });
-    const metadata = completion.metadata as Record<string, number>;
+    const metadata = completion.metadata as { promptTokens: number; completionTokens: number; totalTokens: number };
     expect(metadata.promptTokens).toBeGreaterThan(0);
     expect(metadata.totalTokens).toBe(metadata.promptTokens + metadata.completionTokens);
   });

@@ -451,6 +451,9 @@ export interface AgentMessagesTable {
   /** JSON array of tool names. */
   tools_used: string;
   model: string | null;
+  created_at: string;
+}
+
 /** One model call of the agent layer and the tokens it took (migration 0017). */
 export interface ModelUsageTable {
   id: Generated<number>;
