@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
+import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { approvalHandlers } from "./approvals/approvals-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
@@ -79,6 +80,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...realtimeHandlers(context),
     ...auditHandlers(context),
     ...syncHandlers(context),
+    ...briefingHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);

@@ -1,6 +1,7 @@
 import { accumulateRoutes } from "./accumulate";
 import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
+import { briefingRoutes } from "./briefing";
 import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
@@ -33,6 +34,7 @@ export const routes = {
   ...realtimeRoutes,
   ...auditRoutes,
   ...syncRoutes,
+  ...briefingRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -41,6 +43,7 @@ export type RouteId = keyof Routes;
 export * from "./accumulate";
 export * from "./approvals";
 export * from "./audit";
+export * from "./briefing";
 export * from "./common";
 export * from "./delegations";
 export * from "./folders";

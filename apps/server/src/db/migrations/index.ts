@@ -13,6 +13,7 @@ import * as snapshotRetention from "./0011-snapshot-retention";
 import * as delegationHardening from "./0012-delegation-hardening";
 import * as creditAllowance from "./0014-credit-allowance";
 import * as todosPerOwner from "./0015-todos-per-owner";
+import * as briefings from "./0018-briefings";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0012-delegation-hardening": delegationHardening,
   "0014-credit-allowance": creditAllowance,
   "0015-todos-per-owner": todosPerOwner,
+  "0018-briefings": briefings,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
