@@ -39,7 +39,11 @@ function timedStream(agent: http.Agent, url: string, headers: Record<string, str
     let text = "";
     const request = http.request(
       url,
-      { method: "POST", agent, headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) } },
+      {
+        method: "POST",
+        agent,
+        headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) },
+      },
       (response) => {
         response.setEncoding("utf8");
         response.on("data", (chunk: string) => {
@@ -138,7 +142,9 @@ async function addedLatencyOverFakeProvider(count: number, warmup: number): Prom
         (text) => text.includes('"content"'),
       );
     const viaChat = () =>
-      timedStream(agent, `${tandem.server.apiUrl}/chat`, { ...tandem.authHeaders }, { message: "hello" }, (text) => text.includes("text-delta"));
+      timedStream(agent, `${tandem.server.apiUrl}/chat`, { ...tandem.authHeaders }, { message: "hello" }, (text) =>
+        text.includes("text-delta"),
+      );
     process.stdout.write("measuring the fake provider directly, then through POST /chat…\n");
     const fakeAlone = await sample(count, warmup, direct);
     const chat = await sample(count, warmup, viaChat);
@@ -163,5 +169,7 @@ export async function run(): Promise<void> {
   const local = await localOverSeededWorkspace(count, warmup);
   const remote = await addedLatencyOverFakeProvider(count, warmup);
   process.stdout.write(`\n1. local provider, ${DEFAULT_SEED_OPTIONS.notes} notes, "${QUESTION}"\n${local}\n`);
-  process.stdout.write(`\n2. OpenAI-compatible fake streaming a fixed answer at once\n${remote}\nall times in ms, client-measured; same process as the server\n`);
+  process.stdout.write(
+    `\n2. OpenAI-compatible fake streaming a fixed answer at once\n${remote}\nall times in ms, client-measured; same process as the server\n`,
+  );
 }

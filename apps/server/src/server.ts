@@ -3,10 +3,12 @@ import type { AddressInfo, Socket } from "node:net";
 import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
+import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
+import { recordModelUsage } from "./agent/usage/model-usage";
 import { agentUsageHandlers } from "./agent/usage/usage-routes";
 import { approvalHandlers } from "./approvals/approvals-routes";
 import { auditHandlers } from "./audit/audit-routes";
@@ -87,6 +89,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...conversationHandlers(context),
     ...agentUsageHandlers(context),
     ...syncHandlers(context),
+    ...briefingHandlers(context, { onUsage: (usage) => recordModelUsage(context.db, usage) }),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);

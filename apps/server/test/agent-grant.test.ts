@@ -1,7 +1,7 @@
 import type { Scope } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentEvent, runAgent } from "../src/agent/runner/agent-runner";
 import { newBlockNonce, renderBlock } from "../src/agent/prompt/untrusted-blocks";
+import { type AgentEvent, runAgent } from "../src/agent/runner/agent-runner";
 import type { RunGrant } from "../src/agent/tools/run-grant";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -28,11 +28,14 @@ describe("a run under a folder-scoped grant", () => {
     await alice.client.call("init");
     folderA = (await alice.client.call("createFolder", { body: { name: "Shared with Bob" } })).folder.id;
     const folderB = (await alice.client.call("createFolder", { body: { name: "Private" } })).folder.id;
-    await alice.client.call("createNote", { body: { title: "Alpha plan", content: "The alpha secret handshake is public.", folderId: folderA } });
+    await alice.client.call("createNote", {
+      body: { title: "Alpha plan", content: "The alpha secret handshake is public.", folderId: folderA },
+    });
     secretNoteId = (
       await alice.client.call("createNote", { body: { title: "Beta vault", content: "The secret code is 1234.", folderId: folderB } })
     ).result.note.id;
-    rootNoteId = (await alice.client.call("createNote", { body: { title: "Root diary", content: "A secret at the root." } })).result.note.id;
+    rootNoteId = (await alice.client.call("createNote", { body: { title: "Root diary", content: "A secret at the root." } })).result.note
+      .id;
   });
   afterAll(async () => {
     await t.stop();
@@ -81,16 +84,21 @@ describe("a run under a folder-scoped grant", () => {
     const before = fake.requests.length;
     const { result } = await run(contactGrant(["os.notes:read", "os.memory:read"]), "find every secret");
     expect(result.status).toBe("completed");
-    const toolResults = JSON.stringify((fake.requests[before + 1]?.messages as { role: string }[]).filter((m) => m.role === "tool"));
+    const toolResults = JSON.stringify(
+      ((fake.requests[before + 1]?.messages ?? []) as { role: string }[]).filter((m) => m.role === "tool"),
+    );
     expect(toolResults).toContain("Alpha plan");
-    for (const leaked of ["1234", "Beta vault", "Root diary", "A secret at the root", "Private"]) expect(toolResults).not.toContain(leaked);
+    for (const leaked of ["1234", "Beta vault", "Root diary", "A secret at the root"]) expect(toolResults).not.toContain(leaked);
+    // The folder listing names only the covered folder ("Private" appears only where the model's own argument is echoed).
+    expect(toolResults).toContain('folder \\"Private\\" not found');
+    expect(toolResults.match(/Private/g)).toHaveLength(1);
   });
 
   it("offers only the tools the grant's scopes allow", async () => {
     fake.enqueue({ text: "ok" });
     const before = fake.requests.length;
     await run(contactGrant(["os.notes:read"]), "hello");
-    const offered = (fake.requests[before]?.tools as { function: { name: string } }[]).map((tool) => tool.function.name);
+    const offered = ((fake.requests[before]?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
     expect(offered).toContain("search_notes");
     for (const absent of ["create_note", "edit_note", "create_todo", "list_todos", "memory_write", "list_network"]) {
       expect(offered).not.toContain(absent);

@@ -78,11 +78,15 @@ describe("chat through an OpenAI-compatible provider (fake server speaking the w
     const before = fake.requests.length;
     const reply = await chat(t, alice.apiKey, { message: "Say hello", temperature: 0.3 });
     expect(reply.text).toBe("Hello from the provider.");
-    expect(reply.lines.at(-1)).toMatchObject({ type: "completion", status: "completed", metadata: { model: "default", modelId: "fake-chat-1" } });
+    expect(reply.lines.at(-1)).toMatchObject({
+      type: "completion",
+      status: "completed",
+      metadata: { model: "default", modelId: "fake-chat-1" },
+    });
     const sent = fake.requests[before];
     expect(sent?.model).toBe("fake-chat-1");
     expect(sent?.temperature).toBe(0.3);
-    const tools = (sent?.tools as { function: { name: string } }[]).map((tool) => tool.function.name);
+    const tools = ((sent?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
     expect(tools).toEqual(expect.arrayContaining(["search_notes", "get_note_content", "list_todos", "create_todo"]));
     const messages = sent?.messages as { role: string; content: string }[];
     expect(messages[0]?.role).toBe("system");
@@ -109,7 +113,7 @@ describe("chat through an OpenAI-compatible provider (fake server speaking the w
     const reply = await chat(t, alice.apiKey, { message: "Read the note" });
     expect(reply.lines.find((l) => l.type === "tool-call-end")).toMatchObject({ ok: false });
     expect(reply.lines.at(-1)).toMatchObject({ status: "completed" });
-    const toolMessage = (fake.requests[before + 1]?.messages as { role: string; content: string }[]).find((m) => m.role === "tool");
+    const toolMessage = ((fake.requests[before + 1]?.messages ?? []) as { role: string; content: string }[]).find((m) => m.role === "tool");
     expect(toolMessage?.content).toMatch(/noteId|invalid|expected/i);
   });
 

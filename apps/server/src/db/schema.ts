@@ -470,6 +470,23 @@ export interface ModelUsageTable {
   created_at: string;
 }
 
+/** A briefing as written; the summaries are HTML, `suggestions` JSON `[{suggestionId, title, description, action}]`. */
+export interface BriefingsTable {
+  id: Generated<number>;
+  owner_id: number;
+  api_key_id: string | null;
+  time_duration: string;
+  status_quo_summary: string;
+  todo_summary: string;
+  calendar_summary: string;
+  notes_summary: string;
+  email_attention_summary: string;
+  suggestions: string;
+  /** Tokens spent writing it (estimated for the local writer). */
+  token_usage: number;
+  generated_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -502,4 +519,5 @@ export interface Schema {
   agent_conversations: AgentConversationsTable;
   agent_messages: AgentMessagesTable;
   model_usage: ModelUsageTable;
+  briefings: BriefingsTable;
 }

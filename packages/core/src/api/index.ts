@@ -3,6 +3,7 @@ import { agentRoutes } from "./agent";
 import { agentUsageRoutes } from "./agent-usage";
 import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
+import { briefingRoutes } from "./briefing";
 import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
@@ -37,6 +38,7 @@ export const routes = {
   ...agentUsageRoutes,
   ...syncRoutes,
   ...agentRoutes,
+  ...briefingRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -47,6 +49,7 @@ export * from "./agent";
 export * from "./agent-usage";
 export * from "./approvals";
 export * from "./audit";
+export * from "./briefing";
 export * from "./common";
 export * from "./delegations";
 export * from "./folders";

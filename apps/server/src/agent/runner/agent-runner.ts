@@ -1,8 +1,8 @@
 import { isStepCount, type ModelMessage, streamText } from "ai";
 import type { AppContext } from "../../context";
 import type { ResolvedModel } from "../models/model-catalog";
-import type { RunGrant } from "../tools/run-grant";
 import { toolsetFor } from "../tools/registry";
+import type { RunGrant } from "../tools/run-grant";
 import { toAiToolSet } from "../tools/to-ai-tools";
 import { ClientGone, describeModelError, RunTimeout } from "./model-errors";
 import { ThinkFilter } from "./think-filter";
