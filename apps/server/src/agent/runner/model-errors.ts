@@ -24,10 +24,12 @@ export function describeModelError(error: unknown): string {
     if (error.statusCode !== undefined) return `The model provider answered with an error (HTTP ${error.statusCode}).`;
     return "The model provider can't be reached.";
   }
-  const reported = (error as { message?: unknown } | null)?.message;
-  if (!(error instanceof Error) && typeof reported === "string") {
-    // An error event inside the provider's stream: its own words, which name no request detail.
-    return `The model provider reported an error: ${reported.slice(0, 200)}`;
+  // An error event inside the provider's stream (the SDK's StreamProviderError, or the bare event):
+  // the provider's own words, which name no request detail.
+  const streamed =
+    error instanceof Error ? (error as { data?: { message?: unknown } }).data?.message : (error as { message?: unknown } | null)?.message;
+  if (typeof streamed === "string" && (!(error instanceof Error) || error.name === "AI_StreamProviderError")) {
+    return `The model provider reported an error: ${streamed.slice(0, 200)}`;
   }
   const text =
     error instanceof Error ? `${error.name} ${error.message} ${String((error as { cause?: unknown }).cause ?? "")}` : String(error);
