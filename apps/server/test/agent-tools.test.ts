@@ -1,13 +1,15 @@
 import { ALL_SCOPES, type Scope } from "@tandem/core";
 import { generateText, isStepCount } from "ai";
-import { MockLanguageModelV4 } from "ai/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalModel } from "../src/agent/models/local/local-model";
+import { ModelCatalog } from "../src/agent/models/model-catalog";
 import type { ToolRunContext } from "../src/agent/tools/agent-tool";
 import { findTool, NATIVE_TOOLS, toolsetFor } from "../src/agent/tools/registry";
 import { CUT_MARK, capResult, MAX_RESULT_BYTES } from "../src/agent/tools/result-cap";
 import { ownerGrant, type RunGrant } from "../src/agent/tools/run-grant";
 import { executeTool, inputJsonSchema, ToolFailure, toAiToolSet, UNEXPECTED_FAILURE } from "../src/agent/tools/to-ai-tools";
 import { storages } from "./delegation-fixture";
+import { startFakeOpenAI } from "./fakes/fake-openai";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 // biome-ignore lint/suspicious/noExplicitAny: tool results are checked by shape below
@@ -417,51 +419,44 @@ describe.each(storages("agent tools"))("agent tools (%s)", (storage) => {
         onStart: (name, id) => calls.push(`start ${name} ${id}`),
         onEnd: (name, id, ok) => calls.push(`end ${name} ${id} ${ok}`),
       });
-      const usage = {
-        inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-        outputTokens: { total: 1, text: 1, reasoning: undefined },
-      };
-      const toolCall = (toolCallId: string, toolName: string, input: unknown) => ({
-        type: "tool-call" as const,
-        toolCallId,
-        toolName,
-        input: JSON.stringify(input),
-      });
-      const model = new MockLanguageModelV4({
-        doGenerate: [
+      // The model is a fake OpenAI-compatible server speaking the real wire format.
+      const fake = await startFakeOpenAI();
+      try {
+        fake.enqueue(
           {
-            content: [
-              toolCall("c1", "search_notes", { query: 5 }),
-              toolCall("c2", "get_note_content", { noteId: notes.b }),
-              toolCall("c3", "get_note_content", { noteId: notes.a }),
+            toolCalls: [
+              { id: "c1", name: "search_notes", args: { query: 5 } },
+              { id: "c2", name: "get_note_content", args: { noteId: notes.b } },
+              { id: "c3", name: "get_note_content", args: { noteId: notes.a } },
             ],
-            finishReason: { unified: "tool-calls", raw: undefined },
-            usage,
-            warnings: [],
           },
-          { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
-        ],
-      });
-      const result = await generateText({ model, tools, prompt: "look", stopWhen: isStepCount(3) });
-      expect(result.text).toBe("done");
+          { text: "done" },
+        );
+        const { model } = new ModelCatalog(
+          { modelProvider: "openai-compatible", modelBaseUrl: fake.baseUrl, model: "fake" },
+          () => new LocalModel(),
+        ).resolve();
+        const result = await generateText({ model, tools, prompt: "look", stopWhen: isStepCount(3), maxRetries: 0 });
+        expect(result.text).toBe("done");
 
-      const [first] = result.steps;
-      const errors = first?.content.filter((part) => part.type === "tool-error") ?? [];
-      expect(errors.map((part) => part.toolCallId).sort()).toEqual(["c1", "c2"]);
-      const errorOf = (id: string) => String(errors.find((part) => part.toolCallId === id)?.error);
-      expect(errorOf("c1")).toMatch(/^invalid arguments for search_notes: query:/);
-      expect(errorOf("c2")).toBe(`note ${notes.b} not found`);
-      const read = first?.content.find((part) => part.type === "tool-result");
-      expect(read).toMatchObject({ toolCallId: "c3", output: { id: notes.a, title: "Alpha plan" } });
+        const [first] = result.steps;
+        const errors = first?.content.filter((part) => part.type === "tool-error") ?? [];
+        expect(errors.map((part) => part.toolCallId).sort()).toEqual(["c1", "c2"]);
+        const errorOf = (id: string) => String(errors.find((part) => part.toolCallId === id)?.error);
+        expect(errorOf("c1")).toMatch(/^invalid arguments for search_notes: query:/);
+        expect(errorOf("c2")).toBe(`note ${notes.b} not found`);
+        const read = first?.content.find((part) => part.type === "tool-result");
+        expect(read).toMatchObject({ toolCallId: "c3", output: { id: notes.a, title: "Alpha plan" } });
 
-      // What the model was sent back: the errors as text, the result as JSON.
-      const toolMessage = model.doGenerateCalls[1]?.prompt.find((message) => message.role === "tool");
-      const outputs = Object.fromEntries(
-        (toolMessage?.content ?? []).flatMap((part) => (part.type === "tool-result" ? [[part.toolCallId, part.output]] : [])),
-      );
-      expect(outputs.c1).toMatchObject({ type: "error-text", value: expect.stringMatching(/invalid arguments/) });
-      expect(outputs.c2).toEqual({ type: "error-text", value: `note ${notes.b} not found` });
-      expect(outputs.c3).toMatchObject({ type: "json", value: { id: notes.a } });
+        // What the model was sent back: the errors as text, the result as JSON.
+        const sent = (fake.requests[1]?.messages ?? []) as { role: string; tool_call_id?: string; content: string }[];
+        const outputs = Object.fromEntries(sent.filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m.content]));
+        expect(outputs.c1).toMatch(/invalid arguments/);
+        expect(outputs.c2).toBe(`note ${notes.b} not found`);
+        expect(JSON.parse(outputs.c3 ?? "{}")).toMatchObject({ id: notes.a });
+      } finally {
+        await fake.close();
+      }
 
       expect(calls.sort()).toEqual(
         [
