@@ -36,6 +36,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "2,000 notes: the desktop host's first full replication vs plain providers (target ≤ 20 s); web-mode cold start to an interactive note list, server up and down, vs the page alone (target ≤ 2 s)",
     load: () => import("./desktop"),
   },
+  agent: {
+    summary:
+      "POST /chat: local provider over 10,000 notes (targets: first byte p50 ≤ 150 ms, answer ≤ 500 ms); added latency over a fake OpenAI-compatible stream (≤ 20 ms)",
+    load: () => import("./agent"),
+  },
   sync: {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),

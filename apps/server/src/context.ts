@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
+import type { ModelCatalog } from "./agent/models/model-catalog";
 import type { Authenticator } from "./auth/authenticator";
 import type { Clock } from "./clock";
 import type { ServerConfig } from "./config";
@@ -24,4 +25,6 @@ export interface AppContext {
   readonly realtime: RealtimeLog;
   /** Periodic expiry sweeps; services register their tasks at start. */
   readonly maintenance: Maintenance;
+  /** The models the agent may run, by alias (`default`, `fast`, `smart`, `local`). */
+  readonly models: ModelCatalog;
 }

@@ -3,8 +3,13 @@ import type { AddressInfo, Socket } from "node:net";
 import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
+import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
+import { LocalModel } from "./agent/models/local/local-model";
+import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
+import { recordModelUsage } from "./agent/usage/model-usage";
+import { agentUsageHandlers } from "./agent/usage/usage-routes";
 import { approvalHandlers } from "./approvals/approvals-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
@@ -82,7 +87,9 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...auditHandlers(context),
     ...chatHandlers(context),
     ...conversationHandlers(context),
+    ...agentUsageHandlers(context),
     ...syncHandlers(context),
+    ...briefingHandlers(context, { onUsage: (usage) => recordModelUsage(context.db, usage) }),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);
@@ -104,6 +111,8 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 
 /** Opens storage, builds the API and the sync hub, and listens on one port. */
 export async function startServer(config: ServerConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  // A provider without what it needs stops the start before any storage is created.
+  assertModelConfig(config);
   const database = await openDatabase(config);
   const authenticator = new Authenticator(
     new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
@@ -121,6 +130,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     clock,
     realtime: new RealtimeLog(clock),
     maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
+    models: new ModelCatalog(config, () => new LocalModel()),
   };
   const app = buildApp(context, sync);
   const server = createServer(app);

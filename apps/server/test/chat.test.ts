@@ -27,7 +27,8 @@ describe.each(STORAGES)("chat with the local agent (%s)", (storage) => {
     const atlas = await alice.client.call("createNote", {
       body: {
         title: "Project Atlas",
-        content: "# Atlas\n\nThe Atlas launch is planned for March 3. Marketing owns the launch checklist.\n\nBudget is tight this quarter.",
+        content:
+          "# Atlas\n\nThe Atlas launch is planned for March 3. Marketing owns the launch checklist.\n\nBudget is tight this quarter.",
       },
     });
     atlasId = atlas.result.note.id;
@@ -37,10 +38,12 @@ describe.each(STORAGES)("chat with the local agent (%s)", (storage) => {
       body: {
         title: "USER",
         folderId: memory.folder.id,
-        content: "# About me\n\n## Name\n\nAlice\n\n## Goals\n\n- Run a marathon in spring\n- Ship Tandem 1.0\n\n## Preferences\n\nShort answers.",
+        content:
+          "# About me\n\n## Name\n\nAlice\n\n## Goals\n\n- Run a marathon in spring\n- Ship Tandem 1.0\n\n## Preferences\n\nShort answers.",
       },
     });
-    bobNoteId = (await bob.client.call("createNote", { body: { title: "Bob's secret", content: "Atlas is Bob's word too." } })).result.note.id;
+    bobNoteId = (await bob.client.call("createNote", { body: { title: "Bob's secret", content: "Atlas is Bob's word too." } })).result.note
+      .id;
   });
   afterAll(() => t.stop());
 
@@ -63,7 +66,7 @@ describe.each(STORAGES)("chat with the local agent (%s)", (storage) => {
     expect(reply.text).not.toContain("Bob");
     const completion = reply.lines.at(-1) as Record<string, unknown>;
     expect(completion).toMatchObject({ status: "completed", toolsUsed: ["search_notes", "get_note_content"] });
-    const metadata = completion.metadata as Record<string, number>;
+    const metadata = completion.metadata as { promptTokens: number; completionTokens: number; totalTokens: number };
     expect(metadata.promptTokens).toBeGreaterThan(0);
     expect(metadata.totalTokens).toBe(metadata.promptTokens + metadata.completionTokens);
   });

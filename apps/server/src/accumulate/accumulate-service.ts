@@ -11,10 +11,10 @@ import {
 import type { Kysely } from "kysely";
 import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
-import { deleteFolder, ensureFolderPath, ensureFolderPaths } from "../folders/folders-service";
+import { deleteFolder, ensureFolderPath, ensureFolderPaths, findFolderPath } from "../folders/folders-service";
 import { ApiError } from "../http/errors";
 import { MEMORY_FOLDER } from "../memory/memory-service";
-import { changeMeta, createNoteFromJson, getOwnedNote, readBody, replaceBody } from "../notes/notes-service";
+import { changeMeta, createNoteFromJson, findNoteByTitle, getOwnedNote, readBody, replaceBody } from "../notes/notes-service";
 import { workspaceTotals } from "../notes/notes-stats";
 import { takeSnapshot } from "../snapshots/snapshots-service";
 import type { SyncServer } from "../sync/sync-server";
@@ -69,12 +69,6 @@ function parseFilePath(path: string): { folders: string[]; title: string; format
   };
 }
 
-async function findNote(db: Kysely<Schema>, ownerId: number, folderId: number | null, title: string) {
-  let query = db.selectFrom("notes").select("id").where("owner_id", "=", ownerId).where("title", "=", title);
-  query = folderId === null ? query.where("folder_id", "is", null) : query.where("folder_id", "=", folderId);
-  return (await query.orderBy("id").executeTakeFirst())?.id;
-}
-
 async function resolveFolder(deps: Deps, ownerId: number, segments: string[], report: Report): Promise<number | null> {
   if (segments.length === 0) return null;
   const { folder, created } = await ensureFolderPath(deps.db, deps.sync, ownerId, segments);
@@ -92,7 +86,7 @@ async function upsertNote(
   if (Buffer.byteLength(entry.content) > MAX_NOTE_CONTENT_BYTES) throw new EntryError("the content is larger than 10 MB");
   const body = entry.format === "text" ? textToJson(entry.content) : markdownToJson(entry.content);
   const folderId = await resolveFolder(deps, ownerId, entry.folders, report);
-  const existingId = await findNote(deps.db, ownerId, folderId, entry.title);
+  const existingId = await findNoteByTitle(deps.db, ownerId, folderId, entry.title);
   if (existingId === undefined) {
     const folder =
       folderId === null
@@ -122,21 +116,15 @@ async function upsertNote(
 
 /** The folder at a path of names from the root (null: the root itself); `missing` when there is none. */
 async function findFolderByPath(db: Kysely<Schema>, ownerId: number, names: string[], missing: string): Promise<number | null> {
-  let folderId: number | null = null;
-  for (const name of names) {
-    let query = db.selectFrom("folders").select("id").where("owner_id", "=", ownerId).where("name_key", "=", folderNameKey(name));
-    query = folderId === null ? query.where("parent_id", "is", null) : query.where("parent_id", "=", folderId);
-    const row = await query.orderBy("id").executeTakeFirst();
-    if (!row) throw new EntryError(missing);
-    folderId = row.id;
-  }
-  return folderId;
+  const ids = await findFolderPath(db, ownerId, names);
+  if (!ids) throw new EntryError(missing);
+  return ids.at(-1) ?? null;
 }
 
 async function deleteByPath(deps: Deps, ownerId: number, path: string, report: Report): Promise<void> {
   const { folders, title } = parseFilePath(path);
   const folderId = await findFolderByPath(deps.db, ownerId, folders, "no such note");
-  const noteId = await findNote(deps.db, ownerId, folderId, title);
+  const noteId = await findNoteByTitle(deps.db, ownerId, folderId, title);
   if (noteId === undefined) throw new EntryError("no such note");
   const note = await getOwnedNote(deps.db, ownerId, noteId);
   // Like every delete, to the Trash (restorable for 30 days).

@@ -454,6 +454,39 @@ export interface AgentMessagesTable {
   created_at: string;
 }
 
+/** One model call of the agent layer and the tokens it took (migration 0017). */
+export interface ModelUsageTable {
+  id: Generated<number>;
+  user_id: number;
+  /** The API key the call was made under (`api_keys.id`); null for the server's own runs. */
+  api_key_id: string | null;
+  /** What the call was for: chat, briefing, summary, heartbeat… */
+  purpose: string;
+  provider: string;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  created_at: string;
+}
+
+/** A briefing as written; the summaries are HTML, `suggestions` JSON `[{suggestionId, title, description, action}]`. */
+export interface BriefingsTable {
+  id: Generated<number>;
+  owner_id: number;
+  api_key_id: string | null;
+  time_duration: string;
+  status_quo_summary: string;
+  todo_summary: string;
+  calendar_summary: string;
+  notes_summary: string;
+  email_attention_summary: string;
+  suggestions: string;
+  /** Tokens spent writing it (estimated for the local writer). */
+  token_usage: number;
+  generated_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -485,4 +518,6 @@ export interface Schema {
   audit_log: AuditLogTable;
   agent_conversations: AgentConversationsTable;
   agent_messages: AgentMessagesTable;
+  model_usage: ModelUsageTable;
+  briefings: BriefingsTable;
 }

@@ -182,6 +182,23 @@ export async function folderPath(db: Db, ownerId: number, folderId: number | nul
   return names;
 }
 
+/**
+ * The ids of the folders along a path of names from the root (case- and normalisation-insensitively;
+ * of two siblings of one name, the older), or null when one of them does not exist.
+ */
+export async function findFolderPath(db: Db, ownerId: number, names: readonly string[]): Promise<number[] | null> {
+  const ids: number[] = [];
+  for (const name of names) {
+    const parent = ids.at(-1);
+    let query = db.selectFrom("folders").select("id").where("owner_id", "=", ownerId).where("name_key", "=", folderNameKey(name));
+    query = parent === undefined ? query.where("parent_id", "is", null) : query.where("parent_id", "=", parent);
+    const row = await query.orderBy("id").executeTakeFirst();
+    if (!row) return null;
+    ids.push(row.id);
+  }
+  return ids;
+}
+
 /** Finds a folder by parent and name (case- and normalisation-insensitively), from one reading of the document. */
 function childIndex(doc: Y.Doc) {
   const key = (parent: string | null, name: string) => `${parent ?? ""}/${folderNameKey(name)}`;

@@ -4,13 +4,35 @@ import { ApiError, badRequest } from "../http/errors";
 import { chooseFolder } from "../notes/folder-choice";
 import { sharedFolders } from "../sharing/access";
 import { buildMatcher, type GrepOptions, type GrepResult, grepTexts } from "./line-matcher";
-import { RegexQueueFullError, type RegexRunner, RegexTimeoutError } from "./regex-runner";
+import { RegexQueueFullError, RegexRunner, RegexTimeoutError } from "./regex-runner";
 
 export const MAX_MATCHES_PER_NOTE = 100;
 /** Lines in an answer (matched or context) are cut to this many characters, around the match. */
 export const MAX_LINE_CHARS = 1000;
 /** An answer stops collecting matches once its lines add up to about this many characters. */
 export const MAX_ANSWER_CHARS = 1_000_000;
+
+/**
+ * Regex greps: each may run 2 s before it is stopped and answered with a 400; two run at once,
+ * one per user, and a user may have four more waiting (see {@link RegexRunner}).
+ */
+const REGEX_LIMITS = { timeoutMs: 2000, workers: 2, maxWaitingPerUser: 4 };
+
+const runners = new WeakMap<object, RegexRunner>();
+
+/**
+ * The server's one regex runner: REST greps and the agent's share its workers, so the limits and
+ * the fairness between users hold whoever asks. Its workers are unreferenced, so they never hold
+ * the process open at shutdown.
+ */
+export function regexRunnerFor(server: object): RegexRunner {
+  let runner = runners.get(server);
+  if (!runner) {
+    runner = new RegexRunner(REGEX_LIMITS);
+    runners.set(server, runner);
+  }
+  return runner;
+}
 
 export interface GrepInput {
   pattern: string;
@@ -22,7 +44,17 @@ export interface GrepInput {
   folderName?: string;
 }
 
-export async function grepNotes(db: Kysely<Schema>, regexRunner: RegexRunner, ownerId: number, input: GrepInput) {
+/**
+ * Lines of notes matching `input.pattern`: in the folder `input` names, or, given `within`, in
+ * those folders only (ids the caller has already checked), or else in every note the owner can read.
+ */
+export async function grepNotes(
+  db: Kysely<Schema>,
+  regexRunner: RegexRunner,
+  ownerId: number,
+  input: GrepInput,
+  within?: readonly number[],
+) {
   const options: GrepOptions = {
     ...input,
     maxMatchesPerNote: MAX_MATCHES_PER_NOTE,
@@ -37,12 +69,15 @@ export async function grepNotes(db: Kysely<Schema>, regexRunner: RegexRunner, ow
     }
   }
   const folder =
-    input.folderId !== undefined || input.folderName !== undefined ? await chooseFolder(db, ownerId, input, "read") : undefined;
+    within === undefined && (input.folderId !== undefined || input.folderName !== undefined)
+      ? await chooseFolder(db, ownerId, input, "read")
+      : undefined;
   let query = db
     .selectFrom("notes")
     .leftJoin("note_bodies", "note_bodies.uuid", "notes.uuid")
     .select(["notes.id", "notes.title", "note_bodies.text"]);
-  if (folder) query = query.where("notes.folder_id", "=", folder.id);
+  if (within) query = query.where("notes.folder_id", "in", [...within, -1]);
+  else if (folder) query = query.where("notes.folder_id", "=", folder.id);
   else if (folder === null) query = query.where("notes.owner_id", "=", ownerId).where("notes.folder_id", "is", null);
   else {
     // Everything the caller can read: their notes and those in folders shared with them.

@@ -1,6 +1,5 @@
 import type { AppContext } from "../context";
-import { grepNotes } from "../grep/grep-service";
-import { RegexRunner } from "../grep/regex-runner";
+import { grepNotes, regexRunnerFor } from "../grep/grep-service";
 import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { searchMemory } from "../memory/memory-service";
@@ -23,16 +22,9 @@ type NoteRouteId =
   | "notesSummary"
   | "memorySearch";
 
-/**
- * Regex greps: each may run 2 s before it is stopped and answered with a 400; two run at once,
- * one per user, and a user may have four more waiting (see {@link RegexRunner}).
- */
-const REGEX_LIMITS = { timeoutMs: 2000, workers: 2, maxWaitingPerUser: 4 };
-
 export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
   const { db } = context;
-  // Its worker is unreferenced, so it never holds the process open at shutdown.
-  const regexRunner = new RegexRunner(REGEX_LIMITS);
+  const regexRunner = regexRunnerFor(context);
   return {
     notesSummary: async ({ input, principal }) => ({ success: true, ...(await notesSummary(db, principal.userId, input.query.limit)) }),
     memorySearch: async ({ input, principal }) => {

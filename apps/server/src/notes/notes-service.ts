@@ -111,6 +111,30 @@ export async function listNotes(
   return { folder, notes: page.map(toListItem), totalNotes, limited: totalNotes > page.length };
 }
 
+/** Notes in any of `folderIds` (the owner's), most recently updated first. */
+export async function listNotesInFolders(
+  db: Kysely<Schema>,
+  ownerId: number,
+  folderIds: readonly number[],
+  limit: number,
+): Promise<NoteListItem[]> {
+  const rows = await notesWithBodies(db)
+    .where("notes.owner_id", "=", ownerId)
+    .where("notes.folder_id", "in", [...folderIds, -1])
+    .orderBy(noteUpdatedAt, "desc")
+    .orderBy("notes.id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map(toListItem);
+}
+
+/** The id of the owner's note titled exactly `title` in a folder (null: the root); of two, the older. */
+export async function findNoteByTitle(db: Kysely<Schema>, ownerId: number, folderId: number | null, title: string) {
+  let query = db.selectFrom("notes").select("id").where("owner_id", "=", ownerId).where("title", "=", title);
+  query = folderId === null ? query.where("folder_id", "is", null) : query.where("folder_id", "=", folderId);
+  return (await query.orderBy("id").executeTakeFirst())?.id;
+}
+
 export interface CreatedNote {
   id: number;
   uuid: string;
@@ -171,6 +195,15 @@ export async function getNote({ db, sync }: NotesDeps, userId: number, noteId: n
     shared: role !== "owner",
     role,
   };
+}
+
+const isEmptyParagraph = (node: JSONContent) => node.type === "paragraph" && (node.content?.length ?? 0) === 0;
+
+/** `current` followed by `addition`; the empty paragraphs an empty or freshly ended body carries at its end are dropped. */
+export function appendedBody(current: JSONContent, addition: JSONContent): JSONContent {
+  const kept = [...(current.content ?? [])];
+  while (kept.length > 0 && isEmptyParagraph(kept.at(-1) as JSONContent)) kept.pop();
+  return { ...current, content: [...kept, ...(addition.content ?? [])] };
 }
 
 /** Changes metadata fields of a note in the workspace document, stamping `updatedAt`. */

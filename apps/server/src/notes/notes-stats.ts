@@ -2,6 +2,8 @@ import { type Folder, relativeTime } from "@tandem/core";
 import { type Kysely, sql } from "kysely";
 import type { Schema } from "../db/schema";
 import { listFolders } from "../folders/folders-service";
+import { escapeHtml } from "../http/escape-html";
+import { extractiveSummary } from "./extractive-summary";
 
 /** When a note last changed: its metadata or its body, whichever is later (portable SQL). */
 export const noteUpdatedAt = sql<string>`case when note_bodies.updated_at > notes.updated_at then note_bodies.updated_at else notes.updated_at end`;
@@ -33,14 +35,21 @@ export async function workspaceTotals(db: Kysely<Schema>, ownerId: number): Prom
   };
 }
 
-const SUMMARY_CHARACTERS = 200;
+/** A note summary: its two most informative sentences, within this many characters. */
+const SUMMARY = { sentences: 2, maxChars: 300 };
+/** The part of a note's text its summary is chosen from: a long note's opening says what it is about. */
+export const SUMMARISED_CHARACTERS = 20_000;
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
-
-/** The most recently updated notes, each with the start of its text, and the list as HTML. */
-export async function notesSummary(db: Kysely<Schema>, ownerId: number, limit: number) {
-  const rows = await db
+/**
+ * A user's notes, most recently changed first (last changed within `since` … before `until`, when
+ * given), with the first {@link SUMMARISED_CHARACTERS} of their text and how many notes matched in all.
+ */
+export async function recentNotes(
+  db: Kysely<Schema>,
+  ownerId: number,
+  { limit, since, until }: { limit: number; since?: string; until?: string },
+) {
+  let query = db
     .selectFrom("notes")
     .leftJoin("note_bodies", "note_bodies.uuid", "notes.uuid")
     .select([
@@ -48,25 +57,29 @@ export async function notesSummary(db: Kysely<Schema>, ownerId: number, limit: n
       "notes.title",
       "notes.pinned",
       noteUpdatedAt.as("updated"),
-      sql<string | null>`substr(note_bodies.text, 1, ${SUMMARY_CHARACTERS * 2})`.as("start"),
+      sql<string | null>`substr(note_bodies.text, 1, ${SUMMARISED_CHARACTERS})`.as("text"),
+      // The window count gives the total from the same scan as the page.
+      sql<number>`count(*) over ()`.as("total"),
     ])
-    .where("notes.owner_id", "=", ownerId)
-    .orderBy("updated", "desc")
-    .orderBy("notes.id", "desc")
-    .limit(limit)
-    .execute();
+    .where("notes.owner_id", "=", ownerId);
+  if (since !== undefined) query = query.where(noteUpdatedAt, ">=", since);
+  if (until !== undefined) query = query.where(noteUpdatedAt, "<", until);
+  const rows = await query.orderBy("updated", "desc").orderBy("notes.id", "desc").limit(limit).execute();
+  return { rows, total: Number(rows[0]?.total ?? 0) };
+}
+
+/** The most recently updated notes, each with an extractive summary, and the list as HTML. */
+export async function notesSummary(db: Kysely<Schema>, ownerId: number, limit: number) {
+  const { rows } = await recentNotes(db, ownerId, { limit });
   const now = new Date();
-  const notes = rows.map((row) => {
-    const text = (row.start ?? "").replace(/\s+/g, " ").trim();
-    return {
-      id: row.id,
-      title: row.title,
-      summary: text.length > SUMMARY_CHARACTERS ? `${text.slice(0, SUMMARY_CHARACTERS - 1)}…` : text,
-      updatedAt: row.updated,
-      relativeTime: relativeTime(row.updated, now),
-      pinned: row.pinned === 1,
-    };
-  });
+  const notes = rows.map((row) => ({
+    id: row.id,
+    title: row.title,
+    summary: extractiveSummary(row.title, row.text ?? "", SUMMARY),
+    updatedAt: row.updated,
+    relativeTime: relativeTime(row.updated, now),
+    pinned: row.pinned === 1,
+  }));
   const items = notes.map(
     (n) =>
       `<li><strong>${escapeHtml(n.title)}</strong> <em>(${escapeHtml(n.relativeTime)})</em>${n.summary ? ` — ${escapeHtml(n.summary)}` : ""}</li>`,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { escapeHtml } from "../http/escape-html";
 import { htmlPageHeaders } from "../http/html-page-headers";
 import type { PairingSummary } from "./pairing-service";
 
@@ -8,9 +9,6 @@ import type { PairingSummary } from "./pairing-service";
  * page's memory and goes only to the approve route of this same server. The script runs under
  * a per-response nonce: no other script, style, frame or form target is allowed.
  */
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
 
 export function newNonce(): string {
   return randomBytes(18).toString("base64");

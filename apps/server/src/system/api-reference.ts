@@ -1,7 +1,6 @@
-type Json = Record<string, unknown>;
+import { escapeHtml } from "../http/escape-html";
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
+type Json = Record<string, unknown>;
 
 function schemaBlock(schema: unknown): string {
   return `<pre>${escapeHtml(JSON.stringify(schema, null, 2))}</pre>`;

@@ -6,7 +6,7 @@ import { workspaceTotals } from "../notes/notes-stats";
 import { SYNC_PATH } from "../sync/sync-server";
 import { getUser } from "../users/users-service";
 
-type WorkspaceRouteId = "init" | "identity" | "discovery" | "status" | "conversations";
+type WorkspaceRouteId = "init" | "identity" | "discovery" | "status";
 
 /** `GET /os`: the route table, grouped by category; generated so it can never drift. */
 function discovery() {
@@ -80,6 +80,5 @@ export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<Works
         lastSyncedAt: totals.lastUpdatedAt,
       };
     },
-    conversations: () => ({ success: true, conversations: [], total: 0 }),
   };
 }

@@ -17,7 +17,13 @@ export const ChatRequest = z.object({
     .refine((text) => text.trim().length > 0, { error: "must not be empty" }),
   stream: z.boolean().default(true),
   conversationId: z
-    .union([Id, z.string().regex(/^\d{1,15}$/, { error: "must be a conversation id" }).transform(Number)])
+    .union([
+      Id,
+      z
+        .string()
+        .regex(/^\d{1,15}$/, { error: "must be a conversation id" })
+        .transform(Number),
+    ])
     .optional()
     .describe("continue this conversation (number, or a string of digits)"),
   userTimezone: TimeZone.default("UTC"),
@@ -112,10 +118,9 @@ export const agentRoutes = {
     }),
     response: success({
       conversations: z.array(Conversation).optional(),
+      total: z.number().int().optional().describe("conversations in the view"),
       messages: z.array(ChatMessage).optional(),
-      summary: z
-        .object({ query: z.string(), matches: z.number().int(), conversations: z.number().int(), limited: z.boolean() })
-        .optional(),
+      summary: z.object({ query: z.string(), matches: z.number().int(), conversations: z.number().int(), limited: z.boolean() }).optional(),
     }),
   }),
   getConversation: defineRoute({

@@ -1,7 +1,9 @@
 import { accumulateRoutes } from "./accumulate";
 import { agentRoutes } from "./agent";
+import { agentUsageRoutes } from "./agent-usage";
 import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
+import { briefingRoutes } from "./briefing";
 import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
@@ -33,8 +35,10 @@ export const routes = {
   ...delegationRoutes,
   ...realtimeRoutes,
   ...auditRoutes,
+  ...agentUsageRoutes,
   ...syncRoutes,
   ...agentRoutes,
+  ...briefingRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -42,8 +46,10 @@ export type RouteId = keyof Routes;
 
 export * from "./accumulate";
 export * from "./agent";
+export * from "./agent-usage";
 export * from "./approvals";
 export * from "./audit";
+export * from "./briefing";
 export * from "./common";
 export * from "./delegations";
 export * from "./folders";

@@ -88,13 +88,4 @@ export const workspaceRoutes = {
       lastSyncedAt: Timestamp.nullable(),
     }),
   }),
-  conversations: defineRoute({
-    method: "GET",
-    path: "/conversations",
-    category: "agent",
-    summary: "The caller's chat conversations (empty until chat exists)",
-    auth: "user",
-    query: z.object({ limit: z.coerce.number().int().min(1).max(100).optional() }),
-    response: success({ conversations: z.array(z.unknown()), total: z.number().int() }),
-  }),
 } as const;

@@ -4,10 +4,10 @@ import type { AppContext } from "../../context";
 import { ApiError, tooManyRequests } from "../../http/errors";
 import { HANDLED, type RouteHandlers } from "../../http/router";
 import { appendMessages, deleteIfEmpty } from "../conversations/conversation-store";
-import { recordModelUsage } from "../usage/model-usage";
 import { type AgentEvent, type AgentRunResult, runAgent } from "../runner/agent-runner";
-import { type ChatBody, type PreparedTurn, prepareTurn } from "./chat-turn";
+import { recordModelUsage } from "../usage/model-usage";
 import { ChatStream } from "./chat-stream";
+import { type ChatBody, type PreparedTurn, prepareTurn } from "./chat-turn";
 
 /** Runs one user may have going at once; more wait for nothing and get a 429. */
 const MAX_RUNS_PER_USER = 8;

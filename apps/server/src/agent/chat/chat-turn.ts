@@ -1,5 +1,5 @@
-import type { ModelMessage } from "ai";
 import type { ChatRequest } from "@tandem/core";
+import type { ModelMessage } from "ai";
 import type { z } from "zod";
 import type { UserPrincipal } from "../../auth/principal";
 import type { AppContext } from "../../context";
@@ -8,8 +8,8 @@ import { createConversation, getOwnConversation, type MessageRow, recentMessages
 import type { ResolvedModel } from "../models/model-catalog";
 import { agentInstructions } from "../prompt/instructions";
 import { newBlockNonce, renderBlock } from "../prompt/untrusted-blocks";
-import { ownerGrant, type RunGrant } from "../tools/run-grant";
 import { findTool, toolsetFor } from "../tools/registry";
+import { ownerGrant, type RunGrant } from "../tools/run-grant";
 
 /** Earlier messages a turn sends to the model: the newest ones, within a character budget. */
 const HISTORY_MESSAGES = 40;
@@ -42,7 +42,8 @@ export async function prepareTurn(app: AppContext, principal: UserPrincipal, bod
   const user = await app.db.selectFrom("users").select(["name", "username"]).where("id", "=", principal.userId).executeTakeFirst();
   const ownerName = user?.name || user?.username || principal.username;
   const now = app.clock.now();
-  const conversationId = existing?.id ?? (await createConversation(app.db, principal.userId, "agent", titleFrom(body.message), now.toISOString()));
+  const conversationId =
+    existing?.id ?? (await createConversation(app.db, principal.userId, "agent", titleFrom(body.message), now.toISOString()));
   return {
     conversationId,
     isNewConversation: existing === undefined,

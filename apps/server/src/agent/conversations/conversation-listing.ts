@@ -58,7 +58,11 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
     rows.map(async (row) => {
       const id = Number(row.id);
       const [count, messages] = await Promise.all([
-        db.selectFrom("agent_messages").select((eb) => eb.fn.countAll<number>().as("n")).where("conversation_id", "=", id).executeTakeFirst(),
+        db
+          .selectFrom("agent_messages")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("conversation_id", "=", id)
+          .executeTakeFirst(),
         db
           .selectFrom("agent_messages")
           .selectAll()
@@ -80,6 +84,17 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
       };
     }),
   );
+}
+
+/** How many conversations the owner has in the view. */
+export async function countConversations(db: Kysely<Schema>, ownerId: number, view: ConversationView): Promise<number> {
+  const row = await db
+    .selectFrom("agent_conversations")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("owner_id", "=", ownerId)
+    .where("kind", "in", [...KINDS_OF_VIEW[view]])
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 /** `%`, `_` and the escape character itself match only themselves in a LIKE pattern (SQLite has no default escape). */

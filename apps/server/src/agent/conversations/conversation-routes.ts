@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import type { RouteHandlers } from "../../http/router";
+import { countConversations, listConversations, searchConversationMessages } from "./conversation-listing";
 import { getOwnConversation } from "./conversation-store";
-import { listConversations, searchConversationMessages } from "./conversation-listing";
 
 type ConversationRouteId = "listConversations" | "getConversation" | "deleteConversation";
 
@@ -13,8 +13,11 @@ export function conversationHandlers({ db }: AppContext): RouteHandlers<Conversa
     listConversations: async ({ input, principal }) => {
       const { view, limit, q } = input.query;
       if (q) return { success: true, ...(await searchConversationMessages(db, principal.userId, view, q, limit)) };
-      const conversations = await listConversations(db, principal.userId, { view, limit, messagesPerConversation: input.query.messages });
-      return { success: true, conversations };
+      const [conversations, total] = await Promise.all([
+        listConversations(db, principal.userId, { view, limit, messagesPerConversation: input.query.messages }),
+        countConversations(db, principal.userId, view),
+      ]);
+      return { success: true, conversations, total };
     },
     getConversation: async ({ input, principal }) => {
       const row = await getOwnConversation(db, principal.userId, "agent", input.params.id);
@@ -28,10 +31,11 @@ export function conversationHandlers({ db }: AppContext): RouteHandlers<Conversa
     },
     deleteConversation: async ({ input, principal }) => {
       const row = await getOwnConversation(db, principal.userId, "agent", input.params.id);
-      await db.deleteFrom("agent_messages").where("conversation_id", "=", row.id).execute();
-      await db.deleteFrom("agent_conversations").where("id", "=", row.id).execute();
+      await db.transaction().execute(async (trx) => {
+        await trx.deleteFrom("agent_messages").where("conversation_id", "=", row.id).execute();
+        await trx.deleteFrom("agent_conversations").where("id", "=", row.id).execute();
+      });
       return { success: true };
     },
   };
 }
-

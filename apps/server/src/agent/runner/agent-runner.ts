@@ -1,8 +1,8 @@
 import { isStepCount, type ModelMessage, streamText } from "ai";
 import type { AppContext } from "../../context";
 import type { ResolvedModel } from "../models/model-catalog";
-import type { RunGrant } from "../tools/run-grant";
 import { toolsetFor } from "../tools/registry";
+import type { RunGrant } from "../tools/run-grant";
 import { toAiToolSet } from "../tools/to-ai-tools";
 import { ClientGone, describeModelError, RunTimeout } from "./model-errors";
 import { ThinkFilter } from "./think-filter";
@@ -44,6 +44,12 @@ export interface AgentRunResult {
   readonly error?: string;
 }
 
+/** The most a model may write in one step (some providers cap unknown models lower unless told). */
+const MAX_OUTPUT_TOKENS = 4096;
+
+// The AI SDK prints provider warnings to the console; the server's log is the only place for them.
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
 const NO_ANSWER = "I stopped before I had an answer: the request needed more steps than one run may take.";
 
 /**
@@ -82,7 +88,11 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
       stopWhen: isStepCount(agentMaxSteps),
       abortSignal: controller.signal,
       temperature: request.temperature,
+      maxOutputTokens: MAX_OUTPUT_TOKENS,
+      // One retry of a 429 or 5xx; a provider that fails twice is down for this run.
       maxRetries: 1,
+      // Errors arrive as stream parts below; without this the SDK also prints them.
+      onError: () => {},
     });
     for await (const part of result.fullStream) {
       switch (part.type) {

@@ -14,6 +14,8 @@ import * as delegationHardening from "./0012-delegation-hardening";
 import * as creditAllowance from "./0014-credit-allowance";
 import * as todosPerOwner from "./0015-todos-per-owner";
 import * as agentConversations from "./0016-agent-conversations";
+import * as modelUsage from "./0017-model-usage";
+import * as briefings from "./0018-briefings";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -37,6 +39,8 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0014-credit-allowance": creditAllowance,
   "0015-todos-per-owner": todosPerOwner,
   "0016-agent-conversations": agentConversations,
+  "0017-model-usage": modelUsage,
+  "0018-briefings": briefings,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

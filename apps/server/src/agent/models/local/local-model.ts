@@ -9,9 +9,8 @@ import type {
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import { parseBlocks } from "../../prompt/untrusted-blocks";
+import { LOCAL_MODEL_ID } from "../model-catalog";
 import { decide, type LocalAction, type LocalTurn, type ToolExchange } from "./local-policy";
-
-export const LOCAL_MODEL_ID = "tandem-local";
 
 /** Roughly what a tokenizer would count: usage is reported the same way as by remote models. */
 const estimateTokens = (chars: number) => Math.ceil(chars / 4);

@@ -1,6 +1,4 @@
 import type { UntrustedBlock } from "../../prompt/untrusted-blocks";
-import { findDueDate } from "./local-dates";
-import { keyTerms } from "./text-analysis";
 import {
   answerCreatedNote,
   answerCreatedTodo,
@@ -13,6 +11,8 @@ import {
   answerUnavailable,
   GREETING_ANSWER,
 } from "./local-answers";
+import { findDueDate } from "./local-dates";
+import { contentWords } from "./text-analysis";
 
 /** One tool call of this turn and what came back. */
 export interface ToolExchange {
@@ -119,7 +119,11 @@ function todoQuestionFlow(turn: LocalTurn, question: string): LocalAction {
   const lists = turn.exchanges.filter((e) => e.toolName === "list_todos");
   if (lists.length > 0) {
     const failed = lists.find((e) => !e.ok);
-    return answer(failed ? answerToolFailure("read your todos", failed.output) : answerTodos(lists.map((e) => ({ when: String(e.input.when), output: e.output }))));
+    return answer(
+      failed
+        ? answerToolFailure("read your todos", failed.output)
+        : answerTodos(lists.map((e) => ({ when: String(e.input.when), output: e.output }))),
+    );
   }
   if (/\boverdue\b/i.test(question)) return call({ toolName: "list_todos", input: { when: "overdue" } });
   if (/\b(today|tonight|due)\b/i.test(question)) {
@@ -132,7 +136,7 @@ function todoQuestionFlow(turn: LocalTurn, question: string): LocalAction {
 function memoryFlow(turn: LocalTurn, question: string): LocalAction {
   if (!turn.available.has("memory_search")) return notesFlow(turn, question);
   const search = turn.exchanges.find((e) => e.toolName === "memory_search");
-  if (!search) return call({ toolName: "memory_search", input: { query: question, limit: 5 } });
+  if (!search) return call({ toolName: "memory_search", input: { query: contentWords(question).join(" ") || question, limit: 5 } });
   if (!search.ok) return answer(answerToolFailure("search your memory", search.output));
   const hits = resultList(search.output, "results");
   if (hits.length === 0) return notesFlow({ ...turn, exchanges: turn.exchanges.filter((e) => e !== search) }, question);
@@ -141,7 +145,13 @@ function memoryFlow(turn: LocalTurn, question: string): LocalAction {
   if (reads.length === 0 && turn.available.has("get_note_content") && typeof first.noteId === "number") {
     return call({ toolName: "get_note_content", input: { noteId: first.noteId } });
   }
-  return answer(answerFromMemory(question, hits, reads.filter((e) => e.ok).map((e) => e.output)));
+  return answer(
+    answerFromMemory(
+      question,
+      hits,
+      reads.filter((e) => e.ok).map((e) => e.output),
+    ),
+  );
 }
 
 /** Notes a question is about: search, read the two best, answer from them. */
@@ -159,7 +169,8 @@ function notesFlow(turn: LocalTurn, question: string): LocalAction {
   if (reads.length === 0 && toRead.length > 0 && turn.available.has("get_note_content")) {
     return call(...toRead.map((hit) => ({ toolName: "get_note_content", input: { noteId: hit.id } })));
   }
-  if (failure && failure !== search && reads.every((e) => !e.ok) && hits.length === 0) return answer(answerToolFailure("read your notes", failure.output));
+  if (failure && failure !== search && reads.every((e) => !e.ok) && hits.length === 0)
+    return answer(answerToolFailure("read your notes", failure.output));
   return answer(
     answerFromNotes({
       query,
@@ -170,13 +181,12 @@ function notesFlow(turn: LocalTurn, question: string): LocalAction {
   );
 }
 
-/** The words to search for: the key terms of the question, without the verb that asked for a summary. */
+/** The words to search for: a quoted phrase, or the question's content words without the verb that asked for a summary. */
 function searchQuery(question: string, summarise: boolean): string {
   const quoted = /["“]([^"”]{1,200})["”]/.exec(question)?.[1];
   if (quoted) return quoted;
-  const text = summarise ? question.replace(SUMMARISE, " ") : question;
-  const terms = keyTerms(text);
-  return (terms.length > 0 ? text : question).replace(/[?!.]+$/g, "").trim().slice(0, 500);
+  const words = contentWords(summarise ? question.replace(SUMMARISE, " ") : question);
+  return (words.length > 0 ? words.join(" ") : question).slice(0, 500);
 }
 
 function resultList(output: unknown, key: string): unknown[] {

@@ -34,9 +34,20 @@ export function stem(word: string): string {
   return word;
 }
 
+/** The words that carry meaning in a request, as written (lower-cased): stop words dropped, no repeats. */
+export function contentWords(text: string): string[] {
+  return [...new Set(words(text).filter((w) => !STOP_WORDS.has(w)))];
+}
+
 /** The stems that carry meaning in a request: stop words dropped, order kept, no repeats. */
 export function keyTerms(text: string): string[] {
-  return [...new Set(words(text).filter((w) => !STOP_WORDS.has(w)).map(stem))];
+  return [
+    ...new Set(
+      words(text)
+        .filter((w) => !STOP_WORDS.has(w))
+        .map(stem),
+    ),
+  ];
 }
 
 /** How many of the terms a text contains (each counted once). */

@@ -1,0 +1,38 @@
+import type { AnyAgentTool } from "./agent-tool";
+import { MEMORY_TOOLS } from "./memory-tools";
+import { NETWORK_TOOLS } from "./network-tools";
+import { NOTES_TOOLS } from "./notes-tools";
+import type { RunGrant } from "./run-grant";
+import { SNAPSHOT_TOOLS } from "./snapshots-tools";
+import { TODO_TOOLS } from "./todos-tools";
+
+/** Every tool of our own: the workspace's operations, as the agent and older clients call them. */
+export const NATIVE_TOOLS: readonly AnyAgentTool[] = [...NOTES_TOOLS, ...SNAPSHOT_TOOLS, ...TODO_TOOLS, ...MEMORY_TOOLS, ...NETWORK_TOOLS];
+
+/** Callers name tools by bare name, so two tools of one name would make a call ambiguous: refuse to start. */
+function assertUniqueNames(tools: readonly AnyAgentTool[]): void {
+  const seen = new Set<string>();
+  for (const tool of tools) {
+    if (seen.has(tool.name)) throw new Error(`two agent tools are named ${tool.name}`);
+    seen.add(tool.name);
+  }
+}
+assertUniqueNames(NATIVE_TOOLS);
+
+/**
+ * The capability filter: the tools a run under `grant` has. A tool exists in the run only when
+ * the grant holds the scope it needs and its namespace is not switched off; any other is not
+ * offered to the model and cannot be called, whatever the conversation says.
+ */
+export function toolsetFor(
+  grant: RunGrant,
+  tools: readonly AnyAgentTool[] = NATIVE_TOOLS,
+  disabledNamespaces: ReadonlySet<string> = new Set(),
+): AnyAgentTool[] {
+  return tools.filter((tool) => grant.scopes.has(tool.needs) && !disabledNamespaces.has(tool.namespace));
+}
+
+/** A tool by its bare name (`search_notes`) or qualified by its namespace (`notes.search_notes`). */
+export function findTool(name: string, tools: readonly AnyAgentTool[] = NATIVE_TOOLS): AnyAgentTool | undefined {
+  return tools.find((tool) => tool.name === name || `${tool.namespace}.${tool.name}` === name);
+}

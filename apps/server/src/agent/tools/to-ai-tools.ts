@@ -1,0 +1,88 @@
+import { type JSONSchema7, jsonSchema, type ToolSet, tool, zodSchema } from "ai";
+import type { z } from "zod";
+import { ApiError } from "../../http/errors";
+import type { AnyAgentTool, ToolRunContext } from "./agent-tool";
+import { capResult } from "./result-cap";
+
+/**
+ * A tool call that failed in a way the model should hear about and may recover from (wrong
+ * arguments, a note that does not exist, a refusal). The AI SDK turns an error thrown by
+ * `execute` into a tool-error result the model reads as text (`error-text`), and the run goes on.
+ */
+export class ToolFailure extends Error {
+  override readonly name = "ToolFailure";
+
+  /** The SDK shows the model `String(error)`: the message alone, without a class name. */
+  override toString(): string {
+    return this.message;
+  }
+}
+
+/** Said to the model for an error it could do nothing about; the details go to the log. */
+export const UNEXPECTED_FAILURE = "the tool failed";
+
+const MAX_ARGUMENT_PROBLEMS_CHARS = 500;
+
+/** The JSON Schema of a tool's arguments as models (and `GET /tools`) are shown it. */
+export function inputJsonSchema(agentTool: AnyAgentTool): JSONSchema7 {
+  return zodSchema(agentTool.input).jsonSchema as JSONSchema7;
+}
+
+function argumentProblems(error: z.ZodError): string {
+  const text = error.issues.map((issue) => `${issue.path.join(".") || "arguments"}: ${issue.message}`).join("; ");
+  return text.length > MAX_ARGUMENT_PROBLEMS_CHARS ? `${text.slice(0, MAX_ARGUMENT_PROBLEMS_CHARS)}…` : text;
+}
+
+/**
+ * Runs one tool on raw arguments: validates them, executes under the context's grant, and caps
+ * the result's size. Every failure is a {@link ToolFailure} with a short message fit for the
+ * model: an ApiError's own message (a refused object reads exactly as a missing one, since the
+ * tools throw the same 404 for both), or {@link UNEXPECTED_FAILURE} for anything else, which is
+ * logged.
+ */
+export async function executeTool(agentTool: AnyAgentTool, args: unknown, context: ToolRunContext): Promise<unknown> {
+  if (context.signal.aborted) throw new ToolFailure("the run was cancelled");
+  const parsed = agentTool.input.safeParse(args ?? {});
+  if (!parsed.success) throw new ToolFailure(`invalid arguments for ${agentTool.name}: ${argumentProblems(parsed.error)}`);
+  try {
+    return capResult(await agentTool.execute(parsed.data, context));
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) throw new ToolFailure(error.message);
+    if (!context.signal.aborted) context.app.logger.error({ err: error, tool: agentTool.name }, "agent tool failed");
+    throw new ToolFailure(context.signal.aborted ? "the run was cancelled" : UNEXPECTED_FAILURE);
+  }
+}
+
+export interface ToolCallHooks {
+  onStart?(name: string, callId: string): void;
+  onEnd?(name: string, callId: string, ok: boolean): void;
+}
+
+/**
+ * A run's tools as an AI SDK tool set, by bare name. The SDK is shown each tool's JSON Schema but
+ * does not validate with it: {@link executeTool} does, so arguments that fail their schema come
+ * back to the model as a short tool error like any other failure, and the hooks see every call.
+ * The SDK's abort signal (the run's, with any per-tool timeout) joins the context's.
+ */
+export function toAiToolSet(tools: readonly AnyAgentTool[], context: ToolRunContext, hooks: ToolCallHooks = {}): ToolSet {
+  const set: ToolSet = {};
+  for (const agentTool of tools) {
+    set[agentTool.name] = tool<unknown, unknown, Record<string, never>>({
+      description: agentTool.description,
+      inputSchema: jsonSchema(() => inputJsonSchema(agentTool)),
+      execute: async (args, { toolCallId, abortSignal }) => {
+        hooks.onStart?.(agentTool.name, toolCallId);
+        let ok = false;
+        try {
+          const signal = abortSignal ? AbortSignal.any([context.signal, abortSignal]) : context.signal;
+          const result = await executeTool(agentTool, args, { ...context, signal });
+          ok = true;
+          return result;
+        } finally {
+          hooks.onEnd?.(agentTool.name, toolCallId, ok);
+        }
+      },
+    });
+  }
+  return set;
+}
