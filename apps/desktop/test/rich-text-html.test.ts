@@ -20,7 +20,8 @@ describe.skipIf(chromiumMissing("rich text"))("server HTML through the allow-lis
   const requests: string[] = [];
   const dialogs: string[] = [];
 
-  const parse = (html: string) => page.evaluate((input) => (window as never as { RichHtml: { parseHtml(html: string): Block[] } }).RichHtml.parseHtml(input), html);
+  const parse = (html: string) =>
+    page.evaluate((input) => (window as never as { RichHtml: { parseHtml(html: string): Block[] } }).RichHtml.parseHtml(input), html);
 
   beforeAll(async () => {
     const output = (await build({
@@ -44,7 +45,11 @@ describe.skipIf(chromiumMissing("rich text"))("server HTML through the allow-lis
   afterAll(() => browser?.close());
 
   it("keeps the structure a briefing uses", async () => {
-    expect(await parse("<p>You have <strong>2</strong> todos due.</p>\n<ul>\n  <li><strong>Ship</strong> · due today</li>\n  <li>Call <em>Ana</em></li>\n</ul>")).toEqual([
+    expect(
+      await parse(
+        "<p>You have <strong>2</strong> todos due.</p>\n<ul>\n  <li><strong>Ship</strong> · due today</li>\n  <li>Call <em>Ana</em></li>\n</ul>",
+      ),
+    ).toEqual([
       { kind: "paragraph", children: [text("You have "), { kind: "strong", children: [text("2")] }, text(" todos due.")] },
       {
         kind: "list",
@@ -75,7 +80,11 @@ describe.skipIf(chromiumMissing("rich text"))("server HTML through the allow-lis
   });
 
   it("keeps links to web and mail addresses only", async () => {
-    expect(await parse('<p><a href="https://example.com" onclick="x()">ok</a> <a href="javascript:alert(1)">js</a> <a href=" data:text/html,x">data</a> <a href="mailto:a@b.c">mail</a></p>')).toEqual([
+    expect(
+      await parse(
+        '<p><a href="https://example.com" onclick="x()">ok</a> <a href="javascript:alert(1)">js</a> <a href=" data:text/html,x">data</a> <a href="mailto:a@b.c">mail</a></p>',
+      ),
+    ).toEqual([
       {
         kind: "paragraph",
         children: [

@@ -319,7 +319,12 @@ export interface Briefing extends BriefingSummaries {
   readonly generatedAt: string;
   /** The window of changed notes it covers ("last 24 hours"). */
   readonly timeDuration: string;
-  readonly suggestions: readonly { readonly suggestionId: string; readonly title: string; readonly description: string; readonly action: string }[];
+  readonly suggestions: readonly {
+    readonly suggestionId: string;
+    readonly title: string;
+    readonly description: string;
+    readonly action: string;
+  }[];
 }
 
 export interface Strategy {

@@ -33,7 +33,14 @@ const StartChatInput = z.object({
 const ReadChatInput = z.object({ chatId: z.string().min(1).max(100), after: z.number().int().min(0) });
 const StopChatInput = z.object({ chatId: z.string().min(1).max(100) });
 
-type ServerMessage = { id: number; role: "user" | "assistant"; content: string; status: "complete" | "incomplete"; toolsUsed: string[]; createdAt: string };
+type ServerMessage = {
+  id: number;
+  role: "user" | "assistant";
+  content: string;
+  status: "complete" | "incomplete";
+  toolsUsed: string[];
+  createdAt: string;
+};
 
 function messageItem(message: ServerMessage): ChatMessageItem {
   const { id, role, content, status, toolsUsed, createdAt } = message;

@@ -1,7 +1,7 @@
 import { API_BASE_PATH } from "@tandem/core";
 import { serverMessage } from "../session/server-client";
-import { ChatRun } from "./chat-run";
 import { AGENT_OFFLINE } from "./agent-messages";
+import { ChatRun } from "./chat-run";
 
 /** The server answers a chat's headers once the turn is prepared (the conversation found, the message checked). */
 const ACCEPT_MS = 30_000;

@@ -85,7 +85,10 @@ export function createWorkspaceFacet(context: HostContext, sync: SyncService): W
       const { noteUuid } = parseInput("listSnapshots", NoteInput, input);
       const { client, ids } = signedIn();
       const noteId = await noteIdOf(ids, noteUuid);
-      const { snapshots } = await onServer(() => client.call("listSnapshots", { params: { noteId }, query: { limit: SNAPSHOT_PAGE } }), OFFLINE);
+      const { snapshots } = await onServer(
+        () => client.call("listSnapshots", { params: { noteId }, query: { limit: SNAPSHOT_PAGE } }),
+        OFFLINE,
+      );
       return snapshots.map(summaryOf);
     },
 

@@ -19,7 +19,11 @@ export function AgentView({ api }: { api: DesktopApi }) {
   const chat = useChatSession();
   const removal = useAction();
   const { conversationId } = chat.transcript;
-  const title = chat.conversations?.find((conversation) => conversation.conversationId === conversationId)?.title ?? null;
+  // A chat started here has no title in the list until its first reply ends: its first message stands in.
+  const firstSent = chat.transcript.entries.find((entry) => entry.kind === "live");
+  const title =
+    chat.conversations?.find((conversation) => conversation.conversationId === conversationId)?.title ??
+    (firstSent?.kind === "live" ? firstSent.turn.userText.trim().split("\n")[0] : null);
   const onOpenLink = (href: string) => void openLink(api, href);
 
   return (

@@ -33,7 +33,9 @@ export function ChatComposer() {
       <textarea
         ref={box}
         aria-label="Message"
-        placeholder={chat.offline ? "Offline: write now, send when the server is back" : "Ask your agent… (Enter sends, Shift+Enter for a new line)"}
+        placeholder={
+          chat.offline ? "Offline: write now, send when the server is back" : "Ask your agent… (Enter sends, Shift+Enter for a new line)"
+        }
         rows={3}
         maxLength={32_000}
         value={chat.draft}

@@ -46,7 +46,13 @@ const NEW_CHAT: Transcript = { conversationId: null, status: "ready", error: nul
  */
 export function ChatSessionProvider({ api, children }: { api: DesktopApi; children: ReactNode }) {
   const offline = useHostStatus().status?.sync.state === "offline";
-  const list = usePolled(() => api.listConversations(), LIST_POLL_MS);
+  const offlineRef = useRef(offline);
+  offlineRef.current = offline;
+  // Offline, asking would only fail: the last list stays, and is asked for again once back online.
+  const list = usePolled(async () => {
+    if (offlineRef.current) throw new Error("offline");
+    return api.listConversations();
+  }, LIST_POLL_MS);
   const [transcript, setTranscript] = useState<Transcript>(NEW_CHAT);
   const [draft, setDraft] = useState("");
   const [sendError, setSendError] = useState<string | null>(null);
@@ -114,7 +120,9 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
   const updateTurn = useCallback((key: string, update: (turn: LiveTurn) => LiveTurn) => {
     setTranscript((current) => ({
       ...current,
-      entries: current.entries.map((entry) => (entry.kind === "live" && entry.turn.key === key ? { kind: "live", turn: update(entry.turn) } : entry)),
+      entries: current.entries.map((entry) =>
+        entry.kind === "live" && entry.turn.key === key ? { kind: "live", turn: update(entry.turn) } : entry,
+      ),
     }));
   }, []);
 
@@ -184,7 +192,10 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
       },
       (error: unknown) => {
         // Not sent: the message leaves the transcript and stays in the box, with the reason.
-        setTranscript((current) => ({ ...current, entries: current.entries.filter((entry) => entry.kind !== "live" || entry.turn.key !== key) }));
+        setTranscript((current) => ({
+          ...current,
+          entries: current.entries.filter((entry) => entry.kind !== "live" || entry.turn.key !== key),
+        }));
         setSendError(errorMessage(error));
         run.current = null;
         setBusy(false);

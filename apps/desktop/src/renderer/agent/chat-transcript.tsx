@@ -22,7 +22,6 @@ export function ChatTranscript({
   const scroller = useRef<HTMLDivElement>(null);
   const following = useRef(true);
   // Scrolls with the reply as it grows, unless the owner scrolled up to read.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: runs whenever the entries change, by design.
   useLayoutEffect(() => {
     const element = scroller.current;
     if (element && following.current) element.scrollTop = element.scrollHeight;
@@ -40,7 +39,9 @@ export function ChatTranscript({
       }}
     >
       {transcript.status === "loading" && <p className="empty-state">Loading the conversation…</p>}
-      {transcript.status === "failed" && <ErrorNotice message={transcript.error ?? "The conversation could not be loaded."} onRetry={onRetry} />}
+      {transcript.status === "failed" && (
+        <ErrorNotice message={transcript.error ?? "The conversation could not be loaded."} onRetry={onRetry} />
+      )}
       {transcript.status === "ready" && transcript.entries.length === 0 && (
         <p className="empty-state chat-empty">Ask your agent about your notes and todos, or ask it to note something down.</p>
       )}
@@ -121,7 +122,7 @@ function AgentMessage({
           {tools.map((tool) => (
             <li key={tool.id} className="tool-chip" data-state={tool.state} data-tool={tool.name} title={tool.name}>
               <ToolIcon state={tool.state} />
-              {toolLabel(tool.name, tool.state)}
+              <span className="tool-chip-label">{toolLabel(tool.name, tool.state)}</span>
             </li>
           ))}
         </ul>

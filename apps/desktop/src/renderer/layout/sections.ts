@@ -16,11 +16,20 @@ export function sectionFromHash(hash: string): SectionId | null {
   return SECTIONS.find((section) => section.id === id)?.id ?? null;
 }
 
+/** The section shortcuts as the shortcuts sheet lists them. */
+export const SECTION_SHORTCUT = {
+  label: `Mod+1 … Mod+${SECTIONS.length}`,
+  what: `Open a section: ${SECTIONS.map((section) => section.title).join(", ")}`,
+} as const;
+
 /**
  * The section a key press opens: Mod+1 to Mod+6 in sidebar order ("Mod" is ⌘ on macOS, Ctrl
  * elsewhere, as for the notes view's shortcuts).
  */
-export function sectionForKey(event: Pick<KeyboardEvent, "key" | "metaKey" | "ctrlKey" | "altKey" | "shiftKey">, isMac: boolean): SectionId | null {
+export function sectionForKey(
+  event: Pick<KeyboardEvent, "key" | "metaKey" | "ctrlKey" | "altKey" | "shiftKey">,
+  isMac: boolean,
+): SectionId | null {
   const mod = isMac ? event.metaKey && !event.ctrlKey : event.ctrlKey && !event.metaKey;
   if (!mod || event.altKey || event.shiftKey || !/^[1-9]$/.test(event.key)) return null;
   return SECTIONS[Number(event.key) - 1]?.id ?? null;

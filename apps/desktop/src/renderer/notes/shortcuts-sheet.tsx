@@ -1,10 +1,12 @@
 import { ModalDialog } from "../components/modal-dialog";
+import { SECTION_SHORTCUT } from "../layout/sections";
 import { IN_PLACE_KEYS, keyLabel, SHORTCUTS } from "./shortcuts";
 
-/** Every keyboard shortcut of the notes view, from the same table the key handler reads. */
+/** Every keyboard shortcut of the notes view (and the app's section keys), from the tables the key handlers read. */
 export function ShortcutsSheet({ onClose }: { onClose: () => void }) {
   const rows = [
     ...SHORTCUTS.map((shortcut) => ({ label: keyLabel(shortcut.label), what: shortcut.what })),
+    { label: keyLabel(SECTION_SHORTCUT.label), what: SECTION_SHORTCUT.what },
     ...IN_PLACE_KEYS.map((key) => ({ label: keyLabel(key.label), what: key.what })),
   ];
   return (

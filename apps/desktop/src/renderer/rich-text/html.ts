@@ -118,9 +118,7 @@ function blockOf(element: Element, tag: string, depth: number): Block[] {
     return [{ kind: "heading", level: Number(tag[1]), children: trimInlines(inlinesOf(element.childNodes, depth + 1)) }];
   }
   if (tag === "ul" || tag === "ol") {
-    const items = [...element.children]
-      .filter((child) => child.localName === "li")
-      .map((item) => blocksOf(item.childNodes, depth + 1));
+    const items = [...element.children].filter((child) => child.localName === "li").map((item) => blocksOf(item.childNodes, depth + 1));
     const start = Number.parseInt(element.getAttribute("start") ?? "1", 10);
     return items.length > 0 ? [{ kind: "list", ordered: tag === "ol", start: Number.isFinite(start) ? start : 1, items }] : [];
   }
@@ -129,7 +127,9 @@ function blockOf(element: Element, tag: string, depth: number): Block[] {
   if (tag === "hr") return [{ kind: "rule" }];
   // A table: its rows, the first one as the header when it has header cells (or sits in a thead).
   const rows = [...element.querySelectorAll("tr")].map((row) =>
-    [...row.children].filter((cell) => cell.localName === "td" || cell.localName === "th").map((cell) => trimInlines(inlinesOf(cell.childNodes, depth + 1))),
+    [...row.children]
+      .filter((cell) => cell.localName === "td" || cell.localName === "th")
+      .map((cell) => trimInlines(inlinesOf(cell.childNodes, depth + 1))),
   );
   if (rows.length === 0) return [];
   const first = element.querySelector("tr");
@@ -180,7 +180,8 @@ function trimInlines(inlines: Inline[]): Inline[] {
   const out: Inline[] = [];
   for (const inline of inlines) {
     const previous = out.at(-1);
-    if (inline.kind === "text" && previous?.kind === "text") out[out.length - 1] = { kind: "text", text: collapse(previous.text + inline.text) };
+    if (inline.kind === "text" && previous?.kind === "text")
+      out[out.length - 1] = { kind: "text", text: collapse(previous.text + inline.text) };
     else out.push(inline);
   }
   const first = out[0];

@@ -8,7 +8,13 @@ describe("the agent's Markdown", () => {
     expect(parseMarkdown("The launch is on **March 3**.\nSources: “Project Atlas”\n\nNext.")).toEqual([
       {
         kind: "paragraph",
-        children: [text("The launch is on "), { kind: "strong", children: [text("March 3")] }, text("."), { kind: "break" }, text("Sources: “Project Atlas”")],
+        children: [
+          text("The launch is on "),
+          { kind: "strong", children: [text("March 3")] },
+          text("."),
+          { kind: "break" },
+          text("Sources: “Project Atlas”"),
+        ],
       },
       { kind: "paragraph", children: [text("Next.")] },
     ]);

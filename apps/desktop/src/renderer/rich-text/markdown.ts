@@ -173,7 +173,10 @@ function parseList(lines: readonly string[], start: number, depth: number): { bl
 }
 
 function tableCells(line: string): Inline[][] {
-  const trimmed = line.trim().replace(/^\|/, "").replace(/(?<!\\)\|$/, "");
+  const trimmed = line
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/(?<!\\)\|$/, "");
   return trimmed.split(/(?<!\\)\|/).map((cell) => parseInline(cell.trim().replaceAll("\\|", "|")));
 }
 
@@ -313,7 +316,9 @@ function linkAt(text: string, start: number): { label: string; url: string; end:
     else if (text.charAt(j) === ")" && parens-- === 0) {
       const target = text.slice(close + 2, j).trim();
       // `<address with spaces>`, or the address up to an optional "title".
-      const url = target.startsWith("<") ? target.slice(1, target.indexOf(">") > 0 ? target.indexOf(">") : undefined) : (target.split(/\s+/)[0] ?? "");
+      const url = target.startsWith("<")
+        ? target.slice(1, target.indexOf(">") > 0 ? target.indexOf(">") : undefined)
+        : (target.split(/\s+/)[0] ?? "");
       return { label: text.slice(start + 1, close), url, end: j + 1 };
     }
   }

@@ -43,10 +43,7 @@ function renderBlock(block: Block, key: number, context: Context): ReactNode {
       return <Heading key={key}>{renderInlines(block.children, context)}</Heading>;
     }
     case "list": {
-      const items = block.items.map((item, index) => (
-        // biome-ignore lint/suspicious/noArrayIndexKey: items have no identity beyond their place.
-        <li key={index}>{renderBlocks(item, context)}</li>
-      ));
+      const items = block.items.map((item, index) => <li key={index}>{renderBlocks(item, context)}</li>);
       return block.ordered ? (
         <ol key={key} start={block.start}>
           {items}
@@ -71,7 +68,6 @@ function renderBlock(block: Block, key: number, context: Context): ReactNode {
               <thead>
                 <tr>
                   {block.header.map((cell, index) => (
-                    // biome-ignore lint/suspicious/noArrayIndexKey: cells have no identity beyond their place.
                     <th key={index}>{renderInlines(cell, context)}</th>
                   ))}
                 </tr>
@@ -79,10 +75,8 @@ function renderBlock(block: Block, key: number, context: Context): ReactNode {
             )}
             <tbody>
               {block.rows.map((row, rowIndex) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity beyond their place.
                 <tr key={rowIndex}>
                   {row.map((cell, index) => (
-                    // biome-ignore lint/suspicious/noArrayIndexKey: cells have no identity beyond their place.
                     <td key={index}>{renderInlines(cell, context)}</td>
                   ))}
                 </tr>

@@ -45,6 +45,8 @@ export function BriefingSessionProvider({ api, children }: { api: DesktopApi; ch
   const [writeError, setWriteError] = useState<string | null>(null);
   const briefingRef = useRef(briefing);
   briefingRef.current = briefing;
+  const offlineRef = useRef(offline);
+  offlineRef.current = offline;
   const insightsFor = useRef<number | null>(null);
   const writing = useRef(false);
 
@@ -52,13 +54,17 @@ export function BriefingSessionProvider({ api, children }: { api: DesktopApi; ch
     setBriefing({ status: "loading" });
     api.latestBriefing().then(
       (value) => setBriefing((current) => (current.status === "loading" ? { status: "ready", value } : current)),
-      (error: unknown) => setBriefing((current) => (current.status === "loading" ? { status: "failed", message: errorMessage(error) } : current)),
+      (error: unknown) =>
+        setBriefing((current) => (current.status === "loading" ? { status: "failed", message: errorMessage(error) } : current)),
     );
   }, [api]);
 
+  // Offline, asking would only fail: it is asked for once the server is back.
+  const wanted = useRef(false);
   const ensureLoaded = useCallback(() => {
+    wanted.current = true;
     const status = briefingRef.current.status;
-    if (status === "idle" || status === "failed") load();
+    if ((status === "idle" || status === "failed") && !offlineRef.current) load();
   }, [load]);
 
   const loadInsights = useCallback(
@@ -95,7 +101,8 @@ export function BriefingSessionProvider({ api, children }: { api: DesktopApi; ch
   const wasOffline = useRef(offline);
   useEffect(() => {
     if (wasOffline.current && !offline) {
-      if (briefingRef.current.status === "failed") load();
+      const status = briefingRef.current.status;
+      if (status === "failed" || (status === "idle" && wanted.current)) load();
       else if (strategies.status === "failed" || matrix.status === "failed") retryInsights();
     }
     wasOffline.current = offline;

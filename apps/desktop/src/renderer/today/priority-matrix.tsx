@@ -41,7 +41,6 @@ function Quadrant({ title, hint, items }: { title: string; hint: string; items: 
       ) : (
         <ul>
           {items.map((item, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: two items may share a title; their place tells them apart.
             <li key={index}>
               <span dir="auto">{item.title}</span> <span className="matrix-source">{SOURCES[item.source] ?? item.source}</span>
             </li>

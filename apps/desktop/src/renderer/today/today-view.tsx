@@ -46,8 +46,12 @@ export function TodayView({ api }: { api: DesktopApi }) {
         )}
       </div>
       {today.offline && <AgentOfflineNotice detail="The last briefing stays here; a new one can be written once the server is back." />}
-      {today.writeError && <ErrorNotice message={`The briefing could not be written: ${today.writeError}`} onRetry={today.offline ? undefined : today.write} />}
-      {(today.briefing.status === "idle" || today.briefing.status === "loading") && <p className="empty-state">Loading the latest briefing…</p>}
+      {today.writeError && (
+        <ErrorNotice message={`The briefing could not be written: ${today.writeError}`} onRetry={today.offline ? undefined : today.write} />
+      )}
+      {(today.briefing.status === "idle" || today.briefing.status === "loading") && (
+        <p className="empty-state">Loading the latest briefing…</p>
+      )}
       {today.briefing.status === "failed" && !today.offline && <ErrorNotice message={today.briefing.message} onRetry={ensureLoaded} />}
       {today.briefing.status === "ready" && briefing === null && (
         <p className="empty-state today-empty">
