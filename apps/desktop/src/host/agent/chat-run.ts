@@ -53,6 +53,9 @@ export class ChatRun {
     const lines = new ChatLineReader();
     let idle = setTimeout(() => this.#abort("idle"), CHAT_IDLE_MS);
     const reader = body.getReader();
+    // The request shares the signal, but the body is cancelled here too: a stop ends the read whatever the body is.
+    const cancel = () => void reader.cancel().catch(() => {});
+    this.#controller.signal.addEventListener("abort", cancel, { once: true });
     try {
       for (;;) {
         const { done, value } = await reader.read();
@@ -66,6 +69,7 @@ export class ChatRun {
       // Aborted or broken: the ending below says which.
     } finally {
       clearTimeout(idle);
+      this.#controller.signal.removeEventListener("abort", cancel);
       reader.releaseLock();
     }
     this.#finish();
