@@ -23,7 +23,6 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
   let page: Page;
   let pageErrors: string[];
 
-  const agentView = () => page.locator(".agent-view");
   const messageBox = () => page.getByRole("textbox", { name: "Message" });
   const transcript = () => page.getByRole("log", { name: "Messages" });
   const conversations = () => page.getByRole("navigation", { name: "Conversations" });
@@ -77,7 +76,9 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
     expect(await transcript().locator('.tool-chip[data-state="running"]').count()).toBe(0);
     // Sent: the box is empty again, and the conversation heads the list.
     expect(await messageBox().inputValue()).toBe("");
-    await conversations().getByRole("button", { name: /When is the Atlas launch\?/ }).waitFor(WAIT);
+    await conversations()
+      .getByRole("button", { name: /When is the Atlas launch\?/ })
+      .waitFor(WAIT);
     await expect.poll(() => page.getByRole("button", { name: "Send" }).isVisible()).toBe(true);
     await screenshot(page, "agent");
     expect(pageErrors).toEqual([]);
@@ -86,7 +87,9 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
   it("lists the conversation after a reload and loads its messages", async () => {
     await page.reload();
     await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent" }).click();
-    await conversations().getByRole("button", { name: /When is the Atlas launch\?/ }).click();
+    await conversations()
+      .getByRole("button", { name: /When is the Atlas launch\?/ })
+      .click();
     await expect.poll(() => transcript().textContent(), PATIENCE).toContain("When is the Atlas launch?");
     expect(await agentAnswers().last().textContent()).toContain("March 3");
     expect(await chipLabels()).toEqual(expect.arrayContaining(["Searched notes", "Read a note"]));
@@ -114,11 +117,21 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
   });
 
   it("deletes a conversation once asked to confirm", async () => {
-    await conversations().getByRole("button", { name: /Who owns the checklist\?/ }).waitFor(WAIT);
+    await conversations()
+      .getByRole("button", { name: /Who owns the checklist\?/ })
+      .waitFor(WAIT);
     await page.getByRole("button", { name: "Delete conversation" }).click();
     const confirm = page.getByRole("alertdialog", { name: "Delete this conversation and its messages?" });
     await confirm.getByRole("button", { name: "Delete conversation" }).click();
-    await expect.poll(() => conversations().getByRole("button", { name: /Who owns the checklist\?/ }).count(), PATIENCE).toBe(0);
+    await expect
+      .poll(
+        () =>
+          conversations()
+            .getByRole("button", { name: /Who owns the checklist\?/ })
+            .count(),
+        PATIENCE,
+      )
+      .toBe(0);
     expect(await page.locator(".chat-header h3").textContent()).toBe("New chat");
     const { conversations: left } = await user.client.call("listConversations", { query: { view: "me" } });
     expect(left).toEqual([]);
@@ -226,7 +239,9 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
       .toBe("incomplete");
     await page.reload();
     await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent" }).click();
-    await conversations().getByRole("button", { name: /Plan my week/ }).click();
+    await conversations()
+      .getByRole("button", { name: /Plan my week/ })
+      .click();
     await expect.poll(() => agentAnswers().last().textContent(), PATIENCE).toContain("Stopped: this answer is incomplete.");
     expect(await agentAnswers().last().textContent()).toContain("Let me look at the whole plan first");
     expect(pageErrors).toEqual([]);

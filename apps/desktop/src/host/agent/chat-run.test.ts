@@ -46,7 +46,9 @@ describe("the chat stream's lines", () => {
 describe("a chat run", () => {
   it("ends as the completion says, with the last error line's words", async () => {
     const run = new ChatRun();
-    await run.follow(body([line({ type: "text-delta", textDelta: "Part" }), line({ type: "error", error: "Time ran out." }), completion("incomplete")]));
+    await run.follow(
+      body([line({ type: "text-delta", textDelta: "Part" }), line({ type: "error", error: "Time ran out." }), completion("incomplete")]),
+    );
     const progress = await run.read(0, 10);
     expect(progress.ended).toEqual({ status: "incomplete", error: "Time ran out." });
     expect(progress.next).toBe(3);
@@ -56,7 +58,10 @@ describe("a chat run", () => {
   it("ends as failed, in words, when the stream stops without a completion", async () => {
     const run = new ChatRun();
     await run.follow(body([line({ type: "text-delta", textDelta: "Half" })]));
-    expect((await run.read(1, 10)).ended).toEqual({ status: "failed", error: "The connection to the server was lost before the answer was complete." });
+    expect((await run.read(1, 10)).ended).toEqual({
+      status: "failed",
+      error: "The connection to the server was lost before the answer was complete.",
+    });
   });
 
   it("stops: a waiting read wakes with the ending, and what came stays", async () => {
