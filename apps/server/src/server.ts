@@ -4,6 +4,7 @@ import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
 import { briefingHandlers } from "./agent/briefing/briefing-routes";
+import { modelBriefingWriter } from "./agent/briefing/model-writer";
 import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
 import { LocalModel } from "./agent/models/local/local-model";
@@ -89,7 +90,11 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
     ...conversationHandlers(context),
     ...agentUsageHandlers(context),
     ...syncHandlers(context),
-    ...briefingHandlers(context, { onUsage: (usage) => recordModelUsage(context.db, usage) }),
+    ...briefingHandlers(context, {
+      onUsage: (usage) => recordModelUsage(context.db, usage),
+      // The local provider's briefing is the rule-based one; a remote model writes the prose.
+      writer: context.config.modelProvider === "local" ? undefined : modelBriefingWriter(context.models),
+    }),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);

@@ -188,12 +188,40 @@ describe("chat through an OpenAI-compatible provider (fake server speaking the w
   });
 
   it("records token usage per user and per key", async () => {
+    const carol = await t.addUser("carol");
+    fake.enqueue({ toolCalls: [{ name: "list_folders", args: {} }], usage: { promptTokens: 100, completionTokens: 5 } });
     fake.enqueue({ text: "Counted.", usage: { promptTokens: 120, completionTokens: 7 } });
-    await chat(t, bob.apiKey, { message: "count me" });
-    const response = await t.fetch("/api/v1/agent/usage", { headers: { Authorization: `Bearer ${bob.apiKey}` } });
-    const { usage } = (await response.json()) as { usage: { byPurpose: { purpose: string; promptTokens: number }[] } };
+    await chat(t, carol.apiKey, { message: "count me" });
+    const response = await t.fetch("/api/v1/agent/usage", { headers: { Authorization: `Bearer ${carol.apiKey}` } });
+    const { usage } = (await response.json()) as {
+      usage: { byPurpose: { purpose: string; promptTokens: number; calls: number }[]; byKey: { apiKeyId: string; calls: number }[] };
+    };
     const chatUsage = usage.byPurpose.find((row) => row.purpose === "chat");
-    expect(chatUsage?.promptTokens).toBeGreaterThanOrEqual(120);
+    expect(chatUsage?.promptTokens).toBe(220);
+    // One row per model call, under the key that asked.
+    expect(chatUsage?.calls).toBe(2);
+    expect(usage.byKey).toHaveLength(1);
+  });
+});
+
+describe("chat when the model provider is down", () => {
+  let t: TestServer;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    // A port nothing listens on: the provider refuses the connection.
+    const closed = await startFakeOpenAI();
+    await closed.close();
+    t = await startTestServer({ modelProvider: "openai-compatible", modelBaseUrl: closed.baseUrl, model: "gone" });
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  it("says the provider can't be reached, ends the stream cleanly and stores nothing", async () => {
+    const reply = await chat(t, alice.apiKey, { message: "anyone there?" });
+    expect(reply.lines.find((l) => l.type === "error")?.error).toBe("The model provider can't be reached.");
+    expect(reply.lines.at(-1)).toMatchObject({ type: "completion", status: "failed" });
+    expect((await alice.client.call("listConversations", {})).total).toBe(0);
   });
 });
 

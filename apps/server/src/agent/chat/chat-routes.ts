@@ -74,15 +74,17 @@ async function run(app: AppContext, body: ChatBody, turn: PreparedTurn, signal: 
  * nothing, and a conversation it had just created goes again.
  */
 async function settle(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, result: AgentRunResult) {
-  await recordModelUsage(app.db, {
-    userId: principal.userId,
-    apiKeyId: principal.credential.id,
-    purpose: "chat",
-    provider: turn.model.provider,
-    model: turn.model.modelId,
-    promptTokens: result.usage.promptTokens,
-    completionTokens: result.usage.completionTokens,
-  });
+  for (const call of result.calls) {
+    await recordModelUsage(app.db, {
+      userId: principal.userId,
+      apiKeyId: principal.credential.id,
+      purpose: "chat",
+      provider: turn.model.provider,
+      model: turn.model.modelId,
+      promptTokens: call.promptTokens,
+      completionTokens: call.completionTokens,
+    });
+  }
   if (result.status === "failed") {
     if (turn.isNewConversation) await deleteIfEmpty(app.db, turn.conversationId);
     return null;

@@ -40,7 +40,10 @@ export interface AgentRunResult {
   readonly status: "completed" | "cancelled" | "timed_out" | "failed";
   readonly text: string;
   readonly toolsUsed: string[];
+  /** The whole run's tokens. */
   readonly usage: TokenUsage;
+  /** Each model call's tokens (a run with tool steps makes several), for accounting. */
+  readonly calls: TokenUsage[];
   readonly error?: string;
 }
 
@@ -71,6 +74,7 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
   let text = "";
   let failure: unknown;
   let usage: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  const calls: TokenUsage[] = [];
   const filter = new ThinkFilter();
   const emitText = (delta: string) => {
     if (!delta) return;
@@ -116,6 +120,9 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
         case "error":
           failure ??= part.error;
           break;
+        case "finish-step":
+          calls.push(toUsage(part.usage));
+          break;
         case "finish":
           usage = toUsage(part.totalUsage);
           break;
@@ -130,7 +137,7 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
   }
 
   const reason = controller.signal.aborted ? controller.signal.reason : undefined;
-  const base = { text, toolsUsed, usage };
+  const base = { text, toolsUsed, usage, calls };
   if (reason instanceof ClientGone) return { ...base, status: "cancelled" };
   if (reason instanceof RunTimeout) return { ...base, status: "timed_out", error: describeModelError(reason) };
   if (failure !== undefined) {

@@ -32,6 +32,8 @@ export interface AgentTool<I = unknown, O = unknown> {
   readonly input: z.ZodType<I>;
   /** The scope a grant must hold for this tool to exist in a run. */
   readonly needs: Scope;
+  /** Scopes it needs besides, for tools that reach into another area (memory is made of notes). */
+  readonly alsoNeeds?: readonly Scope[];
   execute(input: I, context: ToolRunContext): Promise<O>;
 }
 

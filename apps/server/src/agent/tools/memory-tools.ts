@@ -35,6 +35,8 @@ const memoryWriteTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.memory:write",
+  // Memory is made of notes: writing it writes notes, so the grant must allow that too.
+  alsoNeeds: ["os.notes:write"],
   description:
     "Remember something: append Markdown to (or replace) a memory note under the folder Memory, creating the note and its folders when missing.",
   input: z.object({
@@ -50,10 +52,6 @@ const memoryWriteTool = defineTool({
     mode: z.enum(["append", "replace"]).default("append").describe("append to the note's end, or replace its body"),
   }),
   async execute(input, { app, grant }) {
-    // Memory is made of notes: writing it writes notes, so the grant must allow that too.
-    if (!grant.scopes.has("os.notes:write")) {
-      throw forbidden("insufficient_scope", "memory_write also needs os.notes:write, which this conversation does not have");
-    }
     return { note: await writeMemory(app, grant.ownerId, input, grant.folders) };
   },
 });

@@ -29,7 +29,9 @@ export function toolsetFor(
   tools: readonly AnyAgentTool[] = NATIVE_TOOLS,
   disabledNamespaces: ReadonlySet<string> = new Set(),
 ): AnyAgentTool[] {
-  return tools.filter((tool) => grant.scopes.has(tool.needs) && !disabledNamespaces.has(tool.namespace));
+  return tools.filter(
+    (tool) => [tool.needs, ...(tool.alsoNeeds ?? [])].every((scope) => grant.scopes.has(scope)) && !disabledNamespaces.has(tool.namespace),
+  );
 }
 
 /** A tool by its bare name (`search_notes`) or qualified by its namespace (`notes.search_notes`). */

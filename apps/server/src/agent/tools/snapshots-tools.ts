@@ -48,6 +48,8 @@ const restoreSnapshotTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.snapshots:write",
+  // As over REST: restoring rewrites the note.
+  alsoNeeds: ["os.notes:write"],
   description:
     "Bring a note back to one of its snapshots, named by seq (from list_snapshots) or versionId. The content it replaces is saved as a snapshot first.",
   input: z
