@@ -1,3 +1,4 @@
+import { useEffect } from "react";
 import type { DesktopApi } from "../../shared/desktop-api";
 import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
@@ -8,6 +9,7 @@ import { ChatComposer } from "./chat-composer";
 import { useChatSession } from "./chat-session";
 import { ChatTranscript } from "./chat-transcript";
 import { ConversationList } from "./conversation-list";
+import { useConversations } from "./use-conversations";
 import "./agent.css";
 
 /**
@@ -17,20 +19,23 @@ import "./agent.css";
  */
 export function AgentView({ api }: { api: DesktopApi }) {
   const chat = useChatSession();
+  const { attach } = chat;
+  useEffect(() => attach(), [attach]);
+  const list = useConversations(api, chat.offline, chat.listGeneration);
   const removal = useAction();
   const { conversationId } = chat.transcript;
   // A chat started here has no title in the list until its first reply ends: its first message stands in.
   const firstSent = chat.transcript.entries.find((entry) => entry.kind === "live");
   const title =
-    chat.conversations?.find((conversation) => conversation.conversationId === conversationId)?.title ??
+    list.data?.find((conversation) => conversation.conversationId === conversationId)?.title ??
     (firstSent?.kind === "live" ? firstSent.turn.userText.trim().split("\n")[0] : null);
   const onOpenLink = (href: string) => void openLink(api, href);
 
   return (
     <div className="agent-view">
       <ConversationList
-        conversations={chat.conversations}
-        error={chat.offline ? null : chat.listError}
+        conversations={list.data}
+        error={chat.offline ? null : list.error}
         selected={conversationId}
         disabled={chat.busy}
         onSelect={chat.open}

@@ -1,12 +1,8 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
-import type { ChatEnding, ConversationSummary, DesktopApi } from "../../shared/desktop-api";
+import type { ChatEnding, DesktopApi } from "../../shared/desktop-api";
 import { errorMessage } from "../components/error-message";
-import { usePolled } from "../components/use-polled";
 import { useHostStatus } from "../layout/host-status";
 import { applyChatEvents, type Entry, endTurn, type LiveTurn, startedConversation } from "./chat-turns";
-
-/** The list changes when a reply ends or a conversation goes, both done here; the period covers other devices. */
-const LIST_POLL_MS = 30_000;
 
 export interface Transcript {
   /** null: a new chat, not on the server until its first message. */
@@ -17,8 +13,10 @@ export interface Transcript {
 }
 
 export interface ChatSession {
-  readonly conversations: readonly ConversationSummary[] | undefined;
-  readonly listError: string | null;
+  /** Changes whenever the conversation list is worth asking for again (a reply ended, one was deleted, back online). */
+  readonly listGeneration: number;
+  /** The Agent view is on screen while attached: only then is anything reloaded by itself. Answers the detach. */
+  attach(): () => void;
   readonly transcript: Transcript;
   /** What is typed in the message box: kept across sections, and put back when a message could not be answered. */
   readonly draft: string;
@@ -46,13 +44,15 @@ const NEW_CHAT: Transcript = { conversationId: null, status: "ready", error: nul
  */
 export function ChatSessionProvider({ api, children }: { api: DesktopApi; children: ReactNode }) {
   const offline = useHostStatus().status?.sync.state === "offline";
-  const offlineRef = useRef(offline);
-  offlineRef.current = offline;
-  // Offline, asking would only fail: the last list stays, and is asked for again once back online.
-  const list = usePolled(async () => {
-    if (offlineRef.current) throw new Error("offline");
-    return api.listConversations();
-  }, LIST_POLL_MS);
+  const [listGeneration, setListGeneration] = useState(0);
+  const refreshList = useCallback(() => setListGeneration((generation) => generation + 1), []);
+  const visible = useRef(false);
+  const attach = useCallback(() => {
+    visible.current = true;
+    return () => {
+      visible.current = false;
+    };
+  }, []);
   const [transcript, setTranscript] = useState<Transcript>(NEW_CHAT);
   const [draft, setDraft] = useState("");
   const [sendError, setSendError] = useState<string | null>(null);
@@ -105,11 +105,10 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
     [load],
   );
 
-  // Back online: the list, and a conversation that could not be loaded, are worth asking for again.
+  // Back online: the list, and a conversation that could not be loaded, are worth asking for again (if shown).
   const wasOffline = useRef(offline);
-  const refreshList = list.refresh;
   useEffect(() => {
-    if (wasOffline.current && !offline) {
+    if (wasOffline.current && !offline && visible.current) {
       refreshList();
       const current = transcriptRef.current;
       if (current.status === "failed" && !run.current) load(current.conversationId);
@@ -221,8 +220,8 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
 
   const session = useMemo<ChatSession>(
     () => ({
-      conversations: list.data,
-      listError: list.error,
+      listGeneration,
+      attach,
       transcript,
       draft,
       setDraft,
@@ -234,7 +233,7 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
       stop,
       remove,
     }),
-    [list.data, list.error, transcript, draft, busy, sendError, offline, open, send, stop, remove],
+    [listGeneration, attach, transcript, draft, busy, sendError, offline, open, send, stop, remove],
   );
   return <ChatContext.Provider value={session}>{children}</ChatContext.Provider>;
 }

@@ -17,8 +17,13 @@ export interface BriefingSession {
   readonly writingSince: number | null;
   readonly writeError: string | null;
   readonly offline: boolean;
-  /** Loads the newest briefing the first time the Today section shows (and again after a failure). */
-  ensureLoaded(): void;
+  /**
+   * The Today view is on screen while attached: the newest briefing is loaded the first time (and
+   * again after a failure), and only then is anything reloaded by itself. Answers the detach.
+   */
+  attach(): () => void;
+  /** Asks for the newest briefing again (after a failure). */
+  reload(): void;
   write(): void;
   /** Asks for the strategies and the matrix again (after a failure). */
   retryInsights(): void;
@@ -60,11 +65,14 @@ export function BriefingSessionProvider({ api, children }: { api: DesktopApi; ch
   }, [api]);
 
   // Offline, asking would only fail: it is asked for once the server is back.
-  const wanted = useRef(false);
-  const ensureLoaded = useCallback(() => {
-    wanted.current = true;
+  const visible = useRef(false);
+  const attach = useCallback(() => {
+    visible.current = true;
     const status = briefingRef.current.status;
     if ((status === "idle" || status === "failed") && !offlineRef.current) load();
+    return () => {
+      visible.current = false;
+    };
   }, [load]);
 
   const loadInsights = useCallback(
@@ -100,9 +108,9 @@ export function BriefingSessionProvider({ api, children }: { api: DesktopApi; ch
   // Back online: what failed offline is worth asking again.
   const wasOffline = useRef(offline);
   useEffect(() => {
-    if (wasOffline.current && !offline) {
+    if (wasOffline.current && !offline && visible.current) {
       const status = briefingRef.current.status;
-      if (status === "failed" || (status === "idle" && wanted.current)) load();
+      if (status === "failed" || status === "idle") load();
       else if (strategies.status === "failed" || matrix.status === "failed") retryInsights();
     }
     wasOffline.current = offline;
@@ -128,8 +136,8 @@ export function BriefingSessionProvider({ api, children }: { api: DesktopApi; ch
   }, [api]);
 
   const session = useMemo<BriefingSession>(
-    () => ({ briefing, strategies, matrix, writingSince, writeError, offline, ensureLoaded, write, retryInsights }),
-    [briefing, strategies, matrix, writingSince, writeError, offline, ensureLoaded, write, retryInsights],
+    () => ({ briefing, strategies, matrix, writingSince, writeError, offline, attach, reload: load, write, retryInsights }),
+    [briefing, strategies, matrix, writingSince, writeError, offline, attach, load, write, retryInsights],
   );
   return <BriefingContext.Provider value={session}>{children}</BriefingContext.Provider>;
 }

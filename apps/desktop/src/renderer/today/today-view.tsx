@@ -27,8 +27,8 @@ const SECTIONS: readonly { readonly field: keyof Briefing & `${string}Summary`; 
  */
 export function TodayView({ api }: { api: DesktopApi }) {
   const today = useBriefingSession();
-  const { ensureLoaded } = today;
-  useEffect(() => ensureLoaded(), [ensureLoaded]);
+  const { attach } = today;
+  useEffect(() => attach(), [attach]);
   const onOpenLink = (href: string) => void openLink(api, href);
   const briefing = today.briefing.status === "ready" ? today.briefing.value : null;
 
@@ -52,7 +52,7 @@ export function TodayView({ api }: { api: DesktopApi }) {
       {(today.briefing.status === "idle" || today.briefing.status === "loading") && (
         <p className="empty-state">Loading the latest briefing…</p>
       )}
-      {today.briefing.status === "failed" && !today.offline && <ErrorNotice message={today.briefing.message} onRetry={ensureLoaded} />}
+      {today.briefing.status === "failed" && !today.offline && <ErrorNotice message={today.briefing.message} onRetry={today.reload} />}
       {today.briefing.status === "ready" && briefing === null && (
         <p className="empty-state today-empty">
           No briefing yet. <strong>New briefing</strong> writes one from your todos due today and the notes you changed lately.
