@@ -56,11 +56,12 @@ export function termHits(text: string, terms: readonly string[]): number {
   return terms.filter((term) => present.has(term)).length;
 }
 
-/** Markdown to plain sentences: headings, list items and sentences each become one. */
+/** Markdown to plain sentences: list items and sentences each become one; headings are labels, not sentences. */
 export function sentences(markdown: string): string[] {
   return markdown
     .split(/\n+/)
-    .map((line) => line.replace(/^\s*(#{1,6}\s+|[-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)/, "").trim())
+    .filter((line) => !/^\s{0,3}#{1,6}\s/.test(line))
+    .map((line) => line.replace(/^\s*([-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)/, "").trim())
     .filter((line) => line.length > 0)
     .flatMap((line) => line.split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}])/u))
     .map((s) => s.replace(/[*_`]+/g, "").trim())
