@@ -5,6 +5,7 @@ import type { Schema } from "../db/schema";
 import { ensureFolderPath, findFolderPath, folderPath } from "../folders/folders-service";
 import { badRequest, notFound } from "../http/errors";
 import { appendedBody, changeMeta, createNoteFromJson, findNoteByTitle, getOwnedNote, readBody, replaceBody } from "../notes/notes-service";
+import type { Embedder } from "../search/embedder";
 import { searchNotes } from "../search/search-index";
 import { takeSnapshot } from "../snapshots/snapshots-service";
 import type { SyncServer } from "../sync/sync-server";
@@ -32,7 +33,10 @@ async function memoryPathOf(db: Kysely<Schema>, ownerId: number, folderId: numbe
   return [...(await folderPath(db, ownerId, folderId)), `${title}.md`].join("/");
 }
 
-/** Searches the owner's memory; given `within`, only the memory folders among those. */
+/**
+ * Searches the owner's memory as {@link searchNotes} searches notes (by meaning too, given an
+ * embedder); given `within`, only the memory folders among those.
+ */
 export async function searchMemory(
   db: Kysely<Schema>,
   dialect: Dialect,
@@ -40,10 +44,11 @@ export async function searchMemory(
   query: string,
   limit: number,
   within?: ReadonlySet<number>,
+  embedder?: Embedder,
 ) {
   const folderIds = (await memoryFolderIds(db, ownerId)).filter((id) => within?.has(id) ?? true);
   if (folderIds.length === 0) return [];
-  const hits = await searchNotes(db, dialect, { ownerId, folderIds }, query, limit);
+  const hits = await searchNotes(db, dialect, { ownerId, folderIds }, query, limit, embedder);
   return Promise.all(
     hits.map(async (hit) => ({
       title: hit.title,
