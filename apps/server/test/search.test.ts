@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -110,6 +111,29 @@ describe.each(storages("search ranking"))("search ranking on %s", (storage) => {
     await create(bob, "Private", "albatross albatross albatross");
     expect((await bob.client.raw("shareFolder", { params: { id: team }, body: { username: "alice", role: "viewer" } })).status).toBe(201);
     expect((await search("albatross")).map((r) => r.id)).toEqual([shared.id]);
+  });
+
+  it("finds a weak match in scope below hundreds of better ones out of it", async () => {
+    // SQLite ranks the best 500 matches first and filters them by scope; none of these is alice's.
+    // Written straight into bob's views (what search reads): 550 notes over the API take too long.
+    const now = new Date().toISOString();
+    await t.server.context.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < 550; i++) {
+        const uuid = randomUUID();
+        const title = `Walrus ${i}`;
+        await tx
+          .insertInto("notes")
+          .values({ uuid, owner_id: bob.userId, folder_id: null, title, pinned: 0, tags: "[]", created_at: now, updated_at: now })
+          .execute();
+        await tx
+          .insertInto("note_bodies")
+          .values({ uuid, title, text: "walrus walrus walrus", word_count: 3, size_bytes: 20, updated_at: now })
+          .execute();
+      }
+    });
+    const mine = await create(alice, "Trip", `${"A long day by the sea with many other words. ".repeat(20)} We saw one walrus.`);
+    expect((await search("walrus")).map((r) => r.id)).toEqual([mine.id]);
+    expect(await bob.client.call("searchNotes", { body: { query: "walrus", limit: 100 } }).then((r) => r.results)).toHaveLength(100);
   });
 
   it("never finds a trashed note", async () => {

@@ -16,7 +16,8 @@ export const MEMORY_FOLDER = "Memory";
 /** Levels of a memory path below Memory, the note's own name included (`Self/USER.md` is 2). */
 export const MAX_MEMORY_PATH_DEPTH = 8;
 
-async function memoryFolderIds(db: Kysely<Schema>, ownerId: number): Promise<number[]> {
+/** The ids of the owner's Memory folder and every folder below it. */
+export async function memoryFolderIds(db: Kysely<Schema>, ownerId: number): Promise<number[]> {
   const folders = await db.selectFrom("folders").select(["id", "parent_id", "name_key"]).where("owner_id", "=", ownerId).execute();
   const roots = folders.filter((f) => f.parent_id === null && f.name_key === folderNameKey(MEMORY_FOLDER)).map((f) => f.id);
   const ids = new Set(roots);

@@ -6,12 +6,14 @@ import { type RankedNote, type SearchScope, scopeConditions } from "./scope";
 import { MARK_END, MARK_START } from "./snippets";
 
 /**
- * Column weights: a title word counts eight times a body word, a heading word four times (heading
- * words are in the body too, so they count in both). The same ratios on both dialects.
+ * Column weights: a title word counts eight times a body word, a heading word six times (heading
+ * words are in the body too, so they count in both): a heading names what its section is about,
+ * as a title names the note, and a question is often about one section of a long note. The same
+ * ratios on both dialects.
  */
-const SQLITE_WEIGHTS = { title: 8, headings: 4, text: 1 };
+const SQLITE_WEIGHTS = { title: 8, headings: 6, text: 1 };
 /** ts_rank's weights, in its order {D, C, B, A}: body C, headings B, title A (see migration 0019). */
-const POSTGRES_WEIGHTS = "{0.1, 0.125, 0.5, 1.0}";
+const POSTGRES_WEIGHTS = "{0.1, 0.125, 0.75, 1.0}";
 /** ts_rank normalisation 1: divides by 1 + log(length), so long notes do not win by length alone. */
 const POSTGRES_NORMALIZATION = 1;
 /** Snippets come from this much of a body at most on PostgreSQL (ts_headline's cost grows with it) and for unmarked notes. */
@@ -33,6 +35,13 @@ const tsQuery = (term: SearchTerm) => sql`to_tsquery('english', ${tsTerm(term)})
 const tsAny = (terms: readonly SearchTerm[]) => sql.join(terms.map(tsQuery), sql` || `);
 
 /**
+ * FTS5 ranks this many of its best matches before they are joined with the notes and the scope
+ * filter: joining every match costs a few µs each, and a common word matches thousands of notes.
+ * When fewer than the limit of them are in scope, the query runs again over every match.
+ */
+const SQLITE_CANDIDATES = 500;
+
+/**
  * SQLite: FTS5's bm25() over an OR of the terms (Porter-stemmed by the index), with the column
  * weights above. BM25 adds up each matched term's weight, which grows with how rare the term is
  * across all notes (IDF) and, saturating, with how often it occurs in the note relative to the
@@ -46,22 +55,22 @@ async function rankSqlite(
   limit: number,
 ): Promise<RankedNote[]> {
   const { title, headings, text } = SQLITE_WEIGHTS;
-  let query = db
-    .selectFrom(sql`note_search`.as("s"))
-    .innerJoin("note_bodies", (join) => join.on(sql<boolean>`note_bodies.rowid = s.rowid`))
-    .innerJoin("notes", "notes.uuid", "note_bodies.uuid")
-    .select([
-      "notes.id",
-      "notes.uuid",
-      "notes.title",
-      "notes.folder_id",
-      // bm25 is lower for better matches.
-      sql<number>`-bm25(note_search, ${sql.lit(title)}, ${sql.lit(headings)}, ${sql.lit(text)})`.as("score"),
-    ])
-    .where(sql<boolean>`note_search match ${ftsMatch(terms)}`);
-  for (const condition of scopeConditions("sqlite", scope, symbols)) query = query.where(condition);
-  const rows = await query.orderBy("score", "desc").orderBy("notes.id").limit(limit).execute();
-  return rows.map((r) => ({ id: r.id, uuid: r.uuid, title: r.title, folderId: r.folder_id, score: Number(r.score) }));
+  const ranked = async (candidates?: number) => {
+    // bm25 is lower for better matches.
+    const best = candidates === undefined ? sql`` : sql` order by score desc, rowid limit ${candidates}`;
+    const matches = sql`(select rowid, -bm25(note_search, ${sql.lit(title)}, ${sql.lit(headings)}, ${sql.lit(text)}) as score
+      from note_search where note_search match ${ftsMatch(terms)}${best})`;
+    let query = db
+      .selectFrom(matches.as("m"))
+      .innerJoin("note_bodies", (join) => join.on(sql<boolean>`note_bodies.rowid = m.rowid`))
+      .innerJoin("notes", "notes.uuid", "note_bodies.uuid")
+      .select(["notes.id", "notes.uuid", "notes.title", "notes.folder_id", sql<number>`m.score`.as("score")]);
+    for (const condition of scopeConditions("sqlite", scope, symbols)) query = query.where(condition);
+    const rows = await query.orderBy("score", "desc").orderBy("notes.id").limit(limit).execute();
+    return rows.map((r) => ({ id: r.id, uuid: r.uuid, title: r.title, folderId: r.folder_id, score: Number(r.score) }));
+  };
+  const fromBest = await ranked(Math.max(SQLITE_CANDIDATES, limit * 10));
+  return fromBest.length >= limit ? fromBest : ranked();
 }
 
 /** BM25's IDF: ln(1 + (N − n + 0.5) / (n + 0.5)) for a term in n of N notes; always positive. */
