@@ -80,9 +80,10 @@ export class EmbeddingIndexer {
 
   async #pass(): Promise<void> {
     const model = this.embedder.modelId;
+    // Vectors of another model (the setting changed) are never compared with this one's: drop them.
+    await this.db.deleteFrom("note_embeddings").where("model", "<>", model).execute();
     await this.db
       .deleteFrom("note_embeddings")
-      .where("model", "=", model)
       .where(({ not, exists, selectFrom }) =>
         not(exists(selectFrom("note_bodies").select("note_bodies.uuid").whereRef("note_bodies.uuid", "=", "note_embeddings.uuid"))),
       )
