@@ -41,11 +41,6 @@ export class EmbeddingIndexer {
     });
   }
 
-  /** Resolves once no pass is running or asked for (tests and benchmarks wait on it). */
-  async idle(): Promise<void> {
-    while (this.#running) await this.#running;
-  }
-
   /** Stops asking the provider (an in-flight call is cancelled) and waits for the pass to end. */
   async stop(): Promise<void> {
     this.#stop.abort();
