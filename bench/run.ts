@@ -22,6 +22,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary: "10,000 seeded notes: list / search / grep latency vs /healthz, and server memory with 1,000 notes open over sync",
     load: () => import("./notes"),
   },
+  "memory-search": {
+    summary:
+      "10,000 notes under Memory: POST /os/memory/search for questions vs the floors, and ranked vs the old AND-only search (target: p50 ≤ 30 ms)",
+    load: () => import("./memory-search"),
+  },
   todos: {
     summary: "10,000 todos: GET /os/todos?date=today and ?q= latency vs /healthz (target: p50 ≤ 15 ms)",
     load: () => import("./todos"),

@@ -34,6 +34,8 @@ import { RealtimeLog } from "./realtime/event-log";
 import { realtimeHandlers } from "./realtime/realtime-routes";
 import { DeviceTokenVerifier } from "./runtime/device-tokens";
 import { runtimeHandlers } from "./runtime/runtime-routes";
+import { createEmbedder } from "./search/embedder";
+import { EmbeddingIndexer } from "./search/embedding-indexer";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
@@ -129,6 +131,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   const sync = new SyncServer(base);
   await sync.start();
   const clock = new Clock();
+  const embedder = createEmbedder(config, logger);
   const context: AppContext = {
     ...base,
     sync,
@@ -136,7 +139,11 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     realtime: new RealtimeLog(clock),
     maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
     models: new ModelCatalog(config, () => new LocalModel()),
+    embedder,
   };
+  // Note embeddings follow the views in the background: a changed note, title or body, is re-embedded.
+  const indexer = embedder && new EmbeddingIndexer(database.db, embedder, logger);
+  if (indexer) sync.views.onUpdated(() => indexer.schedule());
   const app = buildApp(context, sync);
   const server = createServer(app);
   const sockets = new Set<Socket>();
@@ -167,6 +174,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   context.maintenance.start();
+  indexer?.schedule();
   logger.info({ url, storage: database.dialect, location: database.location }, "tandem server listening");
 
   let closing: Promise<void> | undefined;
@@ -179,6 +187,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       server.closeIdleConnections();
       await context.maintenance.stop();
       await sync.close();
+      await indexer?.stop();
       const grace = setTimeout(() => {
         for (const socket of sockets) socket.destroy();
       }, config.shutdownGraceMs);

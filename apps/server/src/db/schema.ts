@@ -85,9 +85,24 @@ export interface NoteBodiesTable {
   /** The note's title, copied from the workspace view so one row holds everything search indexes. */
   title: Generated<string>;
   text: string;
+  /** The note's heading lines, newline-separated, in order: indexed with more weight than the text. */
+  headings: Generated<string>;
   word_count: number;
   size_bytes: number;
   updated_at: string;
+}
+
+/** A note's embedding under one model (search/embeddings.ts), and what it was computed from. */
+export interface NoteEmbeddingsTable {
+  uuid: string;
+  model: string;
+  title: string;
+  body_updated_at: string;
+  /** SHA-256 of the embedded input: a recomputed view with the same text keeps its vector. */
+  digest: string;
+  dimensions: number;
+  /** Float32, little-endian, unit length. */
+  vector: Uint8Array;
 }
 
 export interface SnapshotsTable {
@@ -496,6 +511,7 @@ export interface Schema {
   note_owners: NoteOwnersTable;
   sync_access_epoch: SyncAccessEpochTable;
   note_bodies: NoteBodiesTable;
+  note_embeddings: NoteEmbeddingsTable;
   snapshots: SnapshotsTable;
   folder_shares: FolderSharesTable;
   todos: TodosTable;

@@ -31,7 +31,9 @@ export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
       const limit = input.body.maxResults ?? input.body.limit ?? 10;
       return {
         success: true,
-        result: { results: await searchMemory(db, context.database.dialect, principal.userId, input.body.query, limit) },
+        result: {
+          results: await searchMemory(db, context.database.dialect, principal.userId, input.body.query, limit, undefined, context.embedder),
+        },
       };
     },
     searchNotes: async ({ input, principal }) => {
@@ -42,6 +44,7 @@ export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
         { ownerId: principal.userId, sharedFolderIds },
         input.body.query,
         input.body.limit,
+        context.embedder,
       );
       return { success: true, results: hits.map(({ id, title, snippet, score, folderId }) => ({ id, title, snippet, score, folderId })) };
     },
