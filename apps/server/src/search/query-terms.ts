@@ -1,3 +1,5 @@
+import { STOP_WORDS } from "../text/stop-words";
+
 /**
  * Words of a query, as the indexes tokenise them. Anything else (quotes, operators) is dropped,
  * so no user input ever reaches a query parser.
@@ -15,23 +17,6 @@ export function querySymbols(query: string): string[] {
     query.normalize("NFC").match(/\p{Extended_Pictographic}(?:\p{Emoji_Modifier}|\uFE0F|\u200D\p{Extended_Pictographic})*/gu) ?? [];
   return [...new Set(found)].slice(0, 8);
 }
-
-/**
- * Words that carry no meaning in a question ("what are my goals" is about goals): PostgreSQL's
- * English list (Snowball's), so both dialects drop the same words, plus a few more auxiliaries and
- * the pieces contractions split into ("I'm", "we'll").
- */
-const STOP_WORDS = new Set(
-  (
-    "i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself it its " +
-    "itself they them their theirs themselves what which who whom this that these those am is are was were be been being " +
-    "have has had having do does did doing a an the and but if or because as until while of at by for with about against " +
-    "between into through during before after above below to from up down in out on off over under again further then once " +
-    "here there when where why how all any both each few more most other some such no nor not only own same so than too " +
-    "very s t can will just don should now " +
-    "could would shall might must ought also please ll re ve d m"
-  ).split(" "),
-);
 
 /** At most this many terms reach the index: each costs a posting-list read. */
 const MAX_TERMS = 16;
