@@ -46,6 +46,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "POST /chat: local provider over 10,000 notes (targets: first byte p50 ≤ 150 ms, answer ≤ 500 ms); added latency over a fake OpenAI-compatible stream (≤ 20 ms)",
     load: () => import("./agent"),
   },
+  heartbeat: {
+    summary:
+      "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",
+    load: () => import("./heartbeat"),
+  },
   sync: {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),

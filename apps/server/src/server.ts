@@ -7,6 +7,8 @@ import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { modelBriefingWriter } from "./agent/briefing/model-writer";
 import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
+import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
+import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
 import { recordModelUsage } from "./agent/usage/model-usage";
@@ -59,7 +61,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function buildApp(context: AppContext, sync: SyncServer): express.Express {
+function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -97,6 +99,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
       // The local provider's briefing is the rule-based one; a remote model writes the prose.
       writer: context.config.modelProvider === "local" ? undefined : modelBriefingWriter(context.models),
     }),
+    ...heartbeatHandlers(context, heartbeats),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);
@@ -144,7 +147,11 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // Note embeddings follow the views in the background: a changed note, title or body, is re-embedded.
   const indexer = embedder && new EmbeddingIndexer(database.db, embedder, logger);
   if (indexer) sync.views.onUpdated(() => indexer.schedule());
-  const app = buildApp(context, sync);
+  const heartbeats = new Heartbeats(context);
+  // Runs a crashed server left `running` are closed before anything else can look at them.
+  await heartbeats.closeAbandonedRuns();
+  context.maintenance.add("heartbeat.schedule", () => heartbeats.tick());
+  const app = buildApp(context, sync, heartbeats);
   const server = createServer(app);
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
@@ -185,6 +192,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       context.realtime.endAllStreams();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Heartbeat runs going are ended (and recorded) first: the scheduler's task waits for them.
+      await heartbeats.stop();
       await context.maintenance.stop();
       await sync.close();
       await indexer?.stop();
