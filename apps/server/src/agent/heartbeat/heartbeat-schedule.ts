@@ -45,15 +45,26 @@ export function inQuietHours(instant: Date, quiet: QuietHours | null, timeZone: 
   return start < end ? now >= start && now < end : now >= start || now < end;
 }
 
+/** A difference of wall-clock minutes as the shortest way round the day, in (-720, 720]. */
+const aroundTheClock = (minutes: number) => {
+  const m = ((minutes % DAY_MINUTES) + DAY_MINUTES) % DAY_MINUTES;
+  return m > DAY_MINUTES / 2 ? m - DAY_MINUTES : m;
+};
+
 /**
- * `instant`, or the end of the quiet hours it falls in. A daylight-saving change inside the quiet
- * hours can land an hour early; then the loop steps once more.
+ * `instant`, or the end of the quiet hours it falls in. Counting wall-clock minutes forward lands
+ * an hour off when a daylight-saving change falls in between; the landing is then moved onto the
+ * end's wall-clock time (unless that time does not exist that day).
  */
 export function outsideQuietHours(instant: Date, quiet: QuietHours | null, timeZone: string): Date {
+  if (!quiet) return instant;
+  const end = clockMinutes(quiet.end);
   let at = instant;
-  for (let step = 0; step < 4 && quiet && inQuietHours(at, quiet, timeZone); step++) {
-    const ahead = (clockMinutes(quiet.end) - localMinutes(at, timeZone) + DAY_MINUTES) % DAY_MINUTES || DAY_MINUTES;
-    at = new Date(minuteStart(at.getTime()) + ahead * MINUTE_MS);
+  for (let step = 0; step < 4 && inQuietHours(at, quiet, timeZone); step++) {
+    const ahead = (end - localMinutes(at, timeZone) + DAY_MINUTES) % DAY_MINUTES || DAY_MINUTES;
+    const landed = new Date(minuteStart(at.getTime()) + ahead * MINUTE_MS);
+    const corrected = new Date(landed.getTime() - aroundTheClock(localMinutes(landed, timeZone) - end) * MINUTE_MS);
+    at = corrected > at && !inQuietHours(corrected, quiet, timeZone) ? corrected : landed;
   }
   return at;
 }
