@@ -228,6 +228,20 @@ describe.each(storages("heartbeat"))("heartbeat on the local model (%s)", (stora
     expect((await heartbeatThread(alice))?.messageCount).toBe((before ?? 0) + 1);
   });
 
+  it("a new heartbeat thread starts when the owner deleted theirs", async () => {
+    const hugo = await t.addUser("hugo");
+    await hugo.client.call("createTodo", { body: { title: "Fix the bike", dueDate: addDays(today, -3) } });
+    const first = (await runHeartbeat(hugo)).result;
+    expect((await hugo.client.call("heartbeatStatus")).status.conversationId).toBe(first.conversationId);
+    await hugo.client.call("deleteConversation", { params: { id: first.conversationId as number } });
+    expect((await hugo.client.call("heartbeatStatus")).status.conversationId).toBeNull();
+    await hugo.client.call("createTodo", { body: { title: "Return the library books before Friday", dueDate: today, priority: 1 } });
+    const second = (await runHeartbeat(hugo)).result;
+    expect(second.delivered).toBe(true);
+    expect(second.conversationId).not.toBe(first.conversationId);
+    expect(await heartbeatThread(hugo)).toMatchObject({ conversationId: second.conversationId, messageCount: 1, unreadCount: 1 });
+  });
+
   it("a dry run writes nothing (no checklist, todo, message or memory) and says what it would do", async () => {
     const erin = await t.addUser("erin");
     const dry = await runHeartbeat(erin, { dryRun: true });
@@ -377,6 +391,29 @@ describe.each(storages())("heartbeat through an OpenAI-compatible provider (%s)"
     const action = result.actions.find((a) => a.type === "create_todo");
     expect(action).toMatchObject({ mode: "action", status: "executed", payload: { title: "Water the plants", priority: 2 } });
     expect(action?.result).toMatchObject({ todo: { title: "Water the plants", priority: 2 } });
+  });
+
+  it("a dry run executes none of the writes the model asks for, records them with their payload, and delivers nothing", async () => {
+    const user = await t.addUser("dora");
+    fake.enqueue(
+      {
+        toolCalls: [
+          { name: "memory_write", args: { path: "Self/Notes", content: "- dry" } },
+          { name: "create_todo", args: { title: "Dry todo" } },
+        ],
+      },
+      { text: "I would have written two things." },
+    );
+    const { result } = await runHeartbeat(user, { tier: "ACTIONS", dryRun: true });
+    expect(result).toMatchObject({ status: "completed", dryRun: true, delivered: false, text: "I would have written two things." });
+    expect(result.actions.map((a) => [a.type, a.status, a.payload])).toEqual([
+      ["memory_write", "skipped", { path: "Self/Notes", content: "- dry", mode: "append" }],
+      ["create_todo", "skipped", { title: "Dry todo" }],
+      ["send_message", "skipped", { text: "I would have written two things." }],
+    ]);
+    expect(await todoTitles(user)).toEqual([]);
+    expect((await user.client.call("listFolders")).folders.map((f) => f.name)).not.toContain("Memory");
+    expect(await heartbeatThread(user)).toBeUndefined();
   });
 
   it("memory writes from heartbeats are rate limited: one an hour, four a day", async () => {

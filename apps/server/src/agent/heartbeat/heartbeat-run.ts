@@ -1,5 +1,7 @@
 import type { HeartbeatTier } from "@tandem/core";
+import type { Kysely } from "kysely";
 import type { AppContext } from "../../context";
+import type { Schema } from "../../db/schema";
 import { appendMessages, createConversation, getOwnConversation } from "../conversations/conversation-store";
 import { HEARTBEAT_RULES, heartbeatRequest } from "../prompt/heartbeat-request";
 import { agentInstructions } from "../prompt/instructions";
@@ -28,13 +30,18 @@ export interface HeartbeatRunRequest {
 const THREAD_TITLE = "Heartbeat";
 const SENDER_LABEL = "Tandem heartbeat";
 
+/** The owner's heartbeat thread, or null: nothing was delivered yet, or the owner deleted it. */
+export async function currentThread(db: Kysely<Schema>, ownerId: number): Promise<number | null> {
+  const { conversationId } = await readPolicy(db, ownerId);
+  if (conversationId === null) return null;
+  const existing = await getOwnConversation(db, ownerId, "agent", conversationId).catch(() => undefined);
+  return existing?.id ?? null;
+}
+
 /** The owner's heartbeat thread, created (again, if the owner deleted it) when needed. */
 async function heartbeatThread(app: AppContext, ownerId: number): Promise<number> {
-  const { conversationId } = await readPolicy(app.db, ownerId);
-  if (conversationId !== null) {
-    const existing = await getOwnConversation(app.db, ownerId, "agent", conversationId).catch(() => undefined);
-    if (existing) return existing.id;
-  }
+  const existing = await currentThread(app.db, ownerId);
+  if (existing !== null) return existing;
   const id = await createConversation(app.db, ownerId, "agent", THREAD_TITLE, app.clock.iso());
   await setThread(app.db, ownerId, id, app.clock.now());
   return id;

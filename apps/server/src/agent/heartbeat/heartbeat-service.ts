@@ -2,7 +2,7 @@ import type { HeartbeatTier } from "@tandem/core";
 import type { AppContext } from "../../context";
 import { ApiError, conflict } from "../../http/errors";
 import { readPolicy, updatePolicy } from "./heartbeat-policy";
-import { executeHeartbeat } from "./heartbeat-run";
+import { currentThread, executeHeartbeat } from "./heartbeat-run";
 import { startOfDay } from "./heartbeat-schedule";
 import { type ClaimedRun, drainDueHeartbeats } from "./heartbeat-scheduler";
 import { closeAbandonedRuns, countRunsSince, getRun, listRuns, pruneRuns, startRun } from "./heartbeat-store";
@@ -76,10 +76,11 @@ export class Heartbeats {
     const { db, clock } = this.#app;
     const policy = await readPolicy(db, ownerId);
     const now = clock.now();
-    const [lastRun, runsLast24h, runsToday] = await Promise.all([
+    const [lastRun, runsLast24h, runsToday, conversationId] = await Promise.all([
       listRuns(db, ownerId, 1),
       countRunsSince(db, ownerId, new Date(now.getTime() - DAY_MS).toISOString()),
       countRunsSince(db, ownerId, startOfDay(now, policy.schedule.timezone).toISOString()),
+      currentThread(db, ownerId),
     ]);
     return {
       tier: policy.tier,
@@ -88,7 +89,7 @@ export class Heartbeats {
       runsToday,
       nextRunAt: policy.schedule.nextRunAt,
       schedule: policy.schedule,
-      conversationId: policy.conversationId,
+      conversationId,
     };
   }
 
