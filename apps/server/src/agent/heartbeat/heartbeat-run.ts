@@ -10,7 +10,7 @@ import { runAgent } from "../runner/agent-runner";
 import { toolsetFor } from "../tools/registry";
 import { heartbeatGrant } from "../tools/run-grant";
 import { recordModelUsage } from "../usage/model-usage";
-import { runActions } from "./heartbeat-actions";
+import { type RunActions, runActions } from "./heartbeat-actions";
 import { ensureInstructions, readInstructions } from "./heartbeat-instructions";
 import { readPolicy, setThread } from "./heartbeat-policy";
 import { deliveredSince, finishRun, type RunOutcome } from "./heartbeat-store";
@@ -90,7 +90,7 @@ function failed(app: AppContext, actions: { count: number }, started: number, mo
   };
 }
 
-async function pass(app: AppContext, request: HeartbeatRunRequest, actions: ReturnType<typeof runActions>, started: number) {
+async function pass(app: AppContext, request: HeartbeatRunRequest, actions: RunActions, started: number) {
   const { ownerId, tier } = request;
   const policy = await readPolicy(app.db, ownerId);
   const timezone = policy.schedule.timezone;
