@@ -113,7 +113,7 @@ export function runOutcome(run: HeartbeatRunItem): string {
 }
 
 export function sourceWords(run: HeartbeatRunItem): string {
-  return run.source === "schedule" ? "Scheduled" : "Run now";
+  return run.source === "schedule" ? "Scheduled" : "Manual";
 }
 
 export const ACTION_STATUS_WORDS: Record<HeartbeatActionItem["status"], string> = {
