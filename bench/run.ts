@@ -22,6 +22,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary: "10,000 seeded notes: list / search / grep latency vs /healthz, and server memory with 1,000 notes open over sync",
     load: () => import("./notes"),
   },
+  "memory-search": {
+    summary:
+      "10,000 notes under Memory: POST /os/memory/search for questions vs the floors, and ranked vs the old AND-only search (target: p50 ≤ 30 ms)",
+    load: () => import("./memory-search"),
+  },
   todos: {
     summary: "10,000 todos: GET /os/todos?date=today and ?q= latency vs /healthz (target: p50 ≤ 15 ms)",
     load: () => import("./todos"),
@@ -40,6 +45,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary:
       "POST /chat: local provider over 10,000 notes (targets: first byte p50 ≤ 150 ms, answer ≤ 500 ms); added latency over a fake OpenAI-compatible stream (≤ 20 ms)",
     load: () => import("./agent"),
+  },
+  heartbeat: {
+    summary:
+      "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",
+    load: () => import("./heartbeat"),
   },
   sync: {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",

@@ -10,6 +10,7 @@ export interface LatencyStats {
   readonly minMs: number;
   readonly p50Ms: number;
   readonly p90Ms: number;
+  readonly p95Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
   readonly meanMs: number;
@@ -30,6 +31,7 @@ export function summarize(samplesMs: readonly number[]): LatencyStats {
     minMs: sorted[0] ?? Number.NaN,
     p50Ms: percentile(sorted, 50),
     p90Ms: percentile(sorted, 90),
+    p95Ms: percentile(sorted, 95),
     p99Ms: percentile(sorted, 99),
     maxMs: sorted[sorted.length - 1] ?? Number.NaN,
     meanMs: sorted.length > 0 ? sum / sorted.length : Number.NaN,

@@ -30,6 +30,11 @@ export interface SeedOptions {
   readonly maxWords: number;
   /** Notes written per transaction. */
   readonly batchSize: number;
+  /**
+   * When set, a root folder of this name holds everything: the other folders are nested in it and
+   * the root notes are its notes (`memory-search` seeds the agent's memory, the root folder Memory).
+   */
+  readonly rootFolder?: string;
 }
 
 export const DEFAULT_SEED_OPTIONS: SeedOptions = {
@@ -52,6 +57,7 @@ export interface SeededFolder {
 export interface SeedResult {
   readonly folders: readonly SeededFolder[];
   readonly notes: number;
+  /** Notes at the root, or in the root folder when there is one. */
   readonly rootNotes: number;
   readonly notesWithRareWord: number;
   readonly totalWords: number;
@@ -149,22 +155,26 @@ export async function seedNotesWorkspace(
     const base = FOLDER_NAMES[(i - 1) % FOLDER_NAMES.length] ?? "Folder";
     folders.push({ uuid: randomUUID(), name: i > FOLDER_NAMES.length ? `${base} ${i}` : base, notes: 0 });
   }
+  const root = options.rootFolder === undefined ? undefined : { uuid: randomUUID(), name: options.rootFolder, notes: 0 };
   const workspace = new Y.Doc();
   const noteMetas: { uuid: string; words: number; rare: boolean }[] = [];
   let rootNotes = 0;
   let rareNotes = 0;
   workspace.transact(() => {
+    // Fixed times, not drawn: the same seed gives the same notes with or without a root folder.
+    const epoch = new Date(EPOCH_MS).toISOString();
+    if (root) putFolder(workspace, root.uuid, { name: root.name, parent: null, icon: null, createdAt: epoch, updatedAt: epoch });
     folders.forEach((folder, i) => {
       // Every fifth folder (after the first ten) is nested under one of the first ten.
-      const parent = i >= 10 && i % 5 === 0 ? (folders[rng.int(1, 9)]?.uuid ?? null) : null;
+      const parent = i >= 10 && i % 5 === 0 ? (folders[rng.int(1, 9)]?.uuid ?? null) : (root?.uuid ?? null);
       putFolder(workspace, folder.uuid, { name: folder.name, parent, icon: null, ...timestamps(rng) });
     });
     for (let i = 0; i < options.notes; i++) {
       const uuid = randomUUID();
-      // 1% at the root, the rest spread evenly (at random) over the folders.
-      const folder = rng.chance(0.01) ? undefined : rng.pick(folders);
+      // 1% at the root (or in the root folder), the rest spread evenly (at random) over the folders.
+      const folder = rng.chance(0.01) ? root : rng.pick(folders);
       if (folder) folder.notes++;
-      else rootNotes++;
+      if (!folder || folder === root) rootNotes++;
       const tags = Array.from({ length: rng.int(0, 3) }, () => rng.pick(TAGS));
       putNote(workspace, uuid, {
         title: title(rng, i),
@@ -219,7 +229,7 @@ export async function seedNotesWorkspace(
   }
 
   return {
-    folders: folders.map(({ uuid, name, notes }) => ({ uuid, name, notes })),
+    folders: [...(root ? [root] : []), ...folders].map(({ uuid, name, notes }) => ({ uuid, name, notes })),
     notes: noteMetas.length,
     rootNotes,
     notesWithRareWord: rareNotes,

@@ -83,6 +83,8 @@ export const ServerConfigSchema = z.object({
   agentTimeoutMs: z.coerce.number().int().min(1000).default(120_000),
   /** A chat stream silent this long gets a progress line (clients give up after ~75 s), in ms. */
   agentProgressMs: z.coerce.number().int().min(50).default(15_000),
+  /** Scheduled heartbeats this instance runs at once; 0: it runs none (another instance does). */
+  heartbeatConcurrency: z.coerce.number().int().min(0).max(64).default(4),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -120,6 +122,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   agentMaxSteps: ["TANDEM_AGENT_MAX_STEPS"],
   agentTimeoutMs: ["TANDEM_AGENT_TIMEOUT_MS"],
   agentProgressMs: ["TANDEM_AGENT_PROGRESS_MS"],
+  heartbeatConcurrency: ["TANDEM_HEARTBEAT_CONCURRENCY"],
 };
 
 export class ConfigError extends Error {

@@ -8,6 +8,7 @@ import type { Database } from "./db/database";
 import type { Schema } from "./db/schema";
 import type { Maintenance } from "./maintenance";
 import type { RealtimeLog } from "./realtime/event-log";
+import type { Embedder } from "./search/embedder";
 import type { SyncServer } from "./sync/sync-server";
 
 /** What every feature's routes and services share; built once at start. */
@@ -27,4 +28,6 @@ export interface AppContext {
   readonly maintenance: Maintenance;
   /** The models the agent may run, by alias (`default`, `fast`, `smart`, `local`). */
   readonly models: ModelCatalog;
+  /** The configured embedding model (TANDEM_EMBEDDING_MODEL); without one, search ranks by words alone. */
+  readonly embedder?: Embedder;
 }

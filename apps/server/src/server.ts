@@ -7,6 +7,8 @@ import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { modelBriefingWriter } from "./agent/briefing/model-writer";
 import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
+import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
+import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
 import { recordModelUsage } from "./agent/usage/model-usage";
@@ -34,6 +36,8 @@ import { RealtimeLog } from "./realtime/event-log";
 import { realtimeHandlers } from "./realtime/realtime-routes";
 import { DeviceTokenVerifier } from "./runtime/device-tokens";
 import { runtimeHandlers } from "./runtime/runtime-routes";
+import { createEmbedder } from "./search/embedder";
+import { EmbeddingIndexer } from "./search/embedding-indexer";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
@@ -57,7 +61,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function buildApp(context: AppContext, sync: SyncServer): express.Express {
+function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -95,6 +99,7 @@ function buildApp(context: AppContext, sync: SyncServer): express.Express {
       // The local provider's briefing is the rule-based one; a remote model writes the prose.
       writer: context.config.modelProvider === "local" ? undefined : modelBriefingWriter(context.models),
     }),
+    ...heartbeatHandlers(context, heartbeats),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);
@@ -129,6 +134,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   const sync = new SyncServer(base);
   await sync.start();
   const clock = new Clock();
+  const embedder = createEmbedder(config, logger);
   const context: AppContext = {
     ...base,
     sync,
@@ -136,8 +142,16 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     realtime: new RealtimeLog(clock),
     maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
     models: new ModelCatalog(config, () => new LocalModel()),
+    embedder,
   };
-  const app = buildApp(context, sync);
+  // Note embeddings follow the views in the background: a changed note, title or body, is re-embedded.
+  const indexer = embedder && new EmbeddingIndexer(database.db, embedder, logger);
+  if (indexer) sync.views.onUpdated(() => indexer.schedule());
+  const heartbeats = new Heartbeats(context);
+  // Runs a crashed server left `running` are closed before anything else can look at them.
+  await heartbeats.closeAbandonedRuns();
+  context.maintenance.add("heartbeat.schedule", () => heartbeats.tick());
+  const app = buildApp(context, sync, heartbeats);
   const server = createServer(app);
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
@@ -167,6 +181,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   context.maintenance.start();
+  indexer?.schedule();
   logger.info({ url, storage: database.dialect, location: database.location }, "tandem server listening");
 
   let closing: Promise<void> | undefined;
@@ -177,8 +192,11 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       context.realtime.endAllStreams();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Heartbeat runs going are ended (and recorded) first: the scheduler's task waits for them.
+      await heartbeats.stop();
       await context.maintenance.stop();
       await sync.close();
+      await indexer?.stop();
       const grace = setTimeout(() => {
         for (const socket of sockets) socket.destroy();
       }, config.shutdownGraceMs);

@@ -235,7 +235,7 @@ describe("v1 API through real HTTP", () => {
     const status = await alice.client.call("status");
     expect(status).toMatchObject({ success: true, contextCount: 0, lastSyncedAt: null });
     expect(status.folders.length).toBeGreaterThan(0);
-    expect(await alice.client.call("listConversations")).toEqual({ success: true, conversations: [], total: 0 });
+    expect(await alice.client.call("listConversations")).toEqual({ success: true, conversations: [], total: 0, unreadTotal: 0 });
   });
 });
 

@@ -85,9 +85,24 @@ export interface NoteBodiesTable {
   /** The note's title, copied from the workspace view so one row holds everything search indexes. */
   title: Generated<string>;
   text: string;
+  /** The note's heading lines, newline-separated, in order: indexed with more weight than the text. */
+  headings: Generated<string>;
   word_count: number;
   size_bytes: number;
   updated_at: string;
+}
+
+/** A note's embedding under one model (search/embeddings.ts), and what it was computed from. */
+export interface NoteEmbeddingsTable {
+  uuid: string;
+  model: string;
+  title: string;
+  body_updated_at: string;
+  /** SHA-256 of the embedded input: a recomputed view with the same text keeps its vector. */
+  digest: string;
+  dimensions: number;
+  /** Float32, little-endian, unit length. */
+  vector: Uint8Array;
 }
 
 export interface SnapshotsTable {
@@ -452,6 +467,8 @@ export interface AgentMessagesTable {
   tools_used: string;
   model: string | null;
   created_at: string;
+  /** When the owner read it; null: unread (heartbeat messages arrive so). */
+  read_at: string | null;
 }
 
 /** One model call of the agent layer and the tokens it took (migration 0017). */
@@ -487,6 +504,64 @@ export interface BriefingsTable {
   generated_at: string;
 }
 
+export type HeartbeatTierColumn = "MESSAGES" | "ACTIONS";
+
+/** A user's heartbeat policy and schedule (migration 0020); no row: the defaults. */
+export interface HeartbeatPoliciesTable {
+  user_id: number;
+  tier: HeartbeatTierColumn;
+  /** 0 or 1. */
+  schedule_enabled: number;
+  every_minutes: number;
+  /** HH:MM in `timezone`; both null: no quiet hours. */
+  quiet_start: string | null;
+  quiet_end: string | null;
+  timezone: string;
+  /** When the next scheduled run is due; null while the schedule is off. */
+  next_run_at: string | null;
+  /** The heartbeat thread (an `agent` conversation), once one was created. */
+  conversation_id: number | null;
+  updated_at: string;
+}
+
+export interface HeartbeatRunsTable {
+  id: Generated<number>;
+  owner_id: number;
+  tier: HeartbeatTierColumn;
+  source: "manual" | "schedule";
+  status: "running" | "completed" | "failed";
+  /** 0 or 1. */
+  dry_run: number;
+  started_at: string;
+  completed_at: string | null;
+  model: string | null;
+  text: Generated<string>;
+  suppressed: Generated<number>;
+  suppress_reason: string | null;
+  delivered: Generated<number>;
+  conversation_id: number | null;
+  message_id: number | null;
+  tool_calls: Generated<number>;
+  actions_created: Generated<number>;
+  elapsed_ms: number | null;
+  error: string | null;
+}
+
+export interface HeartbeatActionsTable {
+  id: Generated<number>;
+  run_id: number;
+  owner_id: number;
+  /** The tool's name, or `send_message`. */
+  type: string;
+  mode: "message" | "action";
+  status: "executed" | "skipped" | "failed";
+  /** JSON. */
+  payload: string;
+  /** JSON. */
+  result: string;
+  created_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -496,6 +571,7 @@ export interface Schema {
   note_owners: NoteOwnersTable;
   sync_access_epoch: SyncAccessEpochTable;
   note_bodies: NoteBodiesTable;
+  note_embeddings: NoteEmbeddingsTable;
   snapshots: SnapshotsTable;
   folder_shares: FolderSharesTable;
   todos: TodosTable;
@@ -520,4 +596,7 @@ export interface Schema {
   agent_messages: AgentMessagesTable;
   model_usage: ModelUsageTable;
   briefings: BriefingsTable;
+  heartbeat_policies: HeartbeatPoliciesTable;
+  heartbeat_runs: HeartbeatRunsTable;
+  heartbeat_actions: HeartbeatActionsTable;
 }

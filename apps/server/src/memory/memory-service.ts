@@ -5,6 +5,7 @@ import type { Schema } from "../db/schema";
 import { ensureFolderPath, findFolderPath, folderPath } from "../folders/folders-service";
 import { badRequest, notFound } from "../http/errors";
 import { appendedBody, changeMeta, createNoteFromJson, findNoteByTitle, getOwnedNote, readBody, replaceBody } from "../notes/notes-service";
+import type { Embedder } from "../search/embedder";
 import { searchNotes } from "../search/search-index";
 import { takeSnapshot } from "../snapshots/snapshots-service";
 import type { SyncServer } from "../sync/sync-server";
@@ -15,7 +16,8 @@ export const MEMORY_FOLDER = "Memory";
 /** Levels of a memory path below Memory, the note's own name included (`Self/USER.md` is 2). */
 export const MAX_MEMORY_PATH_DEPTH = 8;
 
-async function memoryFolderIds(db: Kysely<Schema>, ownerId: number): Promise<number[]> {
+/** The ids of the owner's Memory folder and every folder below it. */
+export async function memoryFolderIds(db: Kysely<Schema>, ownerId: number): Promise<number[]> {
   const folders = await db.selectFrom("folders").select(["id", "parent_id", "name_key"]).where("owner_id", "=", ownerId).execute();
   const roots = folders.filter((f) => f.parent_id === null && f.name_key === folderNameKey(MEMORY_FOLDER)).map((f) => f.id);
   const ids = new Set(roots);
@@ -32,7 +34,10 @@ async function memoryPathOf(db: Kysely<Schema>, ownerId: number, folderId: numbe
   return [...(await folderPath(db, ownerId, folderId)), `${title}.md`].join("/");
 }
 
-/** Searches the owner's memory; given `within`, only the memory folders among those. */
+/**
+ * Searches the owner's memory as {@link searchNotes} searches notes (by meaning too, given an
+ * embedder); given `within`, only the memory folders among those.
+ */
 export async function searchMemory(
   db: Kysely<Schema>,
   dialect: Dialect,
@@ -40,10 +45,11 @@ export async function searchMemory(
   query: string,
   limit: number,
   within?: ReadonlySet<number>,
+  embedder?: Embedder,
 ) {
   const folderIds = (await memoryFolderIds(db, ownerId)).filter((id) => within?.has(id) ?? true);
   if (folderIds.length === 0) return [];
-  const hits = await searchNotes(db, dialect, { ownerId, folderIds }, query, limit);
+  const hits = await searchNotes(db, dialect, { ownerId, folderIds }, query, limit, embedder);
   return Promise.all(
     hits.map(async (hit) => ({
       title: hit.title,

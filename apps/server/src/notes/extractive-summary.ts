@@ -3,17 +3,7 @@
  * title's), in their original order. No model, so the same note always gives the same summary.
  */
 
-/** Words too common to tell what a text is about (English; other languages still rank by frequency). */
-const STOP_WORDS = new Set(
-  (
-    "a about above after again against all also am an and any are as at be because been before being below between both but by can " +
-    "could did do does doing down during each few for from further had has have having he her here hers herself him himself his how " +
-    "i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves out " +
-    "over own same she should so some such than that the their theirs them themselves then there these they this those through to " +
-    "too under until up very was we were what when where which while who whom why will with would you your yours yourself " +
-    "yourselves get got one two also yet still may might must shall let lets via etc"
-  ).split(" "),
-);
+import { STOP_WORDS } from "../text/stop-words";
 
 /** Sentences found in one text at most: enough for any note a person reads, bounded for huge ones. */
 const MAX_SENTENCES = 2000;
@@ -62,14 +52,13 @@ export interface SummaryOptions {
 }
 
 /**
- * The `sentences` most informative sentences of `text`, in their order, within `maxChars`. A
- * sentence scores the frequency of its terms across the text (a term said once counts nothing;
- * a title term counts extra), divided by the square root of its length so long sentences do not
- * win by length alone. Ties go to the earlier sentence.
+ * The `keep` most informative of `sentences`, in their order. A sentence scores the frequency of
+ * its terms across the text (a term said once counts nothing; a title term counts extra), divided
+ * by the square root of its length so long sentences do not win by length alone. Ties go to the
+ * earlier sentence.
  */
-export function extractiveSummary(title: string, text: string, { sentences: keep, maxChars }: SummaryOptions): string {
-  const sentences = splitSentences(text);
-  if (sentences.length <= keep) return clip(sentences.join(" "), maxChars);
+export function mostInformative(sentences: readonly string[], title: string, keep: number): string[] {
+  if (sentences.length <= keep) return [...sentences];
   const sentenceTerms = sentences.map(terms);
   const frequency = new Map<string, number>();
   for (const list of sentenceTerms) for (const term of list) frequency.set(term, (frequency.get(term) ?? 0) + 1);
@@ -82,10 +71,15 @@ export function extractiveSummary(title: string, text: string, { sentences: keep
     const score = (list.length ? weight / Math.sqrt(list.length) : 0) * (words < SHORT_SENTENCE_WORDS ? 0.5 : 1);
     return { index, score };
   });
-  const chosen = scored
+  return scored
     .sort((a, b) => b.score - a.score || a.index - b.index)
     .slice(0, keep)
     .map((s) => s.index)
-    .sort((a, b) => a - b);
-  return clip(chosen.map((index) => sentences[index]).join(" "), maxChars);
+    .sort((a, b) => a - b)
+    .map((index) => sentences[index] as string);
+}
+
+/** The `sentences` most informative sentences of `text`, in their order, within `maxChars`. */
+export function extractiveSummary(title: string, text: string, { sentences: keep, maxChars }: SummaryOptions): string {
+  return clip(mostInformative(splitSentences(text), title, keep).join(" "), maxChars);
 }

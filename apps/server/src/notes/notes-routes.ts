@@ -1,3 +1,5 @@
+import { ModelNoteSummaries } from "../agent/summaries/model-note-summaries";
+import { recordModelUsage } from "../agent/usage/model-usage";
 import type { AppContext } from "../context";
 import { grepNotes, regexRunnerFor } from "../grep/grep-service";
 import { created } from "../http/reply";
@@ -7,7 +9,7 @@ import { searchNotes } from "../search/search-index";
 import { sharedFolders } from "../sharing/access";
 import { takeSnapshot } from "../snapshots/snapshots-service";
 import { copyNote, createNote, getNote, listNotes, moveNote, pinNote, updateNote } from "./notes-service";
-import { notesSummary } from "./notes-stats";
+import { notesSummary, type WrittenSummaries } from "./notes-stats";
 
 type NoteRouteId =
   | "listNotes"
@@ -25,13 +27,25 @@ type NoteRouteId =
 export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
   const { db } = context;
   const regexRunner = regexRunnerFor(context);
+  // With a remote provider the model writes note summaries (cached per note version); the local one's are extractive.
+  const modelSummaries = context.config.modelProvider === "local" ? undefined : new ModelNoteSummaries(context.models);
   return {
-    notesSummary: async ({ input, principal }) => ({ success: true, ...(await notesSummary(db, principal.userId, input.query.limit)) }),
+    notesSummary: async ({ input, principal }) => {
+      const written: WrittenSummaries | undefined =
+        modelSummaries &&
+        ((notes) =>
+          modelSummaries.summarise(notes, (usage) =>
+            recordModelUsage(db, { ...usage, userId: principal.userId, apiKeyId: principal.credential.id, purpose: "summary" }),
+          ));
+      return { success: true, ...(await notesSummary(db, principal.userId, input.query.limit, written)) };
+    },
     memorySearch: async ({ input, principal }) => {
       const limit = input.body.maxResults ?? input.body.limit ?? 10;
       return {
         success: true,
-        result: { results: await searchMemory(db, context.database.dialect, principal.userId, input.body.query, limit) },
+        result: {
+          results: await searchMemory(db, context.database.dialect, principal.userId, input.body.query, limit, undefined, context.embedder),
+        },
       };
     },
     searchNotes: async ({ input, principal }) => {
@@ -42,6 +56,7 @@ export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
         { ownerId: principal.userId, sharedFolderIds },
         input.body.query,
         input.body.limit,
+        context.embedder,
       );
       return { success: true, results: hits.map(({ id, title, snippet, score, folderId }) => ({ id, title, snippet, score, folderId })) };
     },

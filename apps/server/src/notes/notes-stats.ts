@@ -68,14 +68,20 @@ export async function recentNotes(
   return { rows, total: Number(rows[0]?.total ?? 0) };
 }
 
-/** The most recently updated notes, each with an extractive summary, and the list as HTML. */
-export async function notesSummary(db: Kysely<Schema>, ownerId: number, limit: number) {
+/** Summaries a model wrote, by note id; notes without one get the extractive summary. */
+export type WrittenSummaries = (notes: { id: number; title: string; text: string; updated: string }[]) => Promise<Map<number, string>>;
+
+/** The most recently updated notes, each with a summary (extractive unless `written` gives one), and the list as HTML. */
+export async function notesSummary(db: Kysely<Schema>, ownerId: number, limit: number, written?: WrittenSummaries) {
   const { rows } = await recentNotes(db, ownerId, { limit });
   const now = new Date();
+  const byModel = written
+    ? await written(rows.map((row) => ({ id: row.id, title: row.title, text: row.text ?? "", updated: row.updated })))
+    : new Map();
   const notes = rows.map((row) => ({
     id: row.id,
     title: row.title,
-    summary: extractiveSummary(row.title, row.text ?? "", SUMMARY),
+    summary: byModel.get(row.id) ?? extractiveSummary(row.title, row.text ?? "", SUMMARY),
     updatedAt: row.updated,
     relativeTime: relativeTime(row.updated, now),
     pinned: row.pinned === 1,

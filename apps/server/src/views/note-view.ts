@@ -1,4 +1,4 @@
-import { countWords, jsonToText, readNoteBody } from "@tandem/core";
+import { countWords, jsonHeadings, jsonToText, readNoteBody } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type * as Y from "yjs";
 import { nowIso } from "../clock";
@@ -6,8 +6,15 @@ import type { Schema } from "../db/schema";
 
 /** The text view of one note body: what listing, grep, search and word counts read. */
 export async function materializeNoteBody(db: Kysely<Schema>, uuid: string, doc: Y.Doc): Promise<void> {
-  const text = jsonToText(readNoteBody(doc));
-  const values = { text, word_count: countWords(text), size_bytes: Buffer.byteLength(text), updated_at: nowIso() };
+  const body = readNoteBody(doc);
+  const text = jsonToText(body);
+  const values = {
+    text,
+    headings: jsonHeadings(body).join("\n"),
+    word_count: countWords(text),
+    size_bytes: Buffer.byteLength(text),
+    updated_at: nowIso(),
+  };
   // The title comes from the workspace view when it already knows the note; it keeps it current after that.
   const meta = await db.selectFrom("notes").select("title").where("uuid", "=", uuid).executeTakeFirst();
   await db

@@ -76,6 +76,7 @@ const Conversation = z.object({
   contact: z.null(),
   group: z.null(),
   messageCount: z.number().int(),
+  unreadCount: z.number().int().describe("the agent's messages not yet marked read (heartbeat messages arrive unread)"),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   messages: z.array(ChatMessage).describe("the newest messages, oldest first"),
@@ -119,6 +120,7 @@ export const agentRoutes = {
     response: success({
       conversations: z.array(Conversation).optional(),
       total: z.number().int().optional().describe("conversations in the view"),
+      unreadTotal: z.number().int().optional().describe("unread messages in all the view's conversations"),
       messages: z.array(ChatMessage).optional(),
       summary: z.object({ query: z.string(), matches: z.number().int(), conversations: z.number().int(), limited: z.boolean() }).optional(),
     }),
@@ -131,6 +133,15 @@ export const agentRoutes = {
     auth: "user",
     params: ConversationParams,
     response: success({ conversation: Conversation }),
+  }),
+  markConversationRead: defineRoute({
+    method: "POST",
+    path: "/conversations/:id/read",
+    category: "agent",
+    summary: "Mark every message of one of the caller's personal-agent conversations read",
+    auth: "user",
+    params: ConversationParams,
+    response: success({ conversationId: z.number().int(), markedRead: z.number().int().describe("messages that were unread") }),
   }),
   deleteConversation: defineRoute({
     method: "DELETE",

@@ -7,6 +7,7 @@ import { briefingRoutes } from "./briefing";
 import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
+import { heartbeatRoutes } from "./heartbeat";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
 import { realtimeRoutes } from "./realtime";
@@ -39,6 +40,7 @@ export const routes = {
   ...syncRoutes,
   ...agentRoutes,
   ...briefingRoutes,
+  ...heartbeatRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -54,6 +56,7 @@ export * from "./common";
 export * from "./delegations";
 export * from "./folders";
 export * from "./grants";
+export * from "./heartbeat";
 export * from "./network";
 export * from "./notes";
 export * from "./realtime";

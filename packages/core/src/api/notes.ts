@@ -197,7 +197,8 @@ export const noteRoutes = {
     method: "POST",
     path: "/os/notes/search",
     category: "notes",
-    summary: "Ranked full-text search over titles and bodies, with a snippet of each match",
+    summary:
+      "Ranked search for questions or keywords over titles, headings and bodies (and by meaning, with an embedding model), with a snippet of each match",
     auth: "user",
     scope: "os.notes:read",
     body: z.object({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { markdownToJson } from "./markdown";
 import { SAMPLE_MARKDOWN } from "./test-fixtures";
-import { countWords, jsonToText, textToJson } from "./text";
+import { countWords, jsonHeadings, jsonToText, textToJson } from "./text";
 
 const paragraph = (text: string) => (text === "" ? { type: "paragraph" } : { type: "paragraph", content: [{ type: "text", text }] });
 
@@ -56,6 +56,14 @@ describe("jsonToText", () => {
 
   it("keeps the lines of a code block", () => {
     expect(jsonToText(markdownToJson("```\na\n\nb\n```"))).toBe("a\n\nb");
+  });
+});
+
+describe("jsonHeadings", () => {
+  it("lists every heading's line(s) in order, and nothing else", () => {
+    expect(jsonHeadings(markdownToJson(SAMPLE_MARKDOWN))).toEqual(["Heading one", "Heading two", "Heading six"]);
+    expect(jsonHeadings(markdownToJson("> ### Quoted\n\nplain\n\n## Goals\n\n- run"))).toEqual(["Quoted", "Goals"]);
+    expect(jsonHeadings(textToJson("# not a heading"))).toEqual([]);
   });
 });
 

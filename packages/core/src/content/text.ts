@@ -53,6 +53,20 @@ function textLines(node: PMNode): string[] {
   return lines;
 }
 
+/**
+ * The lines of every heading, in document order, as jsonToText writes them: search weighs
+ * these words above the body's, and cuts snippets at the sections they open.
+ */
+export function jsonHeadings(json: JSONContent): string[] {
+  const headings: string[] = [];
+  toNoteNode(json).descendants((node) => {
+    // A hard break splits a heading over two lines of the text; each is a heading line.
+    if (node.type.name === "heading") headings.push(...textLines(node).flatMap((line) => line.split("\n")));
+    return !node.isTextblock;
+  });
+  return headings;
+}
+
 const IS_CJK = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]$/u;
 const IS_LETTER = /^[\p{L}\p{N}\p{M}]$/u;
 const JOINERS = "'’.,:_-";

@@ -2,6 +2,7 @@ import { generateText } from "ai";
 import { z } from "zod";
 import type { ModelCatalog } from "../models/model-catalog";
 import { newBlockNonce, renderBlock } from "../prompt/untrusted-blocks";
+import { jsonIn } from "../summaries/model-note-summaries";
 import type { BriefingFacts, BriefingWriter } from "./briefing-writer";
 
 /** A briefing that takes longer than this falls back to the rule-based one. */
@@ -27,14 +28,6 @@ const INSTRUCTIONS = [
   "Each summary is short HTML using only <p>, <ul>, <li>, <strong> and <em>; say plainly when a section has nothing.",
   "statusQuoSummary is two or three sentences across everything; suggestions are up to three concrete next steps, each with a one-line action.",
 ].join("\n");
-
-/** The JSON object in a model's answer, with or without a Markdown code fence around it. */
-function jsonIn(text: string): unknown {
-  const start = text.indexOf("{");
-  const end = text.lastIndexOf("}");
-  if (start < 0 || end <= start) throw new Error("the model answered no JSON object");
-  return JSON.parse(text.slice(start, end + 1));
-}
 
 /**
  * The briefing written by the configured remote model. The facts (which hold the user's notes,

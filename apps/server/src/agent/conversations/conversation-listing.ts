@@ -60,7 +60,7 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
       const [count, messages] = await Promise.all([
         db
           .selectFrom("agent_messages")
-          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .select((eb) => [eb.fn.countAll<number>().as("n"), eb.fn.count<number>("id").filterWhere("read_at", "is", null).as("unread")])
           .where("conversation_id", "=", id)
           .executeTakeFirst(),
         db
@@ -78,6 +78,7 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
         contact: null,
         group: null,
         messageCount: Number(count?.n ?? 0),
+        unreadCount: Number(count?.unread ?? 0),
         createdAt: row.created_at,
         updatedAt: row.updated_at,
         messages: messages.reverse().map(messageJson),
@@ -86,15 +87,26 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
   );
 }
 
-/** How many conversations the owner has in the view. */
-export async function countConversations(db: Kysely<Schema>, ownerId: number, view: ConversationView): Promise<number> {
-  const row = await db
-    .selectFrom("agent_conversations")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("owner_id", "=", ownerId)
-    .where("kind", "in", [...KINDS_OF_VIEW[view]])
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
+/** How many conversations the owner has in the view, and how many unread messages they hold. */
+export async function countConversations(db: Kysely<Schema>, ownerId: number, view: ConversationView) {
+  const kinds = [...KINDS_OF_VIEW[view]];
+  const [conversations, unread] = await Promise.all([
+    db
+      .selectFrom("agent_conversations")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("owner_id", "=", ownerId)
+      .where("kind", "in", kinds)
+      .executeTakeFirst(),
+    db
+      .selectFrom("agent_messages")
+      .innerJoin("agent_conversations", "agent_conversations.id", "agent_messages.conversation_id")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("agent_conversations.owner_id", "=", ownerId)
+      .where("agent_conversations.kind", "in", kinds)
+      .where("agent_messages.read_at", "is", null)
+      .executeTakeFirst(),
+  ]);
+  return { total: Number(conversations?.n ?? 0), unreadTotal: Number(unread?.n ?? 0) };
 }
 
 /** `%`, `_` and the escape character itself match only themselves in a LIKE pattern (SQLite has no default escape). */

@@ -1,23 +1,23 @@
 import type { AppContext } from "../../context";
 import type { RouteHandlers } from "../../http/router";
 import { countConversations, listConversations, searchConversationMessages } from "./conversation-listing";
-import { getOwnConversation } from "./conversation-store";
+import { getOwnConversation, markConversationRead } from "./conversation-store";
 
-type ConversationRouteId = "listConversations" | "getConversation" | "deleteConversation";
+type ConversationRouteId = "listConversations" | "getConversation" | "markConversationRead" | "deleteConversation";
 
 /** The newest messages one conversation read answers with. */
 const MESSAGES_PER_READ = 1000;
 
-export function conversationHandlers({ db }: AppContext): RouteHandlers<ConversationRouteId> {
+export function conversationHandlers({ db, clock }: AppContext): RouteHandlers<ConversationRouteId> {
   return {
     listConversations: async ({ input, principal }) => {
       const { view, limit, q } = input.query;
       if (q) return { success: true, ...(await searchConversationMessages(db, principal.userId, view, q, limit)) };
-      const [conversations, total] = await Promise.all([
+      const [conversations, counts] = await Promise.all([
         listConversations(db, principal.userId, { view, limit, messagesPerConversation: input.query.messages }),
         countConversations(db, principal.userId, view),
       ]);
-      return { success: true, conversations, total };
+      return { success: true, conversations, ...counts };
     },
     getConversation: async ({ input, principal }) => {
       const row = await getOwnConversation(db, principal.userId, "agent", input.params.id);
@@ -28,6 +28,10 @@ export function conversationHandlers({ db }: AppContext): RouteHandlers<Conversa
         onlyId: row.id,
       });
       return { success: true, conversation };
+    },
+    markConversationRead: async ({ input, principal }) => {
+      const row = await getOwnConversation(db, principal.userId, "agent", input.params.id);
+      return { success: true, conversationId: row.id, markedRead: await markConversationRead(db, row.id, clock.iso()) };
     },
     deleteConversation: async ({ input, principal }) => {
       const row = await getOwnConversation(db, principal.userId, "agent", input.params.id);

@@ -14,6 +14,8 @@ export interface NewMessage {
   readonly status: MessageRow["status"];
   readonly toolsUsed?: readonly string[];
   readonly model?: string | null;
+  /** Arrives unread (a heartbeat message); otherwise it was seen as it was written. */
+  readonly unread?: boolean;
 }
 
 /** Titles are the first words of the first message, as chat apps name threads. */
@@ -75,6 +77,7 @@ export async function appendMessages(
           tools_used: JSON.stringify(message.toolsUsed ?? []),
           model: message.model ?? null,
           created_at: now,
+          read_at: message.unread ? null : now,
         })
         .returning("id")
         .executeTakeFirstOrThrow();
@@ -101,4 +104,15 @@ export async function recentMessages(db: Kysely<Schema>, conversationId: number,
 export async function deleteIfEmpty(db: Kysely<Schema>, conversationId: number): Promise<void> {
   const any = await db.selectFrom("agent_messages").select("id").where("conversation_id", "=", conversationId).limit(1).executeTakeFirst();
   if (!any) await db.deleteFrom("agent_conversations").where("id", "=", conversationId).execute();
+}
+
+/** Marks every unread message of a conversation read; answers how many were unread. */
+export async function markConversationRead(db: Kysely<Schema>, conversationId: number, now: string): Promise<number> {
+  const result = await db
+    .updateTable("agent_messages")
+    .set({ read_at: now })
+    .where("conversation_id", "=", conversationId)
+    .where("read_at", "is", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -38,8 +38,10 @@ export function blockRule(nonce: string): string {
 }
 
 export interface ParsedBlocks {
-  /** The text outside every block: what the person actually asked. */
+  /** The text outside every block, on one line: what the person actually asked. */
   readonly outside: string;
+  /** The same text with its line breaks kept (a checklist reads line by line). */
+  readonly outsideLines: string;
   readonly blocks: UntrustedBlock[];
 }
 
@@ -54,5 +56,5 @@ export function parseBlocks(text: string): ParsedBlocks {
     blocks.push({ source, attributes: rest, text: inner });
     return " ";
   });
-  return { outside: outside.replace(/\s+/g, " ").trim(), blocks };
+  return { outside: outside.replace(/\s+/g, " ").trim(), outsideLines: outside.trim(), blocks };
 }

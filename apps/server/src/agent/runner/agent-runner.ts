@@ -1,6 +1,7 @@
 import { isStepCount, type ModelMessage, streamText } from "ai";
 import type { AppContext } from "../../context";
 import type { ResolvedModel } from "../models/model-catalog";
+import type { AnyAgentTool } from "../tools/agent-tool";
 import { toolsetFor } from "../tools/registry";
 import type { RunGrant } from "../tools/run-grant";
 import { toAiToolSet } from "../tools/to-ai-tools";
@@ -30,6 +31,11 @@ export interface AgentRunRequest {
   /** Aborted by the caller: the client went away. */
   readonly signal: AbortSignal;
   readonly onEvent: (event: AgentEvent) => void;
+  /**
+   * Wraps each tool of the run's toolset, after the capability filter: the heartbeat records every
+   * call and holds writes back. It sees only the tools the grant allows, so it cannot add one.
+   */
+  readonly wrapTool?: (tool: AnyAgentTool) => AnyAgentTool;
 }
 
 /**
@@ -83,7 +89,13 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
   };
 
   try {
-    const tools = toAiToolSet(toolsetFor(grant), { app, grant, timezone: request.timezone, signal: controller.signal });
+    const toolset = toolsetFor(grant);
+    const tools = toAiToolSet(request.wrapTool ? toolset.map(request.wrapTool) : toolset, {
+      app,
+      grant,
+      timezone: request.timezone,
+      signal: controller.signal,
+    });
     const result = streamText({
       model: request.model.model,
       system: request.instructions,

@@ -13,7 +13,12 @@ const memorySearchTool = defineTool({
   description:
     "Search the agent's memory: the notes under the folder Memory (what is known about the user, their goals, journal). Answers each match with its path and a snippet.",
   input: z.object({
-    query: z.string().trim().min(1).max(500).describe("words to look for"),
+    query: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .describe("a question or words; ranked by how many of its words (stemmed) a note has and how rare they are"),
     limit: limitOf(10),
   }),
   async execute({ query, limit }, { app, grant }) {
@@ -24,6 +29,7 @@ const memorySearchTool = defineTool({
       query,
       limit,
       grant.folders === "all" ? undefined : grant.folders,
+      app.embedder,
     );
     return { results: hits.map(({ noteId, title, path, snippet }) => ({ noteId, title, path, snippet })) };
   },

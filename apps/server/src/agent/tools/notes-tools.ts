@@ -39,7 +39,14 @@ const searchNotesTool = defineTool({
   description:
     "Full-text search of the user's notes (titles and bodies), best matches first, each with a snippet. Use it to find notes about a topic before reading them with get_note_content.",
   input: z.object({
-    query: z.string().trim().min(1).max(500).describe("words to look for; every word must appear, the last may be a prefix"),
+    query: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .describe(
+        "a question or words; notes with more of the words (stemmed, stop words ignored), rarer ones and in titles or headings rank first",
+      ),
     folderName: FolderName.optional().describe("only notes in this folder and its subfolders"),
     limit: limitOf(10),
   }),
@@ -51,6 +58,7 @@ const searchNotesTool = defineTool({
       searchScopeOf(context, folders, within),
       input.query,
       input.limit,
+      context.app.embedder,
     );
     return { results: hits.map(({ id, title, snippet, folderId }) => ({ id, title, snippet, folderId })) };
   },

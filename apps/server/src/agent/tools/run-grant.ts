@@ -30,6 +30,26 @@ export function ownerGrant(ownerId: number, scopes: ReadonlySet<Scope>, apiKeyId
   return { ownerId, caller: { kind: "owner", apiKeyId }, scopes, folders: "all" };
 }
 
+/** What a heartbeat may read on any tier: the owner's notes, snapshots, todos, memory and contacts. */
+const HEARTBEAT_READ_SCOPES: readonly Scope[] = [
+  "os.notes:read",
+  "os.snapshots:read",
+  "os.todos:read",
+  "os.memory:read",
+  "os.network:read",
+];
+/** What the ACTIONS tier adds: creating todos and notes, and writing memory. */
+const HEARTBEAT_ACTION_SCOPES: readonly Scope[] = ["os.notes:write", "os.todos:write", "os.memory:write"];
+
+/**
+ * The heartbeat's run: the owner's whole workspace, with the scopes of its tier. The tier decides
+ * the toolset through the scopes, so a MESSAGES run has no tool that writes, whatever it is asked.
+ */
+export function heartbeatGrant(ownerId: number, tier: "MESSAGES" | "ACTIONS"): RunGrant {
+  const scopes = tier === "ACTIONS" ? [...HEARTBEAT_READ_SCOPES, ...HEARTBEAT_ACTION_SCOPES] : HEARTBEAT_READ_SCOPES;
+  return { ownerId, caller: { kind: "heartbeat", tier }, scopes: new Set(scopes), folders: "all" };
+}
+
 /** Whether a note in `folderId` (null: the root) is within the grant. */
 export function grantCoversFolder(grant: RunGrant, folderId: number | null): boolean {
   if (grant.folders === "all") return true;

@@ -16,6 +16,8 @@ import * as todosPerOwner from "./0015-todos-per-owner";
 import * as agentConversations from "./0016-agent-conversations";
 import * as modelUsage from "./0017-model-usage";
 import * as briefings from "./0018-briefings";
+import * as searchRanking from "./0019-search-ranking";
+import * as heartbeat from "./0020-heartbeat";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -41,6 +43,8 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0016-agent-conversations": agentConversations,
   "0017-model-usage": modelUsage,
   "0018-briefings": briefings,
+  "0019-search-ranking": searchRanking,
+  "0020-heartbeat": heartbeat,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,5 +1,6 @@
+import { clip } from "../../../notes/extractive-summary";
 import type { UntrustedBlock } from "../../prompt/untrusted-blocks";
-import { bestSentences, clip, keyTerms, sections, termHits } from "./text-analysis";
+import { bestSentences, keyTerms, sections, termHits } from "./text-analysis";
 
 /** The `local` model's answers, composed only from what tools returned and content it was given. */
 

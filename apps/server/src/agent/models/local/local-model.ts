@@ -34,7 +34,7 @@ export function readTurn(prompt: LanguageModelV4Prompt, available: ReadonlySet<s
     if (message.role === "user") lastUser = index;
   });
   const userText = lastUser >= 0 ? textOf((prompt[lastUser] as { content: { type: string; text?: string }[] }).content) : "";
-  const { outside, blocks } = parseBlocks(userText);
+  const { outside, outsideLines, blocks } = parseBlocks(userText);
 
   const calls = new Map<string, { toolName: string; input: Record<string, unknown> }>();
   const exchanges: ToolExchange[] = [];
@@ -57,7 +57,7 @@ export function readTurn(prompt: LanguageModelV4Prompt, available: ReadonlySet<s
       }
     }
   }
-  return { request: outside, readOnly: outside.length === 0, blocks, today, available, exchanges };
+  return { request: outside, requestLines: outsideLines, readOnly: outside.length === 0, blocks, today, available, exchanges };
 }
 
 function safeJson(text: string): unknown {

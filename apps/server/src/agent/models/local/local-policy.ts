@@ -11,7 +11,8 @@ import {
   answerUnavailable,
   GREETING_ANSWER,
 } from "./local-answers";
-import { findDueDate } from "./local-dates";
+import { heartbeatFlow, isHeartbeatRequest } from "./local-heartbeat";
+import { CREATE_TODO, cleanTitle, parseTodoRequest } from "./local-todo-request";
 import { contentWords } from "./text-analysis";
 
 /** One tool call of this turn and what came back. */
@@ -25,8 +26,10 @@ export interface ToolExchange {
 
 /** What the `local` model knows when it decides its next step. */
 export interface LocalTurn {
-  /** The person's own words (outside every untrusted block). */
+  /** The person's own words (outside every untrusted block), on one line. */
   readonly request: string;
+  /** The same words with their line breaks. */
+  readonly requestLines: string;
   /** True when the request itself came only from untrusted text: then only reading is allowed. */
   readonly readOnly: boolean;
   /** Content given with the request: attached notes, a contact's or guest's message. */
@@ -49,7 +52,6 @@ const call = (...calls: ToolCallPlan[]): LocalAction => ({ kind: "call", calls }
 const answer = (text: string): LocalAction => ({ kind: "answer", text });
 
 const GREETING = /^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening))\b[\s!.,]*(there|tandem)?[\s!.]*$/i;
-const CREATE_TODO = /\b(remind me(?: to)?|(?:add|create|make|new)\s+(?:a\s+|an\s+|new\s+)?(?:todo|to-do|task))\b[:\s]*/i;
 const CREATE_NOTE = /\b(?:create|write|make|start|add|save|new)\s+(?:a\s+|an\s+|new\s+)*note\b/i;
 const REMEMBER = /^\s*(?:please\s+)?remember(?:\s+that)?\s+/i;
 const TODO_QUESTION = /\b(todos?|to-dos?|tasks?|overdue|due|agenda)\b/i;
@@ -66,6 +68,7 @@ export function decide(turn: LocalTurn): LocalAction {
   const attachments = turn.blocks.filter((block) => block.source === "note");
   if (!request && attachments.length === 0 && turn.blocks.length === 0) return answer("What would you like me to do?");
   if (GREETING.test(request) && attachments.length === 0) return answer(GREETING_ANSWER);
+  if (isHeartbeatRequest(request)) return heartbeatFlow(turn);
 
   if (!turn.readOnly) {
     if (CREATE_TODO.test(request)) return createTodoFlow(turn);
@@ -87,10 +90,7 @@ function createTodoFlow(turn: LocalTurn): LocalAction {
   if (!turn.available.has("create_todo")) return answer(answerUnavailable("add todos"));
   const done = turn.exchanges.find((e) => e.toolName === "create_todo");
   if (done) return answer(done.ok ? answerCreatedTodo(done.output) : answerToolFailure("add the todo", done.output));
-  const rest = turn.request.slice((CREATE_TODO.exec(turn.request)?.index ?? 0) + (CREATE_TODO.exec(turn.request)?.[0].length ?? 0));
-  const due = findDueDate(rest, turn.today);
-  const title = cleanTitle(due ? rest.replace(due.phrase, " ") : rest) || "New todo";
-  return call({ toolName: "create_todo", input: due ? { title, dueDate: due.date } : { title } });
+  return call({ toolName: "create_todo", input: { ...(parseTodoRequest(turn.request, turn.today) ?? { title: "New todo" }) } });
 }
 
 function createNoteFlow(turn: LocalTurn): LocalAction {
@@ -192,15 +192,4 @@ function searchQuery(question: string, summarise: boolean): string {
 function resultList(output: unknown, key: string): unknown[] {
   const list = (output as Record<string, unknown> | null)?.[key];
   return Array.isArray(list) ? list : [];
-}
-
-/** A title from free text: no leading "to"/"that", no trailing punctuation, first letter capitalised. */
-function cleanTitle(text: string): string {
-  const title = text
-    .replace(/^\s*(?:to|that|:|-)\s+/i, "")
-    .replace(/\s+/g, " ")
-    .replace(/[\s.!?,;:]+$/g, "")
-    .trim()
-    .slice(0, 200);
-  return title ? title[0]?.toUpperCase() + title.slice(1) : "";
 }

@@ -3,17 +3,12 @@
  * No weights, no dictionaries beyond a stop-word list: the same text always gives the same result.
  */
 
-const STOP_WORDS = new Set(
-  (
-    "a about above after again all am an and any are as at be because been before being below between both but by " +
-    "can could did do does doing down during each few for from further had has have having he her here hers herself " +
-    "him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once " +
-    "only or other our ours ourselves out over own same she should so some such than that the their theirs them " +
-    "themselves then there these they this those through to too under until up very was we were what when where " +
-    "which while who whom why will with would you your yours yourself yourselves please tell show give find " +
-    "anything something know let lets say said notes note"
-  ).split(" "),
-);
+import { mostInformative, splitSentences } from "../../../notes/extractive-summary";
+import { STOP_WORDS } from "../../../text/stop-words";
+
+/** Words of requests that say how to ask, not what about. */
+const REQUEST_WORDS = new Set(["tell", "show", "give", "find", "anything", "something", "know", "say", "said", "notes", "note"]);
+const isFiller = (word: string) => STOP_WORDS.has(word) || REQUEST_WORDS.has(word);
 
 /** Lower-cased words of a text, letters and digits only. */
 export function words(text: string): string[] {
@@ -36,7 +31,7 @@ export function stem(word: string): string {
 
 /** The words that carry meaning in a request, as written (lower-cased): stop words dropped, no repeats. */
 export function contentWords(text: string): string[] {
-  return [...new Set(words(text).filter((w) => !STOP_WORDS.has(w)))];
+  return [...new Set(words(text).filter((w) => !isFiller(w)))];
 }
 
 /** The stems that carry meaning in a request: stop words dropped, order kept, no repeats. */
@@ -44,7 +39,7 @@ export function keyTerms(text: string): string[] {
   return [
     ...new Set(
       words(text)
-        .filter((w) => !STOP_WORDS.has(w))
+        .filter((w) => !isFiller(w))
         .map(stem),
     ),
   ];
@@ -58,14 +53,16 @@ export function termHits(text: string, terms: readonly string[]): number {
 
 /** Markdown to plain sentences: list items and sentences each become one; headings are labels, not sentences. */
 export function sentences(markdown: string): string[] {
-  return markdown
+  const lines = markdown
     .split(/\n+/)
     .filter((line) => !/^\s{0,3}#{1,6}\s/.test(line))
-    .map((line) => line.replace(/^\s*([-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)/, "").trim())
-    .filter((line) => line.length > 0)
-    .flatMap((line) => line.split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}])/u))
-    .map((s) => s.replace(/[*_`]+/g, "").trim())
-    .filter((s) => s.length > 0);
+    .map((line) =>
+      line
+        .replace(/^\s*([-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)/, "")
+        .replace(/[*_`]+/g, "")
+        .trim(),
+    );
+  return splitSentences(lines.join("\n"));
 }
 
 export interface Section {
@@ -107,20 +104,7 @@ export function bestSentences(markdown: string, terms: readonly string[], count:
       count,
     );
   }
-  return extractiveSummary(all, count);
-}
-
-/** Classic frequency-based extraction: sentences whose words recur most across the text. */
-export function extractiveSummary(all: readonly string[], count: number): string[] {
-  const frequency = new Map<string, number>();
-  for (const sentence of all) for (const term of keyTerms(sentence)) frequency.set(term, (frequency.get(term) ?? 0) + 1);
-  const scored = all.map((text, index) => {
-    const terms = keyTerms(text);
-    const weight = terms.reduce((sum, term) => sum + (frequency.get(term) ?? 0), 0);
-    // Normalise by length so long sentences don't always win; the first sentence gets a small lead.
-    return { text, index, score: weight / Math.sqrt(terms.length + 1) + (index === 0 ? 0.5 : 0) };
-  });
-  return pickInOrder(scored, count);
+  return mostInformative(all, "", count);
 }
 
 function pickInOrder(scored: { text: string; index: number; score: number }[], count: number): string[] {
@@ -129,12 +113,4 @@ function pickInOrder(scored: { text: string; index: number; score: number }[], c
     .slice(0, count)
     .sort((a, b) => a.index - b.index)
     .map((s) => s.text);
-}
-
-/** Cuts a text at a word boundary. */
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max - 1);
-  const space = cut.lastIndexOf(" ");
-  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

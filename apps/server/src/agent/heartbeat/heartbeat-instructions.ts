@@ -1,0 +1,66 @@
+import { jsonToMarkdown, markdownToJson } from "@tandem/core";
+import type { AppContext } from "../../context";
+import { findFolderPath } from "../../folders/folders-service";
+import { MEMORY_FOLDER, writeMemory } from "../../memory/memory-service";
+import { findNoteByTitle, getNote } from "../../notes/notes-service";
+
+/**
+ * The heartbeat's checklist is the owner's note `Memory/Self/HEARTBEAT.md` (title HEARTBEAT in the
+ * folder Memory/Self): editable as any note, synced to every device, and what each run follows.
+ */
+
+export const HEARTBEAT_NOTE_PATH = `${MEMORY_FOLDER}/Self/HEARTBEAT.md`;
+const FOLDERS = [MEMORY_FOLDER, "Self"];
+const TITLE = "HEARTBEAT";
+
+/** The checklist a user starts with; written on the first run that finds none. */
+export const DEFAULT_CHECKLIST = [
+  "# Heartbeat checklist",
+  "",
+  "- Urgent email: anything that needs an answer today?",
+  "- Calendar: anything in the next 2 hours?",
+  "- Todos: anything overdue, or of high priority?",
+  "- Summary: tell me what you found, even if all is well.",
+  "",
+].join("\n");
+
+const normalise = (markdown: string) => markdown.replace(/\s+/g, " ").trim();
+/** The default as the note gives it back (Markdown goes through the editor's document model). */
+const DEFAULT_AS_STORED = normalise(jsonToMarkdown(markdownToJson(DEFAULT_CHECKLIST)));
+
+export interface Instructions {
+  readonly instructions: string;
+  readonly isDefault: boolean;
+  /** Null until the note exists. */
+  readonly updatedAt: string | null;
+  readonly noteId: number | null;
+  readonly path: string;
+}
+
+export async function readInstructions(app: AppContext, ownerId: number): Promise<Instructions> {
+  const folders = await findFolderPath(app.db, ownerId, FOLDERS);
+  const noteId = folders ? await findNoteByTitle(app.db, ownerId, folders.at(-1) as number, TITLE) : undefined;
+  if (noteId === undefined) {
+    return { instructions: DEFAULT_CHECKLIST, isDefault: true, updatedAt: null, noteId: null, path: HEARTBEAT_NOTE_PATH };
+  }
+  const note = await getNote(app, ownerId, noteId);
+  return {
+    instructions: note.markdown,
+    isDefault: normalise(note.markdown) === DEFAULT_AS_STORED,
+    updatedAt: note.updatedAt,
+    noteId,
+    path: HEARTBEAT_NOTE_PATH,
+  };
+}
+
+/** Replaces the checklist (the note is created, with its folders, when missing). */
+export async function writeInstructions(app: AppContext, ownerId: number, content: string): Promise<Instructions> {
+  await writeMemory(app, ownerId, { path: "Self/HEARTBEAT.md", content, mode: "replace" }, "all");
+  return readInstructions(app, ownerId);
+}
+
+/** The checklist a run follows; the default is written as the note when there is none. */
+export async function ensureInstructions(app: AppContext, ownerId: number): Promise<Instructions> {
+  const current = await readInstructions(app, ownerId);
+  return current.noteId === null ? writeInstructions(app, ownerId, DEFAULT_CHECKLIST) : current;
+}

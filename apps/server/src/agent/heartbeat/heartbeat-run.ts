@@ -1,0 +1,181 @@
+import type { HeartbeatTier } from "@tandem/core";
+import type { AppContext } from "../../context";
+import { appendMessages, createConversation, getOwnConversation } from "../conversations/conversation-store";
+import { HEARTBEAT_RULES, heartbeatRequest } from "../prompt/heartbeat-request";
+import { agentInstructions } from "../prompt/instructions";
+import { newBlockNonce } from "../prompt/untrusted-blocks";
+import { runAgent } from "../runner/agent-runner";
+import { toolsetFor } from "../tools/registry";
+import { heartbeatGrant } from "../tools/run-grant";
+import { recordModelUsage } from "../usage/model-usage";
+import { runActions } from "./heartbeat-actions";
+import { ensureInstructions, readInstructions } from "./heartbeat-instructions";
+import { readPolicy, setThread } from "./heartbeat-policy";
+import { deliveredSince, finishRun, type RunOutcome } from "./heartbeat-store";
+import { REPEAT_WINDOW_MS, repeatReason } from "./heartbeat-suppression";
+
+export interface HeartbeatRunRequest {
+  readonly runId: number;
+  readonly ownerId: number;
+  readonly tier: HeartbeatTier;
+  readonly dryRun: boolean;
+  /** The key a manual run was asked with (its tokens are counted under it); null for the scheduler. */
+  readonly apiKeyId: string | null;
+  /** Aborted when the server stops. */
+  readonly signal: AbortSignal;
+}
+
+const THREAD_TITLE = "Heartbeat";
+const SENDER_LABEL = "Tandem heartbeat";
+
+/** The owner's heartbeat thread, created (again, if the owner deleted it) when needed. */
+async function heartbeatThread(app: AppContext, ownerId: number): Promise<number> {
+  const { conversationId } = await readPolicy(app.db, ownerId);
+  if (conversationId !== null) {
+    const existing = await getOwnConversation(app.db, ownerId, "agent", conversationId).catch(() => undefined);
+    if (existing) return existing.id;
+  }
+  const id = await createConversation(app.db, ownerId, "agent", THREAD_TITLE, app.clock.iso());
+  await setThread(app.db, ownerId, id, app.clock.now());
+  return id;
+}
+
+/** Why a run that did not complete failed, in words. */
+function failureOf(status: string, error: string | undefined): string {
+  if (status === "cancelled") return "The server stopped during the run.";
+  return error ?? "The run did not complete.";
+}
+
+/**
+ * One heartbeat pass, recorded from the moment it was claimed (the row is already `running`):
+ * one agent turn over the owner's checklist with the tier's toolset, then the message delivered
+ * unread to the heartbeat thread unless it nearly repeats one of the last 24 hours (or the run is
+ * a dry run). Whatever happens, the run ends `completed` or `failed`, never left `running`.
+ */
+export async function executeHeartbeat(app: AppContext, request: HeartbeatRunRequest): Promise<void> {
+  const started = Date.now();
+  const actions = runActions(app, { id: request.runId, ownerId: request.ownerId, dryRun: request.dryRun });
+  let outcome: RunOutcome;
+  try {
+    outcome = await pass(app, request, actions, started);
+  } catch (error) {
+    app.logger.error({ err: error, runId: request.runId }, "heartbeat run failed");
+    outcome = failed(app, actions, started, null, "The server failed during the run.");
+  }
+  await finishRun(app.db, request.runId, outcome);
+}
+
+function failed(app: AppContext, actions: { count: number }, started: number, model: string | null, error: string): RunOutcome {
+  return {
+    status: "failed",
+    completedAt: app.clock.iso(),
+    model,
+    text: "",
+    suppressed: false,
+    suppressReason: null,
+    delivered: false,
+    conversationId: null,
+    messageId: null,
+    toolCalls: 0,
+    actionsCreated: actions.count,
+    elapsedMs: Date.now() - started,
+    error,
+  };
+}
+
+async function pass(app: AppContext, request: HeartbeatRunRequest, actions: ReturnType<typeof runActions>, started: number) {
+  const { ownerId, tier } = request;
+  const policy = await readPolicy(app.db, ownerId);
+  const timezone = policy.schedule.timezone;
+  // A dry run writes nothing, not even the default checklist.
+  const checklist = request.dryRun ? await readInstructions(app, ownerId) : await ensureInstructions(app, ownerId);
+  const model = app.models.resolve();
+  const grant = heartbeatGrant(ownerId, tier);
+  const offered = new Set(toolsetFor(grant).map((tool) => tool.name));
+  const user = await app.db.selectFrom("users").select(["name", "username"]).where("id", "=", ownerId).executeTakeFirst();
+  const refusals: Promise<void>[] = [];
+
+  const result = await runAgent({
+    app,
+    model,
+    grant,
+    timezone,
+    instructions: `${agentInstructions({
+      ownerName: user?.name || user?.username || "the owner",
+      timezone,
+      now: app.clock.now(),
+      blockNonce: newBlockNonce(),
+    })}\n${HEARTBEAT_RULES}`,
+    messages: [{ role: "user", content: heartbeatRequest(tier, checklist.instructions) }],
+    signal: request.signal,
+    wrapTool: actions.wrap,
+    onEvent: (event) => {
+      // A tool the run does not have, called by name: the runner refused it; it is recorded too.
+      if (event.type === "tool-call-end" && !event.ok && !offered.has(event.toolName)) refusals.push(actions.refused(event.toolName, tier));
+    },
+  });
+  await Promise.all(refusals);
+  for (const call of result.calls) {
+    await recordModelUsage(app.db, {
+      userId: ownerId,
+      apiKeyId: request.apiKeyId,
+      purpose: "heartbeat",
+      provider: model.provider,
+      model: model.modelId,
+      promptTokens: call.promptTokens,
+      completionTokens: call.completionTokens,
+    });
+  }
+  const toolCalls = result.toolsUsed.length;
+  if (result.status !== "completed" || actions.toolFailure) {
+    const error = result.status !== "completed" ? failureOf(result.status, result.error) : (actions.toolFailure as string);
+    return { ...failed(app, actions, started, model.modelId, error), text: result.text, toolCalls };
+  }
+
+  const text = result.text.trim();
+  const since = new Date(app.clock.nowMs() - REPEAT_WINDOW_MS).toISOString();
+  const suppressReason = repeatReason(text, await deliveredSince(app.db, ownerId, since));
+  let conversationId: number | null = null;
+  let messageId: number | null = null;
+  if (request.dryRun) {
+    await actions.message("skipped", { text }, { reason: suppressReason ?? "dry run: not delivered" });
+  } else if (suppressReason) {
+    await actions.message("skipped", { text }, { reason: suppressReason });
+  } else {
+    conversationId = await heartbeatThread(app, ownerId);
+    [messageId = null] = await appendMessages(
+      app.db,
+      conversationId,
+      [
+        {
+          role: "assistant",
+          senderType: "agent",
+          senderId: null,
+          senderLabel: SENDER_LABEL,
+          content: text,
+          status: "complete",
+          toolsUsed: result.toolsUsed,
+          model: model.modelId,
+          unread: true,
+        },
+      ],
+      app.clock.iso(),
+    );
+    await actions.message("executed", { text }, { conversationId, messageId });
+  }
+  return {
+    status: "completed",
+    completedAt: app.clock.iso(),
+    model: model.modelId,
+    text,
+    suppressed: suppressReason !== null,
+    suppressReason,
+    delivered: messageId !== null,
+    conversationId,
+    messageId,
+    toolCalls,
+    actionsCreated: actions.count,
+    elapsedMs: Date.now() - started,
+    error: null,
+  } satisfies RunOutcome;
+}
