@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { HeartbeatRunItem, HeartbeatSettings } from "../src/shared/desktop-api";
 import {
   durationWords,
   formOf,
@@ -10,6 +9,7 @@ import {
   settingsOf,
   timeZones,
 } from "../src/renderer/heartbeat/heartbeat-format";
+import type { HeartbeatRunItem, HeartbeatSettings } from "../src/shared/desktop-api";
 
 const HOURLY: HeartbeatSettings = {
   tier: "MESSAGES",
