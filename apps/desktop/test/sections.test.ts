@@ -6,6 +6,7 @@ describe("sections named by the URL hash", () => {
     expect(sectionFromHash("#approvals")).toBe("approvals");
     expect(sectionFromHash("bridge")).toBe("bridge");
     expect(sectionFromHash("#agent")).toBe("agent");
+    expect(sectionFromHash("#heartbeat")).toBe("heartbeat");
     expect(sectionFromHash("")).toBeNull();
     expect(sectionFromHash("#settings")).toBeNull();
     expect(sectionFromHash("#__proto__")).toBeNull();
@@ -22,11 +23,13 @@ describe("sections opened from the keyboard", () => {
     ...modifiers,
   });
 
-  it("opens the sections in sidebar order with Mod+1 to Mod+6", () => {
+  it("opens the sections in sidebar order with Mod+1 to Mod+7", () => {
     expect(sectionForKey(key("1", { ctrlKey: true }), false)).toBe("notes");
     expect(sectionForKey(key("3", { ctrlKey: true }), false)).toBe("today");
     expect(sectionForKey(key("4", { ctrlKey: true }), false)).toBe("agent");
     expect(sectionForKey(key("4", { metaKey: true }), true)).toBe("agent");
+    expect(sectionForKey(key("5", { ctrlKey: true }), false)).toBe("heartbeat");
+    expect(sectionForKey(key("7", { ctrlKey: true }), false)).toBe("bridge");
   });
 
   it("ignores other keys, other modifiers and numbers past the last section", () => {

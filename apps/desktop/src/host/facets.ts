@@ -34,4 +34,12 @@ export type AgentFacet = Pick<
   | "createBriefing"
   | "briefingStrategies"
   | "briefingMatrix"
+  | "markConversationRead"
+  | "getHeartbeat"
+  | "saveHeartbeatSettings"
+  | "listHeartbeatRuns"
+  | "getHeartbeatRun"
+  | "runHeartbeat"
+  | "getHeartbeatChecklist"
+  | "saveHeartbeatChecklist"
 >;

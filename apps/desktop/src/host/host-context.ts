@@ -90,9 +90,10 @@ export interface SyncService {
 
 /**
  * Events for Electron's main process (tray, notifications, quit warning):
- * - `status` (HostStatus) whenever sync, bridge or approvals change;
+ * - `status` (HostStatus) whenever sync, bridge, approvals or the unread messages change;
  * - `approval` (ApprovalItem) when a new tool call waits for the owner;
- * - `grant-request` (GrantItem) when someone asks for a grant.
+ * - `grant-request` (GrantItem) when someone asks for a grant;
+ * - `heartbeat-message` (HeartbeatDelivery) when a heartbeat message reaches the owner's agent conversation.
  */
 export type HostEvents = EventEmitter;
 

@@ -1,8 +1,10 @@
 import { EventEmitter } from "node:events";
+import { z } from "zod";
 import type { AppInfo, DesktopApi, HostStatus } from "../shared/desktop-api";
 import { startAgent } from "./agent/agent";
 import { type BridgeHandle, startBridge } from "./bridge/bridge";
 import type { HostConfig, HostContext } from "./host-context";
+import { parseInput } from "./parse-input";
 import { type SyncHandle, startSync } from "./replication/sync";
 import { startSession } from "./session/session";
 import { openLocalStore } from "./store/local-store";
@@ -10,12 +12,16 @@ import { createWorkspaceFacet } from "./workspace/workspace";
 
 export type { HostConfig } from "./host-context";
 
+const UnsavedWorkInput = z.object({ description: z.string().trim().min(1).max(500).nullable() });
+
 /** The running host: the API for the renderer, events for Electron's main process. */
 export interface Host {
   readonly api: DesktopApi;
   readonly context: HostContext;
   /** Documents with changes the server has not confirmed; main warns before quitting with any. */
   unsyncedDocuments(): number;
+  /** What the page said it holds unsaved (`setUnsavedWork`), or null; main asks before quitting with any. */
+  unsavedWork(): string | null;
   /** Documents open in the local hub now: what replication keeps in memory (tests, benchmarks). */
   openDocuments(): number;
   status(): Promise<HostStatus>;
@@ -45,12 +51,19 @@ export async function startHost(config: HostConfig): Promise<Host> {
   }
   const agent = startAgent(context);
   const running = { sync, bridge };
+  let unsavedWork: string | null = null;
+  // The page's edits belong to the account that made them; they are gone once it signs out.
+  session.onChange(() => {
+    unsavedWork = null;
+  });
 
   const status = async (): Promise<HostStatus> => ({
     sync: running.sync.status(),
     bridge: running.bridge.status(),
     approvalsPending: running.bridge.pendingApprovals(),
     requestsPending: running.bridge.pendingRequests(),
+    agentUnread: agent.heartbeat.pendingCount(),
+    heartbeatDelivery: agent.heartbeat.latest(),
   });
 
   const api: DesktopApi = {
@@ -61,6 +74,9 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createWorkspaceFacet(context, running.sync),
     ...running.bridge.facet,
     ...agent.facet,
+    setUnsavedWork: async (input) => {
+      unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;
+    },
     openExternal: async ({ url }) => {
       if (!config.openExternal || !/^https?:\/\//.test(url)) return { opened: false };
       await config.openExternal(url);
@@ -72,6 +88,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     api,
     context,
     unsyncedDocuments: () => running.sync.unsyncedDocuments(),
+    unsavedWork: () => unsavedWork,
     openDocuments: () => running.sync.openDocuments(),
     status,
     async close() {

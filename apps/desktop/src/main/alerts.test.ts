@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { approvalAlert, grantRequestAlert } from "./alerts";
+import { approvalAlert, grantRequestAlert, heartbeatAlert } from "./alerts";
 
 describe("notification texts", () => {
   it("name the tool and the requester, leave the summary out, and carry no markup", () => {
@@ -29,5 +29,17 @@ describe("notification texts", () => {
       grantExpiresAt: null,
     });
     expect(alert.body).toBe("user 7 asks to send requests to your coding agent. Click to accept or decline.");
+  });
+
+  it("show a heartbeat message's start as one line of plain text", () => {
+    const alert = heartbeatAlert({
+      runId: 4,
+      conversationId: 9,
+      messageId: 30,
+      preview: "Two todos are overdue:\n<script>alert(1)</script> & the Atlas review",
+      deliveredAt: "2026-01-01T10:00:00.000Z",
+    });
+    expect(alert.title).toBe("A message from your agent");
+    expect(alert.body).toBe("Two todos are overdue: ‹script›alert(1)‹/script› ＆ the Atlas review");
   });
 });

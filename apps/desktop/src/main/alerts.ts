@@ -1,4 +1,4 @@
-import type { ApprovalItem, GrantItem } from "../shared/desktop-api";
+import type { ApprovalItem, GrantItem, HeartbeatDelivery } from "../shared/desktop-api";
 import { personLabel } from "../shared/person-label";
 import { plainText } from "./plain-text";
 
@@ -27,5 +27,13 @@ export function grantRequestAlert(grant: GrantItem): AlertText {
   return {
     title: "Someone asks to reach your agent",
     body: plainText(`${peer} asks to send requests to your coding agent. Click to accept or decline.`, BODY_LENGTH),
+  };
+}
+
+/** A heartbeat message delivered to the owner's agent conversation: its start, as plain text. */
+export function heartbeatAlert(delivery: HeartbeatDelivery): AlertText {
+  return {
+    title: "A message from your agent",
+    body: plainText(delivery.preview || "Your heartbeat has something for you. Click to read it.", BODY_LENGTH),
   };
 }

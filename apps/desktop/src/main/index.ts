@@ -39,14 +39,18 @@ async function start(): Promise<void> {
 
   const guard = createQuitGuard({
     unsyncedDocuments: () => host.unsyncedDocuments(),
-    confirmQuit: (message) =>
+    unsavedWork: () => host.unsavedWork(),
+    confirmQuit: (message, unsynced) =>
       dialog.showMessageBoxSync({
         type: "warning",
         buttons: ["Quit anyway", "Cancel"],
         defaultId: 1,
         cancelId: 1,
         message,
-        detail: "The changes are saved on this computer and are sent the next time Tandem runs and reaches the server.",
+        detail:
+          unsynced > 0
+            ? "The documents' changes are saved on this computer and are sent the next time Tandem runs and reaches the server."
+            : "Unsaved edits are lost when Tandem quits.",
       }) === 0,
     closeHost: () => host.close(),
     quit: () => app.quit(),
@@ -56,8 +60,9 @@ async function start(): Promise<void> {
 
   const window = createMainWindow(() => guard.quitting);
   const openApprovals = () => window.show("approvals");
-  createAppTray(host, { openWindow: () => window.show(), openApprovals, quit: () => app.quit() }, logError);
-  notifyOnHostEvents(host, openApprovals);
+  const openAgent = () => window.show("agent");
+  createAppTray(host, { openWindow: () => window.show(), openApprovals, openAgent, quit: () => app.quit() }, logError);
+  notifyOnHostEvents(host, { openApprovals, openAgent });
   window.show();
 
   // Launching the app again, or clicking its dock icon on macOS, brings the window back.

@@ -1,9 +1,9 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { BrowserWindow } from "electron";
+import { BrowserWindow, dialog } from "electron";
 
 /** Sections main can open the window on; the renderer selects the section named by the URL's hash. */
-export type WindowSection = "approvals";
+export type WindowSection = "approvals" | "agent";
 
 export interface MainWindow {
   /** Shows the window (creating it if needed) and brings it forward, on `section` if given. */
@@ -42,6 +42,21 @@ export function createMainWindow(quitting: () => boolean): MainWindow {
     // Nor may the window itself leave the app (a link in untrusted text, a dropped file).
     created.webContents.on("will-navigate", (event, url) => {
       if (!url.startsWith(appUrl)) event.preventDefault();
+    });
+    // The page asks before it unloads with unsaved edits (a reload); Electron would cancel silently, so ask here.
+    // Quitting asked already (the quit guard), and the host is closed by then: the page goes.
+    created.webContents.on("will-prevent-unload", (event) => {
+      const leave =
+        quitting() ||
+        dialog.showMessageBoxSync(created, {
+          type: "warning",
+          buttons: ["Leave anyway", "Stay"],
+          defaultId: 1,
+          cancelId: 1,
+          message: "Leave this page with unsaved edits?",
+          detail: "Your heartbeat settings or checklist have changes that are not saved. Leaving loses them.",
+        }) === 0;
+      if (leave) event.preventDefault();
     });
     created.on("close", (event) => {
       if (quitting()) return;

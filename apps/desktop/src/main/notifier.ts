@@ -1,32 +1,42 @@
 import { Notification } from "electron";
 import type { Host } from "../host/host";
-import type { ApprovalItem, GrantItem } from "../shared/desktop-api";
-import { type AlertText, approvalAlert, grantRequestAlert } from "./alerts";
+import type { ApprovalItem, GrantItem, HeartbeatDelivery } from "../shared/desktop-api";
+import { type AlertText, approvalAlert, grantRequestAlert, heartbeatAlert } from "./alerts";
+
+/** Where a click on a notification leads. */
+export interface NotificationTargets {
+  openApprovals(): void;
+  openAgent(): void;
+}
 
 /**
- * A system notification for each new tool call and grant request; clicking one opens the
- * Approvals view. Returns a function that stops listening.
+ * A system notification for each new tool call and grant request, which opens the Approvals view
+ * when clicked, and for each heartbeat message delivered, which opens the Agent view. Returns a
+ * function that stops listening.
  */
-export function notifyOnHostEvents(host: Host, openApprovals: () => void): () => void {
+export function notifyOnHostEvents(host: Host, targets: NotificationTargets): () => void {
   if (!Notification.isSupported()) return () => {};
   // Electron drops a notification's click handler if the object is garbage-collected while shown.
   const shown = new Set<Notification>();
-  const show = ({ title, body }: AlertText) => {
+  const show = ({ title, body }: AlertText, open: () => void) => {
     const notification = new Notification({ title, body });
     shown.add(notification);
     notification.on("click", () => {
       shown.delete(notification);
-      openApprovals();
+      open();
     });
     notification.on("close", () => shown.delete(notification));
     notification.show();
   };
-  const onApproval = (approval: ApprovalItem) => show(approvalAlert(approval));
-  const onGrantRequest = (grant: GrantItem) => show(grantRequestAlert(grant));
+  const onApproval = (approval: ApprovalItem) => show(approvalAlert(approval), targets.openApprovals);
+  const onGrantRequest = (grant: GrantItem) => show(grantRequestAlert(grant), targets.openApprovals);
+  const onHeartbeat = (delivery: HeartbeatDelivery) => show(heartbeatAlert(delivery), targets.openAgent);
   host.context.events.on("approval", onApproval);
   host.context.events.on("grant-request", onGrantRequest);
+  host.context.events.on("heartbeat-message", onHeartbeat);
   return () => {
     host.context.events.off("approval", onApproval);
     host.context.events.off("grant-request", onGrantRequest);
+    host.context.events.off("heartbeat-message", onHeartbeat);
   };
 }

@@ -2,11 +2,12 @@ import { describe, expect, it } from "vitest";
 import { createQuitGuard, type QuitGuardDeps, quitWarning } from "./quit-guard";
 
 /** Stands in for Electron's app and dialog, and the host; records what the guard did. */
-function harness(unsynced: number, answer: boolean) {
+function harness(unsynced: number, answer: boolean, unsaved: string | null = null) {
   const log: string[] = [];
   let finishClose: () => void = () => {};
   const deps: QuitGuardDeps = {
     unsyncedDocuments: () => unsynced,
+    unsavedWork: () => unsaved,
     confirmQuit: (message) => {
       log.push(`ask: ${message}`);
       return answer;
@@ -53,6 +54,13 @@ describe("the quit guard", () => {
     expect(guard.quitting).toBe(false);
   });
 
+  it("asks when the page holds unsaved edits, saying which", () => {
+    const { guard, log, beforeQuit } = harness(0, false, "Your heartbeat checklist is not saved.");
+    expect(beforeQuit()).toBe(true);
+    expect(log).toEqual(["ask: Your heartbeat checklist is not saved. Quit anyway?"]);
+    expect(guard.quitting).toBe(false);
+  });
+
   it("quits anyway when the owner says so", async () => {
     const { log, beforeQuit, finishClose } = harness(1, true);
     expect(beforeQuit()).toBe(true);
@@ -65,6 +73,7 @@ describe("the quit guard", () => {
     const log: string[] = [];
     const guard = createQuitGuard({
       unsyncedDocuments: () => 0,
+      unsavedWork: () => null,
       confirmQuit: () => true,
       closeHost: () => Promise.reject(new Error("disk gone")),
       quit: () => log.push("quit"),
@@ -78,5 +87,8 @@ describe("the quit guard", () => {
   it("words the warning for one and for many", () => {
     expect(quitWarning(1)).toBe("1 document has changes not yet on the server. Quit anyway?");
     expect(quitWarning(12)).toBe("12 documents have changes not yet on the server. Quit anyway?");
+    expect(quitWarning(2, "Edits are not saved.")).toBe(
+      "Edits are not saved. 2 documents have changes not yet on the server. Quit anyway?",
+    );
   });
 });

@@ -2,6 +2,8 @@
 export interface QuitGuardDeps {
   /** Documents whose changes the server has not confirmed (`host.unsyncedDocuments()`). */
   unsyncedDocuments(): number;
+  /** Edits the page has not saved, in words (`host.unsavedWork()`), or null. */
+  unsavedWork(): string | null;
   /** Asks the owner; true means quit anyway. */
   confirmQuit(message: string, unsynced: number): boolean;
   /** Stops replication, the bridge and the local store cleanly (`host.close()`). */
@@ -21,7 +23,8 @@ export interface QuitGuard {
 /**
  * Quitting is held back until the host has closed, because closing flushes the local store and
  * ends the bridge's session cleanly; and it asks first when local changes have not reached the
- * server (they are safe on disk, but would not reach other devices until the next launch).
+ * server (they are safe on disk, but would not reach other devices until the next launch), or
+ * when the page holds edits not saved anywhere (they would be lost).
  */
 export function createQuitGuard(deps: QuitGuardDeps): QuitGuard {
   let phase: "running" | "closing" | "closed" = "running";
@@ -34,7 +37,8 @@ export function createQuitGuard(deps: QuitGuardDeps): QuitGuard {
       event.preventDefault();
       if (phase === "closing") return;
       const unsynced = deps.unsyncedDocuments();
-      if (unsynced > 0 && !deps.confirmQuit(quitWarning(unsynced), unsynced)) return;
+      const unsaved = deps.unsavedWork();
+      if ((unsynced > 0 || unsaved !== null) && !deps.confirmQuit(quitWarning(unsynced, unsaved), unsynced)) return;
       phase = "closing";
       deps
         .closeHost()
@@ -47,8 +51,12 @@ export function createQuitGuard(deps: QuitGuardDeps): QuitGuard {
   };
 }
 
-export function quitWarning(unsynced: number): string {
-  return unsynced === 1
-    ? "1 document has changes not yet on the server. Quit anyway?"
-    : `${unsynced} documents have changes not yet on the server. Quit anyway?`;
+export function quitWarning(unsynced: number, unsaved: string | null = null): string {
+  const documents =
+    unsynced === 0
+      ? null
+      : unsynced === 1
+        ? "1 document has changes not yet on the server."
+        : `${unsynced} documents have changes not yet on the server.`;
+  return [unsaved, documents, "Quit anyway?"].filter(Boolean).join(" ");
 }

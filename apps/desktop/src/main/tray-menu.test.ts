@@ -22,6 +22,7 @@ function recordingActions() {
   const actions: TrayActions = {
     decide: (approvalId, decision) => calls.push(`${decision} ${approvalId}`),
     openApprovals: () => calls.push("approvals"),
+    openAgent: () => calls.push("agent"),
     openWindow: () => calls.push("window"),
     quit: () => calls.push("quit"),
   };
@@ -108,6 +109,24 @@ describe("the tray menu", () => {
     expect(calls).toEqual(["approvals"]);
     expect(trayTooltip(1, 2)).toBe("Tandem: 1 tool call waiting for you; 2 requests waiting for your answer");
     expect(trayTooltip(0, 1)).toBe("Tandem: 1 request waiting for your answer");
+  });
+
+  it("counts the agent's unread messages, leading to the Agent view", () => {
+    const { calls, actions } = recordingActions();
+    const menu = buildTrayMenu([], actions, 0, 3);
+    expect(labels(menu)).toEqual([
+      "No tool calls waiting",
+      "3 unread messages from your agent… Open Agent",
+      "---",
+      "Open Tandem",
+      "Quit Tandem",
+    ]);
+    click(menu[1]);
+    expect(calls).toEqual(["agent"]);
+    expect(trayTooltip(0, 0, 1)).toBe("Tandem: 1 unread message from your agent");
+    expect(trayTooltip(1, 1, 2)).toBe(
+      "Tandem: 1 tool call waiting for you; 1 request waiting for your answer; 2 unread messages from your agent",
+    );
   });
 
   it("says the count in the tooltip", () => {

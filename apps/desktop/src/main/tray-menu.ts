@@ -7,6 +7,8 @@ import { plainText } from "./plain-text";
 export interface TrayActions {
   decide(approvalId: string, decision: "allow" | "deny"): void;
   openApprovals(): void;
+  /** Opens the Agent section, where the unread messages are. */
+  openAgent(): void;
   openWindow(): void;
   quit(): void;
 }
@@ -19,9 +21,15 @@ const SUMMARY_LENGTH = 90;
 /**
  * The tray's context menu for the pending tool calls: one submenu per call, naming the tool and
  * whom it serves, with its summary and Allow once / Deny; then the agent-access and grant requests
- * waiting (`requests`), answered in the Approvals view. Pure, so it is tested without Electron.
+ * waiting (`requests`), answered in the Approvals view; then the agent's unread messages (`unread`:
+ * heartbeat messages), read in the Agent view. Pure, so it is tested without Electron.
  */
-export function buildTrayMenu(approvals: readonly ApprovalItem[], actions: TrayActions, requests = 0): MenuItemConstructorOptions[] {
+export function buildTrayMenu(
+  approvals: readonly ApprovalItem[],
+  actions: TrayActions,
+  requests = 0,
+  unread = 0,
+): MenuItemConstructorOptions[] {
   const shown = approvals.slice(0, TRAY_MENU_MAX_APPROVALS);
   const hidden = approvals.length - shown.length;
   const items: MenuItemConstructorOptions[] = [{ label: pendingLabel(approvals.length), enabled: false }];
@@ -42,6 +50,9 @@ export function buildTrayMenu(approvals: readonly ApprovalItem[], actions: TrayA
   if (requests > 0) {
     items.push({ label: `${requestsLabel(requests)}… Open Approvals`, click: () => actions.openApprovals() });
   }
+  if (unread > 0) {
+    items.push({ label: `${unreadLabel(unread)}… Open Agent`, click: () => actions.openAgent() });
+  }
   items.push(
     { type: "separator" },
     { label: "Open Tandem", click: () => actions.openWindow() },
@@ -51,14 +62,23 @@ export function buildTrayMenu(approvals: readonly ApprovalItem[], actions: TrayA
 }
 
 /** The tray's tooltip, which is also its badge on systems whose trays show no title. */
-export function trayTooltip(pending: number, requests = 0): string {
-  const waiting = [pending > 0 ? pendingLabel(pending) : null, requests > 0 ? requestsLabel(requests) : null].filter(Boolean);
+export function trayTooltip(pending: number, requests = 0, unread = 0): string {
+  const waiting = [
+    pending > 0 ? pendingLabel(pending) : null,
+    requests > 0 ? requestsLabel(requests) : null,
+    unread > 0 ? unreadLabel(unread) : null,
+  ].filter(Boolean);
   return waiting.length === 0 ? "Tandem" : `Tandem: ${waiting.join("; ")}`;
 }
 
 /** Agent-access and grant requests waiting for an answer. */
 export function requestsLabel(requests: number): string {
   return requests === 1 ? "1 request waiting for your answer" : `${requests} requests waiting for your answer`;
+}
+
+/** The agent's messages not read yet (the heartbeat's arrive unread). */
+export function unreadLabel(unread: number): string {
+  return unread === 1 ? "1 unread message from your agent" : `${unread} unread messages from your agent`;
 }
 
 export function pendingLabel(pending: number): string {

@@ -20,7 +20,8 @@ export interface AppTray {
 
 /**
  * The tray: the way back into the app once its window is closed, and the owner's quickest answer
- * to a tool call. Its badge is the number of pending calls and requests: the tray title on macOS,
+ * to a tool call. Its badge is the number of pending calls and requests and of the agent's unread
+ * messages: the tray title on macOS,
  * the dock or launcher badge where there is one, the icon's red dot and the tooltip everywhere.
  */
 export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, onError: (error: unknown) => void): AppTray {
@@ -28,19 +29,20 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
   const tray = new Tray(images.idle);
   let approvals: readonly ApprovalItem[] = [];
   let lastCount = -1;
-  /** Agent-access and grant requests waiting: they count on the badge too. */
+  /** Agent-access and grant requests waiting, and the agent's unread messages: they count on the badge too. */
   let requests = 0;
+  let unread = 0;
 
   const render = () => {
-    const count = approvals.length + requests;
+    const count = approvals.length + requests + unread;
     const decide = (approvalId: string, decision: "allow" | "deny") => {
       host.api
         .resolveApproval({ approvalId, decision, scope: "once" })
         .catch(onError)
         .finally(() => void refresh());
     };
-    tray.setContextMenu(Menu.buildFromTemplate(buildTrayMenu(approvals, { ...actions, decide }, requests)));
-    tray.setToolTip(trayTooltip(approvals.length, requests));
+    tray.setContextMenu(Menu.buildFromTemplate(buildTrayMenu(approvals, { ...actions, decide }, requests, unread)));
+    tray.setToolTip(trayTooltip(approvals.length, requests, unread));
     tray.setImage(count > 0 ? images.attention : images.idle);
     if (process.platform === "darwin") tray.setTitle(count > 0 ? String(count) : "");
     app.setBadgeCount(count);
@@ -49,11 +51,12 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
   const refresh = coalesce(async () => {
     try {
       approvals = await host.api.listApprovals();
-      requests = (await host.status()).requestsPending;
+      ({ requestsPending: requests, agentUnread: unread } = await host.status());
     } catch {
       // Signed out or offline: nothing the owner could decide from here right now.
       approvals = [];
       requests = 0;
+      unread = 0;
     }
     lastCount = approvals.length;
     render();
@@ -64,7 +67,7 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
     void host
       .status()
       .then((status) => {
-        if (status.approvalsPending !== lastCount || status.requestsPending !== requests) void refresh();
+        if (status.approvalsPending !== lastCount || status.requestsPending !== requests || status.agentUnread !== unread) void refresh();
       })
       .catch(onError);
   };

@@ -79,7 +79,29 @@ export interface DesktopApi {
   briefingStrategies(input: BriefingSummaries): Promise<Strategy[]>;
   /** A briefing's items in the four quadrants of urgent and important. */
   briefingMatrix(input: BriefingSummaries): Promise<PriorityMatrix>;
+  /** Marks every message of a conversation read (the heartbeat's arrive unread). */
+  markConversationRead(input: { conversationId: number }): Promise<void>;
 
+  // The heartbeat (src/host/agent/heartbeat.ts): the agent's periodic pass, run by the server.
+  /** The tier, the schedule, and how the runs are going. */
+  getHeartbeat(): Promise<HeartbeatOverview>;
+  /** Changes the tier and/or the schedule (fields left out keep their value); answers what the server stored. */
+  saveHeartbeatSettings(input: { tier?: HeartbeatTier; schedule?: Partial<HeartbeatScheduleSettings> }): Promise<HeartbeatSettings>;
+  /** The newest runs, newest first (without their actions). */
+  listHeartbeatRuns(): Promise<HeartbeatRunItem[]>;
+  /** One run with its actions. */
+  getHeartbeatRun(input: { runId: number }): Promise<HeartbeatRunDetail>;
+  /** Runs a heartbeat now, waiting for it to end; a dry run writes and sends nothing and says what it would have done. */
+  runHeartbeat(input: { dryRun: boolean }): Promise<HeartbeatRunDetail>;
+  /** The checklist the heartbeat follows (the note Memory/Self/HEARTBEAT.md, or the default one). */
+  getHeartbeatChecklist(): Promise<HeartbeatChecklist>;
+  saveHeartbeatChecklist(input: { content: string }): Promise<HeartbeatChecklist>;
+
+  /**
+   * What the page holds that is nowhere else yet (edits not saved to the server), in words, or
+   * null: Electron's main asks before quitting while there is any.
+   */
+  setUnsavedWork(input: { description: string | null }): Promise<void>;
   /** Opens a link in the system browser (Electron); web mode answers `opened: false` and the page opens it. */
   openExternal(input: { url: string }): Promise<{ opened: boolean }>;
 }
@@ -144,6 +166,20 @@ export interface HostStatus {
   readonly approvalsPending: number;
   /** Agent-access and grant requests waiting for the owner's answer (with the tool calls: the Approvals badge). */
   readonly requestsPending: number;
+  /** Messages from the agent not read yet (heartbeat messages arrive unread): the Agent badge. */
+  readonly agentUnread: number;
+  /** The newest heartbeat message delivered while the app ran (not one already there when it started), or null. */
+  readonly heartbeatDelivery: HeartbeatDelivery | null;
+}
+
+/** A heartbeat message that reached the owner's agent conversation. */
+export interface HeartbeatDelivery {
+  readonly runId: number;
+  readonly conversationId: number;
+  readonly messageId: number;
+  /** The message's start, one line. Untrusted (the model wrote it from notes): shown as text. */
+  readonly preview: string;
+  readonly deliveredAt: string;
 }
 
 export interface NoteSearchHit {
@@ -252,6 +288,10 @@ export interface ConversationSummary {
   /** Untrusted (the start of the first message): shown as text. */
   readonly title: string;
   readonly messageCount: number;
+  /** The agent's messages not read yet. */
+  readonly unreadCount: number;
+  /** The thread the heartbeat writes to. */
+  readonly heartbeat: boolean;
   readonly updatedAt: string;
 }
 
@@ -350,6 +390,88 @@ export interface PriorityMatrix {
   readonly q4_not_urgent_not_important: readonly MatrixItem[];
 }
 
+/** `MESSAGES`: reads and sends one message. `ACTIONS`: may also create todos and notes and write memory. */
+export type HeartbeatTier = "MESSAGES" | "ACTIONS";
+
+export interface HeartbeatScheduleSettings {
+  /** Off: the heartbeat runs only when asked ("Run now"). */
+  readonly enabled: boolean;
+  /** The interval between scheduled runs (the server allows 5 minutes to a week). */
+  readonly everyMinutes: number;
+  /** No scheduled run between these times of day (`HH:MM`, may span midnight); null: none. */
+  readonly quietHours: { readonly start: string; readonly end: string } | null;
+  /** Where the quiet hours and "today" are (IANA, `Europe/Paris`). */
+  readonly timezone: string;
+}
+
+export interface HeartbeatSettings {
+  readonly tier: HeartbeatTier;
+  readonly schedule: HeartbeatScheduleSettings;
+}
+
+export interface HeartbeatOverview {
+  readonly settings: HeartbeatSettings;
+  readonly lastRun: HeartbeatRunItem | null;
+  readonly runsToday: number;
+  readonly runsLast24h: number;
+  /** When the next scheduled run is due; null while the schedule is off. */
+  readonly nextRunAt: string | null;
+  /** The heartbeat thread, once a message was delivered. */
+  readonly conversationId: number | null;
+}
+
+export interface HeartbeatRunItem {
+  readonly runId: number;
+  readonly tier: HeartbeatTier;
+  readonly status: "running" | "completed" | "failed";
+  readonly source: "manual" | "schedule";
+  readonly dryRun: boolean;
+  readonly startedAt: string;
+  readonly completedAt: string | null;
+  /** The message's first words, or why the run failed. Untrusted: shown as text. */
+  readonly summary: string;
+  readonly delivered: boolean;
+  readonly suppressed: boolean;
+  readonly suppressReason: string | null;
+  readonly conversationId: number | null;
+  readonly toolCalls: number;
+  readonly actionsCreated: number;
+  readonly error: string | null;
+  readonly elapsedMs: number | null;
+}
+
+export interface HeartbeatActionItem {
+  readonly actionId: number;
+  /** The tool's name, or `send_message` for the message itself. */
+  readonly type: string;
+  /** `message`: reading and the message; `action`: a write (ACTIONS tier only). */
+  readonly mode: "message" | "action";
+  readonly status: "executed" | "skipped" | "failed";
+  /** The tool's arguments and what it answered, as text (JSON laid out, cut when long). Untrusted: shown as text. */
+  readonly payload: string;
+  readonly result: string;
+  readonly createdAt: string;
+}
+
+export interface HeartbeatRunDetail extends HeartbeatRunItem {
+  /** The message the run wrote, delivered or not (Markdown). Untrusted: rendered without HTML. */
+  readonly text: string;
+  readonly actions: readonly HeartbeatActionItem[];
+}
+
+export interface HeartbeatChecklist {
+  /** Markdown, at most {@link HEARTBEAT_CHECKLIST_MAX} characters. */
+  readonly content: string;
+  /** True while it is the default checklist (the note was not written yet, or says the same). */
+  readonly isDefault: boolean;
+  readonly updatedAt: string | null;
+}
+
+/** The server's limits (the host checks they match core's): the checklist's characters, the schedule's interval in minutes. */
+export const HEARTBEAT_CHECKLIST_MAX = 10_000;
+export const HEARTBEAT_EVERY_MINUTES_MIN = 5;
+export const HEARTBEAT_EVERY_MINUTES_MAX = 10_080;
+
 export type DesktopApiMethod = keyof DesktopApi;
 
 /** Listing every method as a record key makes the compiler reject a method added to the API but not here. */
@@ -390,6 +512,15 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   createBriefing: true,
   briefingStrategies: true,
   briefingMatrix: true,
+  markConversationRead: true,
+  getHeartbeat: true,
+  saveHeartbeatSettings: true,
+  listHeartbeatRuns: true,
+  getHeartbeatRun: true,
+  runHeartbeat: true,
+  getHeartbeatChecklist: true,
+  saveHeartbeatChecklist: true,
+  setUnsavedWork: true,
   openExternal: true,
 };
 

@@ -9,11 +9,15 @@ import { parseInput } from "../parse-input";
 import { AGENT_OFFLINE } from "./agent-messages";
 import { createBriefingMethods } from "./briefing";
 import type { ChatRun } from "./chat-run";
+import { createHeartbeatMethods } from "./heartbeat";
+import { HeartbeatWatch } from "./heartbeat-watch";
 import { openChat } from "./open-chat";
 
 export interface AgentHandle {
   readonly facet: AgentFacet;
-  /** Stops every reply still being received. */
+  /** Unread messages from the agent, and the newest heartbeat message delivered while the app ran. */
+  readonly heartbeat: Pick<HeartbeatWatch, "pendingCount" | "latest">;
+  /** Stops every reply still being received, and the heartbeat's watch. */
   close(): void;
 }
 
@@ -55,6 +59,7 @@ function messageItem(message: ServerMessage): ChatMessageItem {
  */
 export function startAgent(context: HostContext): AgentHandle {
   const runs = new Map<string, ChatRun>();
+  const watch = new HeartbeatWatch(context, () => context.events.emit("status"));
 
   const signedIn = (): TandemClient => {
     const client = context.session.client();
@@ -80,10 +85,13 @@ export function startAgent(context: HostContext): AgentHandle {
         () => client.call("listConversations", { query: { view: "me", limit: CONVERSATION_PAGE, messages: 0 } }),
         AGENT_OFFLINE,
       );
-      return (answer.conversations ?? []).map(({ conversationId, title, messageCount, updatedAt }) => ({
+      const thread = watch.thread();
+      return (answer.conversations ?? []).map(({ conversationId, title, messageCount, unreadCount, updatedAt }) => ({
         conversationId,
         title,
         messageCount,
+        unreadCount,
+        heartbeat: conversationId === thread,
         updatedAt,
       }));
     },
@@ -123,8 +131,26 @@ export function startAgent(context: HostContext): AgentHandle {
       runs.get(chatId)?.stop();
     },
 
+    async markConversationRead(input) {
+      const { conversationId } = parseInput("markConversationRead", ConversationInput, input);
+      const client = signedIn();
+      await onServer(() => client.call("markConversationRead", { params: { id: conversationId } }), AGENT_OFFLINE);
+      // The badges follow at once rather than at the next poll.
+      await watch.refresh();
+    },
+
     ...createBriefingMethods(context.session),
+    // After a run, the count and the thread are read again before it answers: the page then sees both.
+    ...createHeartbeatMethods(context.session, () => watch.refresh()),
   };
 
-  return { facet, close: closeAll };
+  watch.start();
+  return {
+    facet,
+    heartbeat: watch,
+    close() {
+      closeAll();
+      watch.close();
+    },
+  };
 }

@@ -10,6 +10,7 @@ import { useChatSession } from "./chat-session";
 import { ChatTranscript } from "./chat-transcript";
 import { ConversationList } from "./conversation-list";
 import { useConversations } from "./use-conversations";
+import { useMarkRead } from "./use-mark-read";
 import "./agent.css";
 
 /**
@@ -22,6 +23,7 @@ export function AgentView({ api }: { api: DesktopApi }) {
   const { attach } = chat;
   useEffect(() => attach(), [attach]);
   const list = useConversations(api, chat.offline, chat.listGeneration);
+  useMarkRead(api, chat, list);
   const removal = useAction();
   const { conversationId } = chat.transcript;
   // A chat started here has no title in the list until its first reply ends: its first message stands in.

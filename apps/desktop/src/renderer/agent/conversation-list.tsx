@@ -1,7 +1,10 @@
 import type { ConversationSummary } from "../../shared/desktop-api";
 import { shortTime } from "../notes/note-time";
 
-/** The owner's conversations with their agent, newest first, and a way to start another. */
+/**
+ * The owner's conversations with their agent, newest first, and a way to start another. The
+ * heartbeat's is marked so, and a conversation with messages not read yet shows how many.
+ */
 export function ConversationList({
   conversations,
   error,
@@ -31,14 +34,23 @@ export function ConversationList({
                 type="button"
                 aria-current={conversation.conversationId === selected ? "true" : undefined}
                 disabled={disabled && conversation.conversationId !== selected}
+                data-unread={conversation.unreadCount > 0 || undefined}
                 onClick={() => onSelect(conversation.conversationId)}
               >
                 <span className="conversation-title" dir="auto">
+                  {conversation.heartbeat && <span className="conversation-kind">Heartbeat · </span>}
                   {conversation.title || "Untitled"}
                 </span>
-                <time className="conversation-time" dateTime={conversation.updatedAt}>
-                  {shortTime(conversation.updatedAt)}
-                </time>
+                <span className="conversation-meta">
+                  <time className="conversation-time" dateTime={conversation.updatedAt}>
+                    {shortTime(conversation.updatedAt)}
+                  </time>
+                  {conversation.unreadCount > 0 && (
+                    <span className="badge" role="img" aria-label={`${conversation.unreadCount} unread`}>
+                      {conversation.unreadCount}
+                    </span>
+                  )}
+                </span>
               </button>
             </li>
           ))}

@@ -17,6 +17,8 @@ const TOOL_WORDS: Record<string, readonly [running: string, done: string]> = {
   memory_search: ["Searching memory", "Searched memory"],
   memory_write: ["Saving to memory", "Saved to memory"],
   list_network: ["Looking at your contacts", "Looked at your contacts"],
+  // Not a tool: a heartbeat run records its message as its last action.
+  send_message: ["Sending the message", "Sent the message"],
 };
 
 /** `stopped`: the reply ended (stopped, or cut off) before the tool answered. */

@@ -1,11 +1,14 @@
 import { type ReactNode, useCallback, useEffect, useState } from "react";
 import type { DesktopApi, SessionInfo } from "../../shared/desktop-api";
 import { AgentView } from "../agent/agent-view";
-import { ChatSessionProvider } from "../agent/chat-session";
+import { ChatSessionProvider, useChatSession } from "../agent/chat-session";
 import { ApprovalsView } from "../approvals/approvals-view";
 import { BridgeView } from "../bridge/bridge-view";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
+import { HeartbeatSessionProvider } from "../heartbeat/heartbeat-session";
+import { HeartbeatToast } from "../heartbeat/heartbeat-toast";
+import { HeartbeatView } from "../heartbeat/heartbeat-view";
 import { NotesView } from "../notes/notes-view";
 import { IS_MAC } from "../notes/shortcuts";
 import { DocumentsProvider } from "../sync/documents-context";
@@ -20,7 +23,33 @@ import { SyncIndicator } from "./sync-indicator";
 
 type SignedIn = Extract<SessionInfo, { state: "signed_in" }>;
 
-function SectionView({ section, api }: { section: SectionId; api: DesktopApi }) {
+function SectionView({ section, api, onSelect }: { section: SectionId; api: DesktopApi; onSelect: (section: SectionId) => void }) {
+  const chat = useChatSession();
+  // The heartbeat's messages are read in the Agent section, in their conversation.
+  const openConversation = useCallback(
+    (conversationId: number) => {
+      chat.open(conversationId);
+      onSelect("agent");
+    },
+    [chat.open, onSelect],
+  );
+  return (
+    <>
+      <SectionBody section={section} api={api} openConversation={openConversation} />
+      <HeartbeatToast api={api} showing={section === "agent" ? chat.transcript.conversationId : null} onOpen={openConversation} />
+    </>
+  );
+}
+
+function SectionBody({
+  section,
+  api,
+  openConversation,
+}: {
+  section: SectionId;
+  api: DesktopApi;
+  openConversation: (conversationId: number) => void;
+}) {
   switch (section) {
     case "notes":
       return <NotesView api={api} />;
@@ -30,6 +59,8 @@ function SectionView({ section, api }: { section: SectionId; api: DesktopApi }) 
       return <TodayView api={api} />;
     case "agent":
       return <AgentView api={api} />;
+    case "heartbeat":
+      return <HeartbeatView api={api} onOpenConversation={openConversation} />;
     case "approvals":
       return <ApprovalsView api={api} />;
     case "bridge":
@@ -63,7 +94,7 @@ export function MainLayout({
     window.addEventListener("hashchange", follow);
     return () => window.removeEventListener("hashchange", follow);
   }, []);
-  // Mod+1 … Mod+6 open the sections, from anywhere but a modal dialog.
+  // Mod+1 … Mod+7 open the sections, from anywhere but a modal dialog.
   useEffect(() => {
     const onKeyDown = (event: KeyboardEvent) => {
       if (event.defaultPrevented || event.isComposing || document.querySelector("dialog[open]") !== null) return;
@@ -83,33 +114,36 @@ export function MainLayout({
   const title = SECTIONS.find((candidate) => candidate.id === section)?.title;
   return (
     <HostStatusProvider api={api}>
-      <div className="app-shell">
-        <header className="app-header">
-          {header}
-          <div className="header-tools">
-            <SyncIndicator />
-            <span className="signed-in-as" title={session.serverUrl}>
-              {session.name ?? session.username}
-            </span>
-            <SignOutButton onSignOut={signOut} />
-          </div>
-          {signOutError && <ErrorNotice message={signOutError} />}
-        </header>
-        <SectionNav current={section} onSelect={setSection} />
-        <main className="main-area" aria-labelledby="section-title">
-          <h2 id="section-title" className="section-title">
-            {title}
-          </h2>
-          {/* Keyed by user: another account starts from its own documents, conversations and briefing. */}
-          <DocumentsProvider key={session.userId} api={api}>
-            <ChatSessionProvider api={api}>
-              <BriefingSessionProvider api={api}>
-                <SectionView section={section} api={api} />
-              </BriefingSessionProvider>
-            </ChatSessionProvider>
-          </DocumentsProvider>
-        </main>
-      </div>
+      {/* Above the sidebar and the header, which mark and warn about its unsaved edits; keyed by user like the rest. */}
+      <HeartbeatSessionProvider key={session.userId} api={api}>
+        <div className="app-shell">
+          <header className="app-header">
+            {header}
+            <div className="header-tools">
+              <SyncIndicator />
+              <span className="signed-in-as" title={session.serverUrl}>
+                {session.name ?? session.username}
+              </span>
+              <SignOutButton onSignOut={signOut} />
+            </div>
+            {signOutError && <ErrorNotice message={signOutError} />}
+          </header>
+          <SectionNav current={section} onSelect={setSection} />
+          <main className="main-area" aria-labelledby="section-title">
+            <h2 id="section-title" className="section-title">
+              {title}
+            </h2>
+            {/* Keyed by user: another account starts from its own documents, conversations and briefing. */}
+            <DocumentsProvider key={session.userId} api={api}>
+              <ChatSessionProvider api={api}>
+                <BriefingSessionProvider api={api}>
+                  <SectionView section={section} api={api} onSelect={setSection} />
+                </BriefingSessionProvider>
+              </ChatSessionProvider>
+            </DocumentsProvider>
+          </main>
+        </div>
+      </HeartbeatSessionProvider>
     </HostStatusProvider>
   );
 }

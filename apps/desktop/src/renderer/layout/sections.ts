@@ -4,6 +4,7 @@ export const SECTIONS = [
   { id: "todos", title: "Todos" },
   { id: "today", title: "Today" },
   { id: "agent", title: "Agent" },
+  { id: "heartbeat", title: "Heartbeat" },
   { id: "approvals", title: "Approvals" },
   { id: "bridge", title: "Bridge" },
 ] as const;
@@ -23,7 +24,7 @@ export const SECTION_SHORTCUT = {
 } as const;
 
 /**
- * The section a key press opens: Mod+1 to Mod+6 in sidebar order ("Mod" is ⌘ on macOS, Ctrl
+ * The section a key press opens: Mod+1 to Mod+7 in sidebar order ("Mod" is ⌘ on macOS, Ctrl
  * elsewhere, as for the notes view's shortcuts).
  */
 export function sectionForKey(

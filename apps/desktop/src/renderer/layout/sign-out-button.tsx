@@ -1,4 +1,5 @@
 import { useEffect, useId, useState } from "react";
+import { useHeartbeatSession } from "../heartbeat/heartbeat-session";
 import { useHostStatus } from "./host-status";
 import "./sign-out.css";
 
@@ -7,12 +8,14 @@ type Step = "idle" | "asking" | "waiting";
 /**
  * Sign out, after a warning when changes have not reached the server yet: the owner may wait for
  * them (sign-out follows as soon as everything is synced) or sign out anyway; the changes stay on
- * this device either way and are sent when the same account signs in again.
+ * this device either way and are sent when the same account signs in again. Heartbeat edits not
+ * saved are another matter (they are nowhere else): the warning says they would be lost.
  */
 export function SignOutButton({ onSignOut }: { onSignOut: () => void }) {
   const { status } = useHostStatus();
   const pending = status?.sync.pending ?? 0;
   const synced = status?.sync.state === "synced" && pending === 0;
+  const { unsaved } = useHeartbeatSession();
   const [step, setStep] = useState<Step>("idle");
   const questionId = useId();
 
@@ -25,7 +28,7 @@ export function SignOutButton({ onSignOut }: { onSignOut: () => void }) {
 
   if (step === "idle") {
     return (
-      <button type="button" onClick={() => (pending > 0 ? setStep("asking") : onSignOut())}>
+      <button type="button" onClick={() => (pending > 0 || unsaved ? setStep("asking") : onSignOut())}>
         Sign out
       </button>
     );
@@ -36,9 +39,16 @@ export function SignOutButton({ onSignOut }: { onSignOut: () => void }) {
       <p id={questionId}>
         {step === "waiting"
           ? `Waiting for ${pending} ${pending === 1 ? "change" : "changes"} to reach the server…${offline ? " (offline)" : ""}`
-          : `${pending} ${pending === 1 ? "document has changes" : "documents have changes"} not on the server yet. They stay on this device and are sent when you sign in again.`}
+          : [
+              unsaved ? "Your heartbeat settings or checklist have changes that are not saved; signing out loses them." : null,
+              pending > 0
+                ? `${pending} ${pending === 1 ? "document has changes" : "documents have changes"} not on the server yet. They stay on this device and are sent when you sign in again.`
+                : null,
+            ]
+              .filter(Boolean)
+              .join(" ")}
       </p>
-      {step === "asking" && (
+      {step === "asking" && pending > 0 && (
         <button type="button" className="primary" onClick={() => setStep("waiting")}>
           Wait for sync
         </button>
