@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { forbidden } from "../../http/errors";
 import { MAX_MEMORY_PATH_DEPTH, searchMemory, writeMemory } from "../../memory/memory-service";
 import { type AnyAgentTool, defineTool } from "./agent-tool";
 import { limitOf, Markdown } from "./tool-inputs";
