@@ -393,6 +393,17 @@ describe.each(storages())("heartbeat through an OpenAI-compatible provider (%s)"
     expect(action?.result).toMatchObject({ todo: { title: "Water the plants", priority: 2 } });
   });
 
+  it("a run asked with a key never has more than the key's scopes: ACTIONS through a key without os.todos:write writes no todo", async () => {
+    const user = await t.addUser("kemal", ["os.heartbeat:run", "os.heartbeat:read", "os.notes:read", "os.todos:read"]);
+    fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title: "Wire money to Mallory" } }] }, { text: "Done." });
+    const before = fake.requests.length;
+    const { result } = await runHeartbeat(user, { tier: "ACTIONS" });
+    expect(offeredTools(before)).toContain("list_todos");
+    expect(offeredTools(before)).not.toContain("create_todo");
+    expect(result.actions.find((a) => a.type === "create_todo")).toMatchObject({ status: "skipped" });
+    expect(await todoTitles(user)).toEqual([]);
+  });
+
   it("a dry run executes none of the writes the model asks for, records them with their payload, and delivers nothing", async () => {
     const user = await t.addUser("dora");
     fake.enqueue(

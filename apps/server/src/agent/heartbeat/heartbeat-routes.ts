@@ -25,7 +25,7 @@ export function heartbeatHandlers(app: AppContext, heartbeats: Heartbeats): Rout
     }),
     runHeartbeat: async ({ input, principal }) => ({
       success: true,
-      result: await heartbeats.runNow(principal.userId, principal.credential.id, input.body),
+      result: await heartbeats.runNow(principal.userId, principal.credential, input.body),
     }),
     listHeartbeatRuns: async ({ input, principal }) => ({ success: true, runs: await listRuns(db, principal.userId, input.query.limit) }),
     getHeartbeatRun: async ({ input, principal }) => ({ success: true, ...(await getRun(db, principal.userId, input.params.id)) }),

@@ -1,4 +1,4 @@
-import type { HeartbeatTier } from "@tandem/core";
+import type { HeartbeatTier, Scope } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { AppContext } from "../../context";
 import type { Schema } from "../../db/schema";
@@ -23,6 +23,8 @@ export interface HeartbeatRunRequest {
   readonly dryRun: boolean;
   /** The key a manual run was asked with (its tokens are counted under it); null for the scheduler. */
   readonly apiKeyId: string | null;
+  /** A manual run's key scopes: the run's tools never exceed them. Absent for the scheduler's runs. */
+  readonly keyScopes?: ReadonlySet<Scope>;
   /** Aborted when the server stops. */
   readonly signal: AbortSignal;
 }
@@ -97,7 +99,7 @@ async function pass(app: AppContext, request: HeartbeatRunRequest, actions: RunA
   // A dry run writes nothing, not even the default checklist.
   const checklist = request.dryRun ? await readInstructions(app, ownerId) : await ensureInstructions(app, ownerId);
   const model = app.models.resolve();
-  const grant = heartbeatGrant(ownerId, tier);
+  const grant = heartbeatGrant(ownerId, tier, request.keyScopes);
   const offered = new Set(toolsetFor(grant).map((tool) => tool.name));
   const user = await app.db.selectFrom("users").select(["name", "username"]).where("id", "=", ownerId).executeTakeFirst();
   const refusals: Promise<void>[] = [];

@@ -1,4 +1,4 @@
-import type { HeartbeatTier } from "@tandem/core";
+import type { HeartbeatTier, Scope } from "@tandem/core";
 import type { AppContext } from "../../context";
 import { ApiError, conflict } from "../../http/errors";
 import { readPolicy, updatePolicy } from "./heartbeat-policy";
@@ -36,8 +36,13 @@ export class Heartbeats {
     return closeAbandonedRuns(db, cutoff, clock.iso());
   }
 
-  /** A run asked for through the API: 409 while the owner has another one going. */
-  async runNow(ownerId: number, apiKeyId: string | null, body: { tier?: HeartbeatTier; dryRun: boolean }) {
+  /**
+   * A run asked for through the API: 409 while the owner has another one going. Its tools are the
+   * tier's, and never more than the asking key's scopes: a key that may not write todos cannot have
+   * a heartbeat write them either.
+   */
+  async runNow(ownerId: number, key: { id: string; scopes: ReadonlySet<Scope> }, body: { tier?: HeartbeatTier; dryRun: boolean }) {
+    const apiKeyId = key.id;
     const { db, clock } = this.#app;
     if (this.#stopping.signal.aborted)
       throw new ApiError(503, "shutting_down", "The server is stopping; run the heartbeat again in a moment");
@@ -45,7 +50,17 @@ export class Heartbeats {
     const { tier } = await readPolicy(db, ownerId);
     const runId = await startRun(db, { ownerId, tier, source: "manual", dryRun: body.dryRun, startedAt: clock.iso() });
     if (runId === null) throw conflict("heartbeat_running", "A heartbeat is already running for you; try again when it is over");
-    await this.#track(executeHeartbeat(this.#app, { runId, ownerId, tier, dryRun: body.dryRun, apiKeyId, signal: this.#stopping.signal }));
+    await this.#track(
+      executeHeartbeat(this.#app, {
+        runId,
+        ownerId,
+        tier,
+        dryRun: body.dryRun,
+        apiKeyId,
+        keyScopes: key.scopes,
+        signal: this.#stopping.signal,
+      }),
+    );
     const { run, actions } = await getRun(db, ownerId, runId);
     return { runId: run.id, ...run, actions };
   }

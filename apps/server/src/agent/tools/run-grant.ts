@@ -44,10 +44,16 @@ const HEARTBEAT_ACTION_SCOPES: readonly Scope[] = ["os.notes:write", "os.todos:w
 /**
  * The heartbeat's run: the owner's whole workspace, with the scopes of its tier. The tier decides
  * the toolset through the scopes, so a MESSAGES run has no tool that writes, whatever it is asked.
+ * A run started with a key (`limit`) gets no scope that key lacks.
  */
-export function heartbeatGrant(ownerId: number, tier: "MESSAGES" | "ACTIONS"): RunGrant {
+export function heartbeatGrant(ownerId: number, tier: "MESSAGES" | "ACTIONS", limit?: ReadonlySet<Scope>): RunGrant {
   const scopes = tier === "ACTIONS" ? [...HEARTBEAT_READ_SCOPES, ...HEARTBEAT_ACTION_SCOPES] : HEARTBEAT_READ_SCOPES;
-  return { ownerId, caller: { kind: "heartbeat", tier }, scopes: new Set(scopes), folders: "all" };
+  return {
+    ownerId,
+    caller: { kind: "heartbeat", tier },
+    scopes: new Set(scopes.filter((scope) => limit?.has(scope) ?? true)),
+    folders: "all",
+  };
 }
 
 /** Whether a note in `folderId` (null: the root) is within the grant. */
