@@ -11,6 +11,7 @@ import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
 import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
+import { toolsHandlers } from "./agent/tools/tools-routes";
 import { recordModelUsage } from "./agent/usage/model-usage";
 import { agentUsageHandlers } from "./agent/usage/usage-routes";
 import { approvalHandlers } from "./approvals/approvals-routes";
@@ -100,6 +101,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
       writer: context.config.modelProvider === "local" ? undefined : modelBriefingWriter(context.models),
     }),
     ...heartbeatHandlers(context, heartbeats),
+    ...toolsHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);

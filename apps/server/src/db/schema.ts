@@ -562,6 +562,25 @@ export interface HeartbeatActionsTable {
   created_at: string;
 }
 
+/** A tool namespace a user switched off (migration 0021); no row: enabled. */
+export interface DisabledToolNamespacesTable {
+  user_id: number;
+  namespace: string;
+  disabled_at: string;
+}
+
+/** One call through `POST /tools`, for the usage figures of `GET /tools` (migration 0021). */
+export interface ToolCallsTable {
+  id: Generated<number>;
+  owner_id: number;
+  /** namespace.tool */
+  tool: string;
+  /** 1: answered; 0: the tool failed (422). */
+  ok: number;
+  elapsed_ms: number;
+  created_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -599,4 +618,6 @@ export interface Schema {
   heartbeat_policies: HeartbeatPoliciesTable;
   heartbeat_runs: HeartbeatRunsTable;
   heartbeat_actions: HeartbeatActionsTable;
+  disabled_tool_namespaces: DisabledToolNamespacesTable;
+  tool_calls: ToolCallsTable;
 }

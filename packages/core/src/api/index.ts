@@ -16,6 +16,7 @@ import { snapshotRoutes } from "./snapshots";
 import { syncRoutes } from "./sync";
 import { systemRoutes } from "./system";
 import { todoRoutes } from "./todos";
+import { toolRoutes } from "./tools";
 import { trashRoutes } from "./trash";
 import { workspaceRoutes } from "./workspace";
 
@@ -41,6 +42,7 @@ export const routes = {
   ...agentRoutes,
   ...briefingRoutes,
   ...heartbeatRoutes,
+  ...toolRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -65,5 +67,6 @@ export * from "./runtime";
 export * from "./snapshots";
 export * from "./sync";
 export * from "./todos";
+export * from "./tools";
 export * from "./trash";
 export * from "./workspace";

@@ -7,8 +7,8 @@ import { HEARTBEAT_RULES, heartbeatRequest } from "../prompt/heartbeat-request";
 import { agentInstructions } from "../prompt/instructions";
 import { newBlockNonce } from "../prompt/untrusted-blocks";
 import { runAgent } from "../runner/agent-runner";
-import { toolsetFor } from "../tools/registry";
 import { heartbeatGrant } from "../tools/run-grant";
+import { runToolset } from "../tools/tool-namespaces";
 import { recordModelUsage } from "../usage/model-usage";
 import { type RunActions, runActions } from "./heartbeat-actions";
 import { ensureInstructions, readInstructions } from "./heartbeat-instructions";
@@ -100,7 +100,7 @@ async function pass(app: AppContext, request: HeartbeatRunRequest, actions: RunA
   const checklist = request.dryRun ? await readInstructions(app, ownerId) : await ensureInstructions(app, ownerId);
   const model = app.models.resolve();
   const grant = heartbeatGrant(ownerId, tier, request.keyScopes);
-  const offered = new Set(toolsetFor(grant).map((tool) => tool.name));
+  const offered = new Set((await runToolset(app.db, grant)).map((tool) => tool.name));
   const user = await app.db.selectFrom("users").select(["name", "username"]).where("id", "=", ownerId).executeTakeFirst();
   const refusals: Promise<void>[] = [];
 

@@ -2,9 +2,9 @@ import { isStepCount, type ModelMessage, streamText } from "ai";
 import type { AppContext } from "../../context";
 import type { ResolvedModel } from "../models/model-catalog";
 import type { AnyAgentTool } from "../tools/agent-tool";
-import { toolsetFor } from "../tools/registry";
 import type { RunGrant } from "../tools/run-grant";
 import { toAiToolSet } from "../tools/to-ai-tools";
+import { runToolset } from "../tools/tool-namespaces";
 import { ClientGone, describeModelError, RunTimeout } from "./model-errors";
 import { ThinkFilter } from "./think-filter";
 
@@ -89,7 +89,8 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
   };
 
   try {
-    const toolset = toolsetFor(grant);
+    // The grant's tools, less the namespaces the owner switched off, read once per run.
+    const toolset = await runToolset(app.db, grant);
     const tools = toAiToolSet(request.wrapTool ? toolset.map(request.wrapTool) : toolset, {
       app,
       grant,

@@ -33,6 +33,13 @@ function argumentProblems(error: z.ZodError): string {
   return text.length > MAX_ARGUMENT_PROBLEMS_CHARS ? `${text.slice(0, MAX_ARGUMENT_PROBLEMS_CHARS)}…` : text;
 }
 
+/** A tool's arguments checked against its schema, or what is wrong with them, each field named. */
+export function parseToolArguments(agentTool: AnyAgentTool, args: unknown): { ok: true; data: unknown } | { ok: false; problems: string } {
+  const parsed = agentTool.input.safeParse(args ?? {});
+  if (parsed.success) return { ok: true, data: parsed.data };
+  return { ok: false, problems: `invalid arguments for ${agentTool.name}: ${argumentProblems(parsed.error)}` };
+}
+
 /**
  * Runs one tool on raw arguments: validates them, executes under the context's grant, and caps
  * the result's size. Every failure is a {@link ToolFailure} with a short message fit for the
@@ -42,8 +49,8 @@ function argumentProblems(error: z.ZodError): string {
  */
 export async function executeTool(agentTool: AnyAgentTool, args: unknown, context: ToolRunContext): Promise<unknown> {
   if (context.signal.aborted) throw new ToolFailure("the run was cancelled");
-  const parsed = agentTool.input.safeParse(args ?? {});
-  if (!parsed.success) throw new ToolFailure(`invalid arguments for ${agentTool.name}: ${argumentProblems(parsed.error)}`);
+  const parsed = parseToolArguments(agentTool, args);
+  if (!parsed.ok) throw new ToolFailure(parsed.problems);
   try {
     return capResult(await agentTool.execute(parsed.data, context));
   } catch (error) {

@@ -18,6 +18,7 @@ import * as modelUsage from "./0017-model-usage";
 import * as briefings from "./0018-briefings";
 import * as searchRanking from "./0019-search-ranking";
 import * as heartbeat from "./0020-heartbeat";
+import * as tools from "./0021-tools";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0018-briefings": briefings,
   "0019-search-ranking": searchRanking,
   "0020-heartbeat": heartbeat,
+  "0021-tools": tools,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
