@@ -159,6 +159,13 @@ describe.each(storages("tools API"))("the tool registry over HTTP (%s)", (storag
     expect(offered).not.toContain("list_todos");
     expect(offered).not.toContain("create_todo");
 
+    // The heartbeat runs through the same runner: an ACTIONS pass is not offered the todos either.
+    const beat = fake.requests.length;
+    await ok(t, alice.apiKey, "POST", "/heartbeat/run", { tier: "ACTIONS", dryRun: true });
+    const beatOffered = ((fake.requests[beat]?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
+    expect(beatOffered).toContain("search_notes");
+    expect(beatOffered).not.toContain("create_todo");
+
     const back = await ok<Json>(t, alice.apiKey, "PUT", "/tools/namespaces", { enable: ["todos"] });
     expect(back.summary.disabled).toBe(0);
     expect((await tools(alice, "list_todos", {})).status).toBe(200);

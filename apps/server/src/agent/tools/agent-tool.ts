@@ -17,7 +17,7 @@ export interface ToolRunContext {
 }
 
 /**
- * One operation the agent (and, later, `POST /tools` and the MCP server) can run. A tool declares
+ * One operation the agent, `POST /tools` (and, later, the MCP server) can run. A tool declares
  * what it needs; the capability filter ({@link toolsetFor}) keeps it out of any run whose grant
  * lacks that, and data tools also filter what they touch by the same grant.
  */
