@@ -222,6 +222,9 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
     await page.getByRole("button", { name: "Sign out" }).click();
     await signInOnPage(page, stella.apiKey, stalling.server.url);
     await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent" }).click();
+    // Until the new session is online the view rightly refuses to send; on a slow machine that takes a while.
+    await expect.poll(syncStatus, PATIENCE).toBe("Synced");
+    await expect.poll(() => offlineNotice().count(), PATIENCE).toBe(0);
 
     await ask("Plan my week");
     await expect.poll(() => agentAnswers().last().textContent(), PATIENCE).toContain("whole plan");
