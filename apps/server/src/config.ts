@@ -85,6 +85,12 @@ export const ServerConfigSchema = z.object({
   agentProgressMs: z.coerce.number().int().min(50).default(15_000),
   /** Scheduled heartbeats this instance runs at once; 0: it runs none (another instance does). */
   heartbeatConcurrency: z.coerce.number().int().min(0).max(64).default(4),
+  /**
+   * The key that encrypts stored third-party tokens and the server's signing keys (environment only;
+   * never logged). Without it, a random key is kept in `<dataDir>/secret.key`; several instances
+   * sharing one PostgreSQL database must all set the same value.
+   */
+  secretKey: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -123,6 +129,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   agentTimeoutMs: ["TANDEM_AGENT_TIMEOUT_MS"],
   agentProgressMs: ["TANDEM_AGENT_PROGRESS_MS"],
   heartbeatConcurrency: ["TANDEM_HEARTBEAT_CONCURRENCY"],
+  secretKey: ["TANDEM_SECRET_KEY"],
 };
 
 export class ConfigError extends Error {

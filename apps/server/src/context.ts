@@ -4,6 +4,7 @@ import type { ModelCatalog } from "./agent/models/model-catalog";
 import type { Authenticator } from "./auth/authenticator";
 import type { Clock } from "./clock";
 import type { ServerConfig } from "./config";
+import type { SecretBox } from "./crypto/secret-box";
 import type { Database } from "./db/database";
 import type { Schema } from "./db/schema";
 import type { Maintenance } from "./maintenance";
@@ -30,4 +31,6 @@ export interface AppContext {
   readonly models: ModelCatalog;
   /** The configured embedding model (TANDEM_EMBEDDING_MODEL); without one, search ranks by words alone. */
   readonly embedder?: Embedder;
+  /** Encrypts what must be stored but never in the clear (third-party tokens, signing keys). */
+  readonly secrets: SecretBox;
 }

@@ -22,6 +22,7 @@ import { RateLimiter } from "./auth/rate-limiter";
 import { Clock } from "./clock";
 import type { ServerConfig } from "./config";
 import type { AppContext } from "./context";
+import { SecretBox } from "./crypto/secret-box";
 import { openDatabase } from "./db/database";
 import { delegationHandlers } from "./delegations/delegations-routes";
 import { folderHandlers } from "./folders/folders-routes";
@@ -145,6 +146,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
     models: new ModelCatalog(config, () => new LocalModel()),
     embedder,
+    secrets: await SecretBox.load({ secretKey: config.secretKey, dataDir: config.dataDir }),
   };
   // Note embeddings follow the views in the background: a changed note, title or body, is re-embedded.
   const indexer = embedder && new EmbeddingIndexer(database.db, embedder, logger);
