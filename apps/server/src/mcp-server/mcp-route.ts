@@ -40,6 +40,9 @@ export function mcpResourceMetadata(base: string) {
   };
 }
 
+/** JSON-RPC's own codes for the failures it names: unparsable JSON, and JSON that is no request. */
+const RPC_CODES: Readonly<Record<string, number>> = { invalid_json: -32700, json_too_deep: -32600, invalid_batch: -32600 };
+
 /** An error as MCP clients read one: a JSON-RPC error with no id, Tandem's code in `data`. */
 function sendRpcError(res: Response, error: ApiError, rpcCode = -32000): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
@@ -78,8 +81,8 @@ async function handlePost(app: AppContext, req: Request, res: Response): Promise
   // Authenticated before the body is read: nobody without a credential makes us parse megabytes.
   await readBody(parser, req, res);
   const body: unknown = req.body;
-  if (Array.isArray(body) && body.length > MAX_BATCH_MESSAGES) {
-    throw new ApiError(400, "batch_too_large", `A batch may hold at most ${MAX_BATCH_MESSAGES} messages`);
+  if (Array.isArray(body) && (body.length === 0 || body.length > MAX_BATCH_MESSAGES)) {
+    throw new ApiError(400, "invalid_batch", `A batch holds from 1 to ${MAX_BATCH_MESSAGES} messages`);
   }
   const controller = new AbortController();
   res.on("close", () => {
@@ -113,7 +116,7 @@ export function mcpRouter(app: AppContext): Router {
         return;
       }
       if (error instanceof ApiError) {
-        sendRpcError(res, error, error.status === 400 && error.code === "invalid_json" ? -32700 : -32000);
+        sendRpcError(res, error, RPC_CODES[error.code] ?? -32000);
         return;
       }
       if (isStorageFailure(error)) {
