@@ -124,6 +124,7 @@ describe.each(storages("MCP server"))("Tandem as an MCP server (%s)", (storage) 
     expect(listed).not.toContain("list_todos");
     await expect(client.callTool({ name: "create_note", arguments: { title: "x", content: "y" } })).rejects.toThrow(/os\.notes:write/);
     await expect(client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toThrow(/no tool is named/);
+    await expect(client.callTool({ name: "x".repeat(100_000), arguments: {} })).rejects.toThrow(/no tool has a name that long/);
     expect((await alice.client.call("listNotes", {})).notes.map((note: Json) => note.title)).not.toContain("x");
   });
 
@@ -254,5 +255,28 @@ describe.each(storages("MCP server"))("Tandem as an MCP server (%s)", (storage) 
     expect(await today({ "x-tandem-timezone": zone })).toContain("Due today over there");
     expect(await today({})).not.toContain("Due today over there");
     expect(await today({ "x-tandem-timezone": "Not/AZone" })).not.toContain("Due today over there");
+  });
+});
+
+describe("the MCP server's rate limit", () => {
+  let t: TestServer;
+  afterAll(() => t.stop());
+
+  it("is the v1 limit per credential: a 429 with Retry-After once the burst is spent", async () => {
+    t = await startTestServer({ rateLimitPerMinute: 1, rateLimitBurst: 3 });
+    const alice = await t.addUser("alice");
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 4; i++) {
+      const response = await t.fetch("/mcp", {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: ACCEPT, authorization: `Bearer ${alice.apiKey}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/list" }),
+      });
+      statuses.push(response.status);
+      retryAfter = response.headers.get("retry-after");
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(Number(retryAfter)).toBeGreaterThan(0);
   });
 });

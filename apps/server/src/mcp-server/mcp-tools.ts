@@ -117,27 +117,38 @@ async function callRegistryTool(call: McpCall, name: string, args: unknown): Pro
   }
 }
 
+/** The longest tool name looked up: the registry's are short, and an error message repeats the name. */
+const MAX_TOOL_NAME_CHARS = 200;
+
+/** Runs a request handler; our own failure is logged and told without its details (no SQL in a client's log). */
+async function guarded<T>(app: AppContext, what: string, handler: () => Promise<T>): Promise<T> {
+  try {
+    return await handler();
+  } catch (error) {
+    if (error instanceof McpError) throw error;
+    app.logger.error({ err: error, what }, "mcp request failed");
+    throw new McpError(ErrorCode.InternalError, "the server failed to answer; it has been logged");
+  }
+}
+
 /**
  * An MCP server for one request of one caller. Built per request (the transport is stateless), so
  * the list and every call are decided from the caller's scopes and namespaces as they are now.
  */
 export function mcpServerFor(call: McpCall): Server {
   const server = new Server({ name: "tandem", title: "Tandem", version: "1" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...(await callableTools(call.app, call.principal)).map(describeTool), AGENT_CHAT],
-  }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const signal = AbortSignal.any([call.signal, extra.signal]);
-    const scoped = { ...call, signal };
+  server.setRequestHandler(ListToolsRequestSchema, () =>
+    guarded(call.app, "tools/list", async () => ({
+      tools: [...(await callableTools(call.app, call.principal)).map(describeTool), AGENT_CHAT],
+    })),
+  );
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const { name, arguments: args } = request.params;
-    try {
-      return name === AGENT_CHAT_TOOL ? await callAgentChat(scoped, args) : await callRegistryTool(scoped, name, args);
-    } catch (error) {
-      if (error instanceof McpError) throw error;
-      // Our own failure: logged, and told without its details.
-      call.app.logger.error({ err: error, tool: name }, "mcp tool call failed");
-      throw new McpError(ErrorCode.InternalError, "the server failed to run the tool; it has been logged");
-    }
+    if (name.length > MAX_TOOL_NAME_CHARS) throw new McpError(ErrorCode.InvalidParams, "no tool has a name that long");
+    const scoped = { ...call, signal: AbortSignal.any([call.signal, extra.signal]) };
+    return guarded(call.app, `tools/call ${name}`, () =>
+      name === AGENT_CHAT_TOOL ? callAgentChat(scoped, args) : callRegistryTool(scoped, name, args),
+    );
   });
   return server;
 }
