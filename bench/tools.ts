@@ -6,7 +6,8 @@
  * - `POST /api/v1/tools` and `POST /mcp` `tools/call` for the same tool and arguments (both check
  *   the caller, its namespaces and scopes, run the tool and record the call), `tools/list` on
  *   `/mcp` beside `GET /api/v1/tools`, and the MCP SDK's own client calling the same tool.
- * The overhead of a door is its p50 minus the tool alone's.
+ * Targets are sampled interleaved, one of each per round. The overhead of a door is its p50 minus
+ * the tool alone's.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -15,7 +16,7 @@ import { findTool } from "../apps/server/src/agent/tools/registry";
 import { ownerGrant } from "../apps/server/src/agent/tools/run-grant";
 import { executeTool } from "../apps/server/src/agent/tools/to-ai-tools";
 import { positiveIntFromEnv } from "./lib/env";
-import { formatMs, KeepAliveClient, type LatencyStats, sampleSequential } from "./lib/latency";
+import { formatMs, KeepAliveClient, type LatencyStats, summarize } from "./lib/latency";
 import { describeMachine, formatTable } from "./lib/report";
 import { startBenchTandem } from "./lib/tandem";
 
@@ -76,12 +77,22 @@ export async function run(): Promise<void> {
       ["GET /api/v1/tools", () => client.expect(200, "GET", "/api/v1/tools")],
       ["POST /mcp tools/list", () => mcp.expect(200, "POST", "/mcp", rpc("tools/list", {}))],
     ];
-    const results: [string, LatencyStats][] = [];
-    for (const [label, operation] of targets) {
-      results.push([label, await sampleSequential(async () => void (await operation()), { warmup, count: samples })]);
+    // Interleaved, one request of each target per round: a machine whose load drifts during the run
+    // (other work on the same cores) slows every target alike rather than whichever came last.
+    for (let round = 0; round < warmup; round++) for (const [, operation] of targets) await operation();
+    const timings = targets.map((): number[] => []);
+    for (let round = 0; round < samples; round++) {
+      for (const [index, [, operation]] of targets.entries()) {
+        const started = performance.now();
+        await operation();
+        timings[index]?.push(performance.now() - started);
+      }
     }
+    const results: [string, LatencyStats][] = targets.map(([label], index) => [label, summarize(timings[index] ?? [])]);
     const alone = results[2]?.[1].p50Ms ?? Number.NaN;
-    console.log(`settings: ${NOTES} notes; ${warmup} warm-up + ${samples} measured requests per target, one at a time\n`);
+    console.log(
+      `settings: ${NOTES} notes; ${warmup} warm-up + ${samples} measured requests per target, one at a time, interleaved (one of each per round)\n`,
+    );
     console.log(
       formatTable(
         ["request", "p50", "p90", "p99", "mean", "p50 over the tool alone"],
