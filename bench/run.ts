@@ -51,6 +51,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",
     load: () => import("./heartbeat"),
   },
+  tools: {
+    summary:
+      "one tool call through POST /api/v1/tools and POST /mcp (raw and the MCP SDK's client) vs the tool alone in process, /healthz and /identity",
+    load: () => import("./tools"),
+  },
   sync: {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),

@@ -32,6 +32,7 @@ import { errorHandler, notFoundHandler } from "./http/error-handler";
 import { buildApi } from "./http/router";
 import { createLogger, type Logger } from "./logger";
 import { Maintenance } from "./maintenance";
+import { mcpRouter } from "./mcp-server/mcp-route";
 import { networkHandlers } from "./network/network-routes";
 import { noteHandlers } from "./notes/notes-routes";
 import { RealtimeLog } from "./realtime/event-log";
@@ -107,6 +108,8 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);
   app.use(API_BASE_PATH, api.router);
+  // Tandem as an MCP server, outside the v1 API: its own wire (JSON-RPC) and its own metadata.
+  app.use(mcpRouter(context));
   app.use(notFoundHandler);
   app.use(errorHandler(context.logger));
   return app;

@@ -58,7 +58,7 @@ function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer, encoding: st
  * JSON bodies are parsed whatever the Content-Type says: scripts often post JSON with curl's
  * default form type, and a clear "invalid JSON" is better than an empty body.
  */
-function jsonParser(limit: number) {
+export function jsonParser(limit: number) {
   return express.json({ limit, type: () => true, strict: true, verify: refuseDeepJson });
 }
 
@@ -83,7 +83,7 @@ function send(res: Response, result: unknown): void {
 }
 
 /** Reads a JSON body with body-parser, as the middleware it is made to be; its failures are the client's. */
-function readBody(parser: ReturnType<typeof jsonParser>, req: Request, res: Response): Promise<void> {
+export function readBody(parser: ReturnType<typeof jsonParser>, req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => parser(req, res, (error?: unknown) => (error ? reject(bodyError(error)) : resolve())));
 }
 

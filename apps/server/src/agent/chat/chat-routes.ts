@@ -14,32 +14,48 @@ const MAX_RUNS_PER_USER = 8;
 
 type ChatRouteId = "chat";
 
-export function chatHandlers(app: AppContext): RouteHandlers<ChatRouteId> {
-  const running = new Map<number, number>();
+/** Each server's runs per user, shared by every way in to a chat (`POST /chat`, the MCP `agent_chat` tool). */
+const runsByApp = new WeakMap<AppContext, Map<number, number>>();
 
-  /** Counts the user's runs; the slot is given back when the run ends, however it ends. */
-  async function withRunSlot<T>(userId: number, run: () => Promise<T>): Promise<T> {
-    const count = running.get(userId) ?? 0;
-    if (count >= MAX_RUNS_PER_USER) throw tooManyRequests(5);
-    running.set(userId, count + 1);
-    try {
-      return await run();
-    } finally {
-      const left = (running.get(userId) ?? 1) - 1;
-      if (left > 0) running.set(userId, left);
-      else running.delete(userId);
-    }
+/** Counts the user's runs; the slot is given back when the run ends, however it ends. */
+export async function withChatRunSlot<T>(app: AppContext, userId: number, run: () => Promise<T>): Promise<T> {
+  let running = runsByApp.get(app);
+  if (!running) {
+    running = new Map();
+    runsByApp.set(app, running);
   }
+  const count = running.get(userId) ?? 0;
+  if (count >= MAX_RUNS_PER_USER) throw tooManyRequests(5);
+  running.set(userId, count + 1);
+  try {
+    return await run();
+  } finally {
+    const left = (running.get(userId) ?? 1) - 1;
+    if (left > 0) running.set(userId, left);
+    else running.delete(userId);
+  }
+}
 
+/**
+ * One whole chat turn answered at once, as `POST /chat` with `stream: false` answers it: the turn
+ * is prepared under the caller's grant, run, and stored. A model that fails is a 502.
+ */
+export function answerChat(app: AppContext, principal: UserPrincipal, body: ChatBody, signal: AbortSignal) {
+  return withChatRunSlot(app, principal.userId, async () =>
+    answerTurn(app, principal, body, await prepareTurn(app, principal, body), signal),
+  );
+}
+
+export function chatHandlers(app: AppContext): RouteHandlers<ChatRouteId> {
   return {
     chat: ({ input, principal, req, res }) =>
-      withRunSlot(principal.userId, async () => {
+      withChatRunSlot(app, principal.userId, async () => {
         const turn = await prepareTurn(app, principal, input.body);
         if (input.body.stream) {
           await streamTurn(app, principal, input.body, turn, req, res);
           return HANDLED;
         }
-        return answerTurn(app, principal, input.body, turn, req, res);
+        return answerTurn(app, principal, input.body, turn, clientGoneSignal(req, res));
       }),
   };
 }
@@ -151,8 +167,8 @@ async function streamTurn(app: AppContext, principal: UserPrincipal, body: ChatB
   }
 }
 
-async function answerTurn(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, req: Request, res: Response) {
-  const result = await run(app, body, turn, clientGoneSignal(req, res), () => {});
+async function answerTurn(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, signal: AbortSignal) {
+  const result = await run(app, body, turn, signal, () => {});
   const messageId = await settle(app, principal, body, turn, result);
   if (result.status === "failed") throw new ApiError(502, "model_failed", result.error ?? "The model failed to answer.");
   return {

@@ -1,12 +1,11 @@
 import { type RouteDefinition, routes } from "@tandem/core";
 import type { AppContext } from "../../context";
-import { ApiError, badRequest, forbidden, notFound, unprocessable } from "../../http/errors";
+import { notFound, unprocessable } from "../../http/errors";
 import type { RouteHandlers } from "../../http/router";
-import { findTool } from "./registry";
-import { ownerGrant } from "./run-grant";
-import { executeTool, inputJsonSchema, parseToolArguments, ToolFailure } from "./to-ai-tools";
-import { disabledNamespaces, namespacesView, runToolset, updateNamespaces } from "./tool-namespaces";
-import { pruneToolCalls, recordToolCall, toolUsage } from "./tool-usage";
+import { callableTools, resolveCallableTool, runToolCall } from "./call-tool";
+import { inputJsonSchema } from "./to-ai-tools";
+import { namespacesView, updateNamespaces } from "./tool-namespaces";
+import { pruneToolCalls, toolUsage } from "./tool-usage";
 
 type ToolsRouteId = "listTools" | "callTool" | "getToolNamespaces" | "setToolNamespaces" | "listToolIntegrations" | "deleteToolIntegration";
 
@@ -18,8 +17,7 @@ export function toolsHandlers(app: AppContext): RouteHandlers<ToolsRouteId> {
   app.maintenance.add("tools.usage-prune", () => pruneToolCalls(db, clock.now()));
   return {
     listTools: async ({ principal }) => {
-      const { credential, userId } = principal;
-      const tools = await runToolset(db, ownerGrant(userId, credential.scopes, credential.id));
+      const tools = await callableTools(app, principal);
       return {
         success: true,
         tools: tools.map((tool) => ({
@@ -31,54 +29,21 @@ export function toolsHandlers(app: AppContext): RouteHandlers<ToolsRouteId> {
           parameters: { properties: {}, required: [], ...inputJsonSchema(tool) },
         })),
         totalTools: tools.length,
-        usage: await toolUsage(db, userId, clock.now()),
+        usage: await toolUsage(db, principal.userId, clock.now()),
         osEndpoints: OS_ENDPOINTS,
       };
     },
 
     callTool: async ({ input, principal, res }) => {
-      const { credential, userId } = principal;
       const { tool: name, params, userTimezone } = input.body;
-      // Unknown and switched off read alike: neither can be called, by anyone, until enabled.
-      const tool = findTool(name);
-      if (!tool) throw new ApiError(404, "unknown_tool", `no tool is named "${name}"; GET /tools lists them`);
-      if ((await disabledNamespaces(db, userId)).has(tool.namespace)) {
-        throw new ApiError(404, "unknown_tool", `the tool "${name}" is in the namespace ${tool.namespace}, which is disabled`);
-      }
-      const missing = [tool.needs, ...(tool.alsoNeeds ?? [])].filter((scope) => !credential.scopes.has(scope));
-      if (missing.length > 0) {
-        throw forbidden(
-          "insufficient_scope",
-          `The tool ${tool.name} needs the scope${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`,
-        );
-      }
-      const parsed = parseToolArguments(tool, params);
-      if (!parsed.ok) throw badRequest("invalid_params", parsed.problems);
-
+      const tool = await resolveCallableTool(app, principal, name);
       // A client that goes away cancels the call, as it would a chat run.
       const controller = new AbortController();
       res.on("close", () => controller.abort());
-      const qualified = `${tool.namespace}.${tool.name}`;
-      const started = performance.now();
-      const context = {
-        app,
-        grant: ownerGrant(userId, credential.scopes, credential.id),
-        timezone: userTimezone,
-        signal: controller.signal,
-      };
-      let result: unknown;
-      let failure: ToolFailure | undefined;
-      try {
-        result = await executeTool(tool, parsed.data, context);
-      } catch (error) {
-        if (!(error instanceof ToolFailure)) throw error;
-        failure = error;
-      }
-      const executionTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
-      await recordToolCall(db, { ownerId: userId, tool: qualified, ok: !failure, elapsedMs: executionTimeMs, at: clock.now() });
+      const outcome = await runToolCall(app, principal, tool, params, { timezone: userTimezone, signal: controller.signal });
       // A failure the tool reports (a note that does not exist, a refusal) is the call's answer, as a 422.
-      if (failure) throw unprocessable("tool_failed", failure.message);
-      return { success: true, tool: qualified, result, metadata: { executionTimeMs } };
+      if (!outcome.ok) throw unprocessable("tool_failed", outcome.failure);
+      return { success: true, tool: outcome.tool, result: outcome.result, metadata: { executionTimeMs: outcome.executionTimeMs } };
     },
 
     getToolNamespaces: async ({ principal }) => ({ success: true, ...(await namespacesView(db, principal.userId)) }),
