@@ -32,6 +32,7 @@ import { errorHandler, notFoundHandler } from "./http/error-handler";
 import { buildApi } from "./http/router";
 import { createLogger, type Logger } from "./logger";
 import { Maintenance } from "./maintenance";
+import { messagingHandlers } from "./messaging/messaging-routes";
 import { networkHandlers } from "./network/network-routes";
 import { noteHandlers } from "./notes/notes-routes";
 import { RealtimeLog } from "./realtime/event-log";
@@ -103,6 +104,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
     }),
     ...heartbeatHandlers(context, heartbeats),
     ...toolsHandlers(context),
+    ...messagingHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);
