@@ -91,7 +91,11 @@ describe.each(storages("group messaging suite"))("groups (%s)", (storage) => {
 
   it("posts with group:<id> to active members only, at most once per clientMessageId", async () => {
     const { alice, bob, group } = await team();
-    const first = await post<GroupSend>(bob, "/agent/message", { to: `group:${group.id}`, message: "Ship it Monday?", clientMessageId: "b-1" });
+    const first = await post<GroupSend>(bob, "/agent/message", {
+      to: `group:${group.id}`,
+      message: "Ship it Monday?",
+      clientMessageId: "b-1",
+    });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({
       success: true,
@@ -103,11 +107,17 @@ describe.each(storages("group messaging suite"))("groups (%s)", (storage) => {
       intent: "inform",
       duplicate: false,
     });
-    const repeat = await post<GroupSend>(bob, "/agent/message", { to: `group:${group.id}`, message: "Ship it Monday?", clientMessageId: "b-1" });
+    const repeat = await post<GroupSend>(bob, "/agent/message", {
+      to: `group:${group.id}`,
+      message: "Ship it Monday?",
+      clientMessageId: "b-1",
+    });
     expect(repeat.body).toMatchObject({ duplicate: true, messageId: first.body.messageId });
     // Concurrent repeats of a new id store it once.
     const burst = await Promise.all(
-      Array.from({ length: 6 }, () => post<GroupSend>(alice, "/agent/message", { to: `group:${group.id}`, message: "Yes", clientMessageId: "a-1" })),
+      Array.from({ length: 6 }, () =>
+        post<GroupSend>(alice, "/agent/message", { to: `group:${group.id}`, message: "Yes", clientMessageId: "a-1" }),
+      ),
     );
     expect(new Set(burst.map((b) => b.body.messageId)).size).toBe(1);
     expect(burst.filter((b) => !b.body.duplicate)).toHaveLength(1);
@@ -116,7 +126,12 @@ describe.each(storages("group messaging suite"))("groups (%s)", (storage) => {
       ["Ship it Monday?", "agent"],
       ["Yes", "agent"],
     ]);
-    const after = await ok<{ messages: Message[]; cursor: number }>(t, bob.apiKey, "GET", `/groups/${group.id}/messages?after=${first.body.messageId}`);
+    const after = await ok<{ messages: Message[]; cursor: number }>(
+      t,
+      bob.apiKey,
+      "GET",
+      `/groups/${group.id}/messages?after=${first.body.messageId}`,
+    );
     expect(after.messages.map((m) => m.content)).toEqual(["Yes"]);
     expect(after.cursor).toBe(after.messages[0]?.id);
     // An outsider, an unknown group and a former member are the same 404.
@@ -136,7 +151,9 @@ describe.each(storages("group messaging suite"))("groups (%s)", (storage) => {
     const dave = await user("dave");
     await friends(alice, dave);
     await friends(bob, dave);
-    expect((await call<{ error: string }>(t, bob.apiKey, "PATCH", `/groups/${group.id}`, { name: "Mine" })).body.error).toBe("not_group_admin");
+    expect((await call<{ error: string }>(t, bob.apiKey, "PATCH", `/groups/${group.id}`, { name: "Mine" })).body.error).toBe(
+      "not_group_admin",
+    );
     expect((await post(bob, `/groups/${group.id}/members`, { members: [dave.username] })).status).toBe(403);
     expect((await call(t, bob.apiKey, "DELETE", `/groups/${group.id}/members/${carol.userId}`)).status).toBe(403);
     const renamed = await ok<{ group: Group }>(t, alice.apiKey, "PATCH", `/groups/${group.id}`, { name: "Launch team" });

@@ -57,7 +57,9 @@ async function readFrames(response: Response, count: number, timeoutMs = 5000) {
       buffer = buffer.slice(at + 2);
       at = buffer.indexOf("\n\n");
       if (frame.startsWith(":")) continue;
-      const fields = Object.fromEntries(frame.split("\n").map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 2)]));
+      const fields = Object.fromEntries(
+        frame.split("\n").map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 2)]),
+      );
       events.push({ type: fields.event as string, id: fields.id as string, data: JSON.parse(fields.data as string) });
     }
   }
@@ -248,9 +250,15 @@ describe.each(storages("agent message suite"))("POST /agent/message and the inbo
       const [alice, bob] = [await user("alice"), await user("bob")];
       await friends(alice, bob);
       const { body } = await send(alice, { to: bob.username, message: "From alice's agent" });
-      const posted = await call<{ message: Message; duplicate: boolean }>(t, bob.apiKey, "POST", `/conversations/${body.conversationId}/messages`, {
-        content: "From bob himself",
-      });
+      const posted = await call<{ message: Message; duplicate: boolean }>(
+        t,
+        bob.apiKey,
+        "POST",
+        `/conversations/${body.conversationId}/messages`,
+        {
+          content: "From bob himself",
+        },
+      );
       expect(posted.status).toBe(201);
       expect(posted.body.message).toMatchObject({ senderType: "human", senderId: String(bob.userId), content: "From bob himself" });
       expect(posted.body.message.id).toBeGreaterThan(0);
@@ -258,10 +266,16 @@ describe.each(storages("agent message suite"))("POST /agent/message and the inbo
         content: "once",
         clientMessageId: "m-1",
       });
-      const repeat = await call<{ duplicate: boolean; message: Message }>(t, bob.apiKey, "POST", `/conversations/${body.conversationId}/messages`, {
-        content: "once",
-        clientMessageId: "m-1",
-      });
+      const repeat = await call<{ duplicate: boolean; message: Message }>(
+        t,
+        bob.apiKey,
+        "POST",
+        `/conversations/${body.conversationId}/messages`,
+        {
+          content: "once",
+          clientMessageId: "m-1",
+        },
+      );
       expect([again.status, again.body.duplicate, repeat.status, repeat.body.duplicate]).toEqual([201, false, 200, true]);
       const messages = (await conversations(alice)).conversations[0]?.messages ?? [];
       expect(messages.map((m) => [m.senderType, m.content])).toEqual([
@@ -272,7 +286,9 @@ describe.each(storages("agent message suite"))("POST /agent/message and the inbo
       // The personal agent's own conversation (direct) takes a person's note too; nobody else's does.
       await ok(t, alice.apiKey, "POST", "/chat", { message: "hello", stream: false });
       const direct = (await conversations(alice, "view=me")).conversations[0] as ConversationBody;
-      const own = await call<{ message: Message }>(t, alice.apiKey, "POST", `/conversations/${direct.conversationId}/messages`, { content: "note to self" });
+      const own = await call<{ message: Message }>(t, alice.apiKey, "POST", `/conversations/${direct.conversationId}/messages`, {
+        content: "note to self",
+      });
       expect(own.body.message.senderType).toBe("human");
       expect((await call(t, bob.apiKey, "POST", `/conversations/${direct.conversationId}/messages`, { content: "x" })).status).toBe(404);
     });
@@ -283,7 +299,9 @@ describe.each(storages("agent message suite"))("POST /agent/message and the inbo
       const [alice, bob] = [await user("alice"), await user("bob")];
       await friends(alice, bob);
       const open = (cursor = 0) =>
-        t.fetch(`/api/v1/agent/stream?cursor=${cursor}`, { headers: { authorization: `Bearer ${alice.apiKey}`, accept: "text/event-stream" } });
+        t.fetch(`/api/v1/agent/stream?cursor=${cursor}`, {
+          headers: { authorization: `Bearer ${alice.apiKey}`, accept: "text/event-stream" },
+        });
       const stream = await open();
       expect(stream.status).toBe(200);
       expect(stream.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
@@ -293,7 +311,9 @@ describe.each(storages("agent message suite"))("POST /agent/message and the inbo
       const conversationId = (await conversations(bob)).conversations[0]?.conversationId as number;
       await call(t, bob.apiKey, "POST", `/conversations/${conversationId}/messages`, { content: "Good." });
       const live = await readFrames(stream, 2);
-      expect(live.events.map((e) => [e.type, (e.data.data.message as Message).content, (e.data.data.message as Message).senderType])).toEqual([
+      expect(
+        live.events.map((e) => [e.type, (e.data.data.message as Message).content, (e.data.data.message as Message).senderType]),
+      ).toEqual([
         ["message", "Are you there?", "agent"],
         ["message", "Good.", "human"],
       ]);

@@ -1,23 +1,16 @@
 import type { AgentMessageRequest } from "@tandem/core";
 import type { z } from "zod";
-import type { UserPrincipal } from "../auth/principal";
-import type { AppContext } from "../context";
 import { agentInstructions } from "../agent/prompt/instructions";
 import { newBlockNonce, renderBlock } from "../agent/prompt/untrusted-blocks";
 import { runAgent } from "../agent/runner/agent-runner";
 import { recordModelUsage } from "../agent/usage/model-usage";
+import type { UserPrincipal } from "../auth/principal";
+import type { AppContext } from "../context";
 import { ApiError, badRequest, forbidden } from "../http/errors";
 import type { PersonRow } from "../network/network-people";
 import { areConnected } from "../network/permissions";
 import { contactRunGrant } from "./contact-grant";
-import {
-  activeMembership,
-  displayName,
-  findPerson,
-  groupNotFound,
-  openPairConversation,
-  postMessages,
-} from "./shared-conversations";
+import { activeMembership, displayName, findPerson, groupNotFound, openPairConversation, postMessages } from "./shared-conversations";
 
 export type AgentMessageBody = z.output<typeof AgentMessageRequest>;
 
@@ -49,7 +42,11 @@ async function personOrNotFound(app: AppContext, handle: string): Promise<Person
 }
 
 async function callerPerson(app: AppContext, principal: UserPrincipal): Promise<PersonRow> {
-  const row = await app.db.selectFrom("users").select(["id", "username", "name"]).where("id", "=", principal.userId).executeTakeFirstOrThrow();
+  const row = await app.db
+    .selectFrom("users")
+    .select(["id", "username", "name"])
+    .where("id", "=", principal.userId)
+    .executeTakeFirstOrThrow();
   return { id: Number(row.id), username: row.username, name: row.name };
 }
 
@@ -144,7 +141,12 @@ export async function sendAgentMessage(app: AppContext, principal: UserPrincipal
       `${recipient.username} has not given your agent access; ask them first (POST /network/request with to: ${recipient.username}_coo)`,
     );
   }
-  const grant = await contactRunGrant(app.db, recipient.id, { userId: sender.id, label: sender.username }, JSON.parse(permission.permissions));
+  const grant = await contactRunGrant(
+    app.db,
+    recipient.id,
+    { userId: sender.id, label: sender.username },
+    JSON.parse(permission.permissions),
+  );
   const model = app.models.resolve();
   const nonce = newBlockNonce();
   const ownerName = displayName(recipient);

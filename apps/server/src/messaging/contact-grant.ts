@@ -23,8 +23,7 @@ export const CONTACT_TOOLS: ReadonlySet<string> = new Set([
 
 type Level = "none" | "read" | "write";
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** `read`, `write` / `edit` (both mean read and write), anything else none: unknown words fail closed. */
 function levelOf(value: unknown): Level {

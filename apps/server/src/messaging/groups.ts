@@ -45,7 +45,12 @@ export async function groupSummary(db: Kysely<Schema>, groupId: number, viewerId
 
 /** The group and the caller's active membership in it; a group they are not (or no longer) in is a 404. */
 async function membershipOf(db: Kysely<Schema>, groupId: number, userId: number) {
-  const group = await db.selectFrom("agent_conversations").select("id").where("id", "=", groupId).where("kind", "=", "group").executeTakeFirst();
+  const group = await db
+    .selectFrom("agent_conversations")
+    .select("id")
+    .where("id", "=", groupId)
+    .where("kind", "=", "group")
+    .executeTakeFirst();
   const membership = group ? await activeMembership(db, groupId, userId) : undefined;
   if (!membership) throw groupNotFound(groupId);
   return membership;
@@ -108,7 +113,10 @@ export async function createGroup(deps: Deps, actor: UserPrincipal, name: string
       .returning("id")
       .executeTakeFirstOrThrow();
     const id = Number(row.id);
-    await tx.insertInto("conversation_members").values({ conversation_id: id, user_id: actor.userId, role: "admin", joined_at: now }).execute();
+    await tx
+      .insertInto("conversation_members")
+      .values({ conversation_id: id, user_id: actor.userId, role: "admin", joined_at: now })
+      .execute();
     await addMembers(tx, id, people, now);
     await recordAudit(tx, deps.clock, {
       actor,

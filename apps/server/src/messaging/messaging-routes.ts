@@ -39,11 +39,8 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
       };
       res.once("close", onClose);
       try {
-        const { body, replayed } = await runOncePerKey(
-          db,
-          clock,
-          { userId: principal.userId, key, hash: requestHash(input.body) },
-          () => sendAgentMessage(context, principal, input.body, controller.signal),
+        const { body, replayed } = await runOncePerKey(db, clock, { userId: principal.userId, key, hash: requestHash(input.body) }, () =>
+          sendAgentMessage(context, principal, input.body, controller.signal),
         );
         if (replayed) res.setHeader("idempotent-replayed", "true");
         return body;
@@ -62,7 +59,11 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
     },
     postConversationMessage: async ({ input, principal }) => {
       const { row } = await visibleConversation(db, principal.userId, input.params.id);
-      const author = await db.selectFrom("users").select(["id", "username", "name"]).where("id", "=", principal.userId).executeTakeFirstOrThrow();
+      const author = await db
+        .selectFrom("users")
+        .select(["id", "username", "name"])
+        .where("id", "=", principal.userId)
+        .executeTakeFirstOrThrow();
       const [posted] = await postMessages(
         context,
         [

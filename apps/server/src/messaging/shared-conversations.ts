@@ -40,15 +40,20 @@ export async function openPairConversation(deps: Deps, a: PersonRow, b: PersonRo
   const [low, high] = a.id < b.id ? [a, b] : [b, a];
   const inserted = await deps.db
     .insertInto("agent_conversations")
-    .values({ owner_id: low.id, kind: "shared_agent", title: `${low.username} & ${high.username}`, pair_key: key, created_at: now, updated_at: now })
+    .values({
+      owner_id: low.id,
+      kind: "shared_agent",
+      title: `${low.username} & ${high.username}`,
+      pair_key: key,
+      created_at: now,
+      updated_at: now,
+    })
     .onConflict((oc) => oc.column("pair_key").doNothing())
     .returning("id")
     .executeTakeFirst();
   const id = inserted
     ? Number(inserted.id)
-    : Number(
-        (await deps.db.selectFrom("agent_conversations").select("id").where("pair_key", "=", key).executeTakeFirstOrThrow()).id,
-      );
+    : Number((await deps.db.selectFrom("agent_conversations").select("id").where("pair_key", "=", key).executeTakeFirstOrThrow()).id);
   await deps.db
     .insertInto("conversation_members")
     .values([low, high].map((person) => ({ conversation_id: id, user_id: person.id, role: "member" as const, joined_at: now })))
@@ -151,7 +156,9 @@ export async function postMessages(deps: Deps, posts: readonly Post[], extra: Re
           client_message_id: post.clientMessageId ?? null,
           intent: post.intent,
         })
-        .$if(post.clientMessageId !== undefined, (qb) => qb.onConflict((oc) => oc.columns(["conversation_id", "client_message_id"]).doNothing()))
+        .$if(post.clientMessageId !== undefined, (qb) =>
+          qb.onConflict((oc) => oc.columns(["conversation_id", "client_message_id"]).doNothing()),
+        )
         .returningAll()
         .executeTakeFirst();
       if (!inserted) {

@@ -82,7 +82,9 @@ const Conversation = z.object({
   unreadCount: z
     .number()
     .int()
-    .describe("direct: the agent's messages not yet marked read (heartbeat messages arrive unread); shared and group: others' messages after your last read"),
+    .describe(
+      "direct: the agent's messages not yet marked read (heartbeat messages arrive unread); shared and group: others' messages after your last read",
+    ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   messages: z.array(ChatMessage).describe("the newest messages, oldest first"),
@@ -114,14 +116,20 @@ export const agentRoutes = {
     method: "GET",
     path: "/conversations",
     category: "agent",
-    summary: "The caller's conversations (me: the personal agent, coo: shared with a person, group: groups), newest first; with q, the messages containing it",
+    summary:
+      "The caller's conversations (me: the personal agent, coo: shared with a person, group: groups), newest first; with q, the messages containing it",
     auth: "user",
     query: z.object({
       view: z.enum(["me", "coo", "group", "all"]).default("all"),
       limit: z.coerce.number().int().min(1).max(100).default(20),
       messages: z.coerce.number().int().min(0).max(200).default(50).describe("newest messages per conversation"),
       q: z.string().trim().min(1).max(200).optional(),
-      contact: z.string().trim().max(200).optional().describe("a username or user id: only conversations that person is an active member of"),
+      contact: z
+        .string()
+        .trim()
+        .max(200)
+        .optional()
+        .describe("a username or user id: only conversations that person is an active member of"),
     }),
     response: success({
       conversations: z.array(Conversation).optional(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { IdParam, success, Timestamp } from "./common";
 import { NetworkPerson } from "./network";
-import { RealtimeCursor, REALTIME_PAGE_SIZE } from "./realtime";
+import { REALTIME_PAGE_SIZE, RealtimeCursor } from "./realtime";
 import { defineRoute } from "./route";
 
 /** The longest agent message, in characters (v1 Limits). */

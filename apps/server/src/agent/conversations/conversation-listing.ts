@@ -47,7 +47,11 @@ function visibleTo(eb: ExpressionBuilder<Schema, "agent_conversations">, userId:
     eb(
       "agent_conversations.id",
       "in",
-      eb.selectFrom("conversation_members").select("conversation_members.conversation_id").where("conversation_members.user_id", "=", userId).where("conversation_members.left_at", "is", null),
+      eb
+        .selectFrom("conversation_members")
+        .select("conversation_members.conversation_id")
+        .where("conversation_members.user_id", "=", userId)
+        .where("conversation_members.left_at", "is", null),
     ),
   ]);
 }
@@ -57,7 +61,11 @@ function withMember(eb: ExpressionBuilder<Schema, "agent_conversations">, member
   return eb(
     "agent_conversations.id",
     "in",
-    eb.selectFrom("conversation_members").select("conversation_members.conversation_id").where("conversation_members.user_id", "=", memberId).where("conversation_members.left_at", "is", null),
+    eb
+      .selectFrom("conversation_members")
+      .select("conversation_members.conversation_id")
+      .where("conversation_members.user_id", "=", memberId)
+      .where("conversation_members.left_at", "is", null),
   );
 }
 
@@ -66,7 +74,9 @@ async function unreadOfMember(db: Kysely<Schema>, conversationId: number, userId
   const row = await db
     .selectFrom("agent_messages")
     .innerJoin("conversation_members", (join) =>
-      join.onRef("conversation_members.conversation_id", "=", "agent_messages.conversation_id").on("conversation_members.user_id", "=", userId),
+      join
+        .onRef("conversation_members.conversation_id", "=", "agent_messages.conversation_id")
+        .on("conversation_members.user_id", "=", userId),
     )
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .where("agent_messages.conversation_id", "=", conversationId)
