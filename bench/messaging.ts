@@ -6,10 +6,11 @@
  *    under a contact's grant (notes read, every folder): p50 target ≤ 150 ms, beside the same
  *    question asked by the owner through `POST /chat` (complete answer) and the search alone.
  */
+import http from "node:http";
 import { ALL_SCOPES } from "@tandem/core";
 import { createApiKey } from "../apps/server/src/auth/api-keys";
 import { createUser } from "../apps/server/src/users/users-service";
-import { positiveIntFromEnv } from "./lib/env";
+import { positiveIntFromEnv, stringFromEnv } from "./lib/env";
 import { formatMs, KeepAliveClient, type LatencyStats, summarize } from "./lib/latency";
 import { DEFAULT_SEED_OPTIONS } from "./lib/notes-seed";
 import { describeMachine, formatTable } from "./lib/report";
@@ -45,6 +46,34 @@ async function interleaved(count: number, warmup: number, operations: readonly (
   return samples.map(summarize);
 }
 
+/** One POST with its own headers over a keep-alive agent; anything but a 200 stops the benchmark. */
+function postJson(agent: http.Agent, url: string, headers: Record<string, string>, body: unknown): Promise<void> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) },
+      },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          text += chunk;
+        });
+        response.on("end", () =>
+          response.statusCode === 200 ? resolve() : reject(new Error(`${url} answered ${response.statusCode}: ${text}`)),
+        );
+        response.on("error", reject);
+      },
+    );
+    request.on("error", reject);
+    request.end(payload);
+  });
+}
+
 /** A second person with a key, made contacts (both rows) with the benchmark user and given `permissions` by them. */
 async function addPeer(tandem: BenchTandem, ownerId: number, permissions?: Record<string, unknown>) {
   const { db } = tandem.server.context;
@@ -75,13 +104,28 @@ async function humanMode(count: number, warmup: number): Promise<string> {
   try {
     let n = 0;
     process.stdout.write("measuring /healthz and POST /agent/message (human mode)…\n");
-    const [floor, human] = await interleaved(count, warmup, [
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const [floor, human, keyed] = await interleaved(count, warmup, [
       () => client.expect(200, "GET", "/healthz"),
       () => client.expect(200, "POST", "/api/v1/agent/message", { to: "bench", message: `Message ${++n}: lunch on Friday?` }),
+      () => {
+        const request = ++n;
+        return postJson(
+          agent,
+          `${tandem.server.apiUrl}/agent/message`,
+          { ...peer.authHeaders, "idempotency-key": `bench-${request}` },
+          {
+            to: "bench",
+            message: `Message ${request}: lunch on Friday?`,
+          },
+        );
+      },
     ]);
+    agent.destroy();
     return formatTable(HEADER, [
       row("GET /healthz (floor)", floor as LatencyStats),
       row("POST /agent/message human mode", human as LatencyStats, 5),
+      row("POST /agent/message human mode, with an Idempotency-Key", keyed as LatencyStats, 5),
     ]);
   } finally {
     client.close();
@@ -121,11 +165,12 @@ async function agentRpc(count: number, warmup: number): Promise<string> {
 export async function run(): Promise<void> {
   const count = positiveIntFromEnv("BENCH_MESSAGING_REQUESTS", 200);
   const warmup = positiveIntFromEnv("BENCH_MESSAGING_WARMUP", 20);
+  // BENCH_MESSAGING_PARTS=human (or rpc) runs one part only.
+  const parts = stringFromEnv("BENCH_MESSAGING_PARTS", "human,rpc").split(",");
   process.stdout.write(`${describeMachine()}\n`);
-  const human = await humanMode(count, warmup);
-  const rpc = await agentRpc(Math.max(1, Math.floor(count / 2)), Math.max(1, Math.floor(warmup / 2)));
-  process.stdout.write(`\n1. human mode (a contact's message into the pair's conversation)\n${human}\n`);
-  process.stdout.write(
-    `\n2. agent RPC, local provider, ${DEFAULT_SEED_OPTIONS.notes} notes, "${QUESTION}"\n${rpc}\nall times in ms, client-measured; same process as the server\n`,
-  );
+  const human = parts.includes("human") ? await humanMode(count, warmup) : undefined;
+  const rpc = parts.includes("rpc") ? await agentRpc(Math.max(1, Math.floor(count / 2)), Math.max(1, Math.floor(warmup / 2))) : undefined;
+  if (human) process.stdout.write(`\n1. human mode (a contact's message into the pair's conversation)\n${human}\n`);
+  if (rpc) process.stdout.write(`\n2. agent RPC, local provider, ${DEFAULT_SEED_OPTIONS.notes} notes, "${QUESTION}"\n${rpc}\n`);
+  process.stdout.write("all times in ms, client-measured; same process as the server\n");
 }

@@ -6,7 +6,7 @@ import { runAgent } from "../agent/runner/agent-runner";
 import { recordModelUsage } from "../agent/usage/model-usage";
 import type { UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
-import { ApiError, badRequest, forbidden } from "../http/errors";
+import { ApiError, badRequest, forbidden, tooManyRequests } from "../http/errors";
 import type { PersonRow } from "../network/network-people";
 import { areConnected } from "../network/permissions";
 import { contactRunGrant } from "./contact-grant";
@@ -33,6 +33,41 @@ export function parseTarget(to: string): Target {
   return { mode: "human", handle };
 }
 
+/** Agent RPCs one caller may have running at once, and one recipient's agent may be answering. */
+const MAX_RPCS_PER_CALLER = 4;
+const MAX_RPCS_PER_RECIPIENT = 8;
+
+/**
+ * Counts agent RPCs in flight on this instance, so no caller can keep someone's agent (and their
+ * model budget) busy with a flood of questions: past the limit, a 429 at once, before any run.
+ */
+export class RpcSlots {
+  readonly #byCaller = new Map<number, number>();
+  readonly #byRecipient = new Map<number, number>();
+
+  /** Takes a slot for the pair, or throws 429; answers the function that gives it back. */
+  take(callerId: number, recipientId: number): () => void {
+    const caller = this.#byCaller.get(callerId) ?? 0;
+    const recipient = this.#byRecipient.get(recipientId) ?? 0;
+    if (caller >= MAX_RPCS_PER_CALLER || recipient >= MAX_RPCS_PER_RECIPIENT) throw tooManyRequests(5);
+    this.#byCaller.set(callerId, caller + 1);
+    this.#byRecipient.set(recipientId, recipient + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      RpcSlots.#decrement(this.#byCaller, callerId);
+      RpcSlots.#decrement(this.#byRecipient, recipientId);
+    };
+  }
+
+  static #decrement(map: Map<number, number>, key: number): void {
+    const left = (map.get(key) ?? 1) - 1;
+    if (left > 0) map.set(key, left);
+    else map.delete(key);
+  }
+}
+
 const DEFAULT_INTENT = { human: "inform", agent: "query", group: "inform" } as const;
 
 async function personOrNotFound(app: AppContext, handle: string): Promise<PersonRow> {
@@ -56,7 +91,13 @@ async function callerPerson(app: AppContext, principal: UserPrincipal): Promise<
  * grant built from the recipient's permission for the caller, with the caller's text inside an
  * untrusted block. Nothing in the message can widen what that run may reach.
  */
-export async function sendAgentMessage(app: AppContext, principal: UserPrincipal, body: AgentMessageBody, signal: AbortSignal) {
+export async function sendAgentMessage(
+  app: AppContext,
+  principal: UserPrincipal,
+  body: AgentMessageBody,
+  signal: AbortSignal,
+  slots: RpcSlots = new RpcSlots(),
+) {
   const started = performance.now();
   const target = parseTarget(body.to);
   const intent = body.intent ?? DEFAULT_INTENT[target.mode];
@@ -141,12 +182,26 @@ export async function sendAgentMessage(app: AppContext, principal: UserPrincipal
       `${recipient.username} has not given your agent access; ask them first (POST /network/request with to: ${recipient.username}_coo)`,
     );
   }
-  const grant = await contactRunGrant(
-    app.db,
-    recipient.id,
-    { userId: sender.id, label: sender.username },
-    JSON.parse(permission.permissions),
-  );
+  const release = slots.take(sender.id, recipient.id);
+  try {
+    return await answerAsAgent(app, sender, recipient, body.message, intent, JSON.parse(permission.permissions), signal, elapsed);
+  } finally {
+    release();
+  }
+}
+
+/** Runs the recipient's agent on the caller's message under the grant of `permissions`, and stores the exchange. */
+async function answerAsAgent(
+  app: AppContext,
+  sender: PersonRow,
+  recipient: PersonRow,
+  message: string,
+  intent: string,
+  permissions: unknown,
+  signal: AbortSignal,
+  elapsed: () => number,
+) {
+  const grant = await contactRunGrant(app.db, recipient.id, { userId: sender.id, label: sender.username }, permissions);
   const model = app.models.resolve();
   const nonce = newBlockNonce();
   const ownerName = displayName(recipient);
@@ -166,7 +221,7 @@ export async function sendAgentMessage(app: AppContext, principal: UserPrincipal
         content: renderBlock(nonce, {
           source: "contact-message",
           attributes: { from: sender.username, intent },
-          text: body.message,
+          text: message,
         }),
       },
     ],
@@ -195,7 +250,7 @@ export async function sendAgentMessage(app: AppContext, principal: UserPrincipal
   await postMessages(
     app,
     [
-      { conversationId, author: sender, senderType: "agent", role: "user", content: body.message, intent },
+      { conversationId, author: sender, senderType: "agent", role: "user", content: message, intent },
       {
         conversationId,
         author: recipient,

@@ -8,7 +8,7 @@ import { HANDLED, type RouteHandlers } from "../http/router";
 import { resumeCursor } from "../realtime/realtime-service";
 import { pruneUserEvents, readUserEvents } from "../realtime/user-events";
 import { UserStream } from "../realtime/user-stream";
-import { sendAgentMessage } from "./agent-message";
+import { RpcSlots, sendAgentMessage } from "./agent-message";
 import {
   addGroupMembers,
   createGroup,
@@ -25,6 +25,7 @@ import { postMessages, visibleConversation } from "./shared-conversations";
 /** Agent messaging, the human-post route, groups and the user-level realtime channel (issue 16). */
 export function messagingHandlers(context: AppContext): RouteHandlers<keyof typeof messagingRoutes> {
   const { db, clock } = context;
+  const rpcSlots = new RpcSlots();
   context.maintenance.add("messaging.prune", async () => {
     await pruneIdempotencyKeys(db, clock);
     await pruneUserEvents(db, clock);
@@ -40,7 +41,7 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
       res.once("close", onClose);
       try {
         const { body, replayed } = await runOncePerKey(db, clock, { userId: principal.userId, key, hash: requestHash(input.body) }, () =>
-          sendAgentMessage(context, principal, input.body, controller.signal),
+          sendAgentMessage(context, principal, input.body, controller.signal, rpcSlots),
         );
         if (replayed) res.setHeader("idempotent-replayed", "true");
         return body;

@@ -36,6 +36,9 @@ export const displayName = (person: PersonRow) => person.name || person.username
  */
 export async function openPairConversation(deps: Deps, a: PersonRow, b: PersonRow): Promise<number> {
   const key = pairKey(a.id, b.id);
+  // Almost always it exists: a read, and no write (each write is a commit to wait for).
+  const existing = await deps.db.selectFrom("agent_conversations").select("id").where("pair_key", "=", key).executeTakeFirst();
+  if (existing) return Number(existing.id);
   const now = deps.clock.iso();
   const [low, high] = a.id < b.id ? [a, b] : [b, a];
   const inserted = await deps.db
