@@ -138,6 +138,33 @@ describe.each(storages("agent message suite"))("POST /agent/message and the inbo
       expect(found.messages.map((m) => m.content)).toEqual(["Or Saturday."]);
     });
 
+    it("keeps one conversation per pair even when both write first at once", async () => {
+      const [alice, bob] = [await user("alice"), await user("bob")];
+      await friends(alice, bob);
+      const answers = await Promise.all([
+        ...Array.from({ length: 4 }, (_, i) => send(alice, { to: bob.username, message: `a${i}` })),
+        ...Array.from({ length: 4 }, (_, i) => send(bob, { to: alice.username, message: `b${i}` })),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+      expect(new Set(answers.map((a) => a.body.conversationId)).size).toBe(1);
+      const { conversations: list } = await conversations(alice);
+      expect(list).toHaveLength(1);
+      expect(list[0]?.messages).toHaveLength(8);
+    });
+
+    it("lets a pair that disconnected read their conversation but not write to it", async () => {
+      const [alice, bob] = [await user("alice"), await user("bob")];
+      await friends(alice, bob);
+      const { body } = await send(alice, { to: bob.username, message: "before" });
+      await ok(t, alice.apiKey, "DELETE", `/network/contacts/${bob.userId}`);
+      expect((await send(alice, { to: bob.username, message: "after" })).status).toBe(403);
+      const refused = await call<{ error: string }>(t, bob.apiKey, "POST", `/conversations/${body.conversationId}/messages`, {
+        content: "after",
+      });
+      expect([refused.status, refused.body.error]).toEqual([403, "not_connected"]);
+      expect((await conversations(bob)).conversations[0]?.messages.map((m) => m.content)).toEqual(["before"]);
+    });
+
     it("refuses strangers, unknown people, oneself, and text over 4,000 characters", async () => {
       const [alice, bob, carol] = [await user("alice"), await user("bob"), await user("carol")];
       await friends(alice, bob);
@@ -196,6 +223,11 @@ describe.each(storages("agent message suite"))("POST /agent/message and the inbo
         ["user", "agent", String(alice.userId)],
         ["assistant", "agent", String(bob.userId)],
       ]);
+      // Each side heard of the other's row: bob of the question, alice of the answer.
+      const bobsEvents = await ok<{ events: { data: { message: Message } }[] }>(t, bob.apiKey, "GET", "/agent/events");
+      const alicesEvents = await ok<{ events: { data: { message: Message } }[] }>(t, alice.apiKey, "GET", "/agent/events");
+      expect(bobsEvents.events.map((e) => e.data.message.role)).toEqual(["user"]);
+      expect(alicesEvents.events.map((e) => e.data.message.role)).toEqual(["assistant"]);
       // Human mode between the two lands in the same conversation.
       await grantAgentAccess(t, bob, alice);
       expect((await send(bob, { to: alice.username, message: "Thanks for asking." })).body.conversationId).toBe(answer.body.conversationId);

@@ -3,8 +3,10 @@ import { messageJson } from "../agent/conversations/conversation-listing";
 import type { MessageRow } from "../agent/conversations/conversation-store";
 import { presentedToken } from "../auth/authenticator";
 import type { AppContext } from "../context";
+import { forbidden } from "../http/errors";
 import { created } from "../http/reply";
 import { HANDLED, type RouteHandlers } from "../http/router";
+import { areConnected } from "../network/permissions";
 import { resumeCursor } from "../realtime/realtime-service";
 import { pruneUserEvents, readUserEvents } from "../realtime/user-events";
 import { UserStream } from "../realtime/user-stream";
@@ -60,6 +62,16 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
     },
     postConversationMessage: async ({ input, principal }) => {
       const { row } = await visibleConversation(db, principal.userId, input.params.id);
+      // A pair's conversation stays readable after they disconnect, but writing needs the connection, as human mode does.
+      if (row.kind === "shared_agent") {
+        const other = (row.pair_key ?? "")
+          .split(":")
+          .map(Number)
+          .find((id) => id !== principal.userId);
+        if (other === undefined || !(await areConnected(db, principal.userId, other))) {
+          throw forbidden("not_connected", "You are no longer connected with this person; connect again to write to them");
+        }
+      }
       const author = await db
         .selectFrom("users")
         .select(["id", "username", "name"])
