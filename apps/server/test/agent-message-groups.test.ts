@@ -146,6 +146,21 @@ describe.each(storages("group messaging suite"))("groups (%s)", (storage) => {
     expect((await call(t, bob.apiKey, "GET", `/groups/${group.id}`)).status).toBe(404);
   });
 
+  it("does not take a pair's conversation or a personal one for a group", async () => {
+    const [alice, bob] = [await user("alice"), await user("bob")];
+    await friends(alice, bob);
+    const pair = (await post<GroupSend>(alice, "/agent/message", { to: bob.username, message: "hi" })).body.conversationId;
+    await ok(t, alice.apiKey, "POST", "/chat", { message: "hello", stream: false });
+    const direct = (await ok<{ conversations: { conversationId: number }[] }>(t, alice.apiKey, "GET", "/conversations?view=me"))
+      .conversations[0]?.conversationId as number;
+    for (const id of [pair, direct]) {
+      expect((await post(alice, "/agent/message", { to: `group:${id}`, message: "x" })).status).toBe(404);
+      expect((await call(t, alice.apiKey, "GET", `/groups/${id}`)).status).toBe(404);
+      expect((await call(t, alice.apiKey, "GET", `/groups/${id}/messages`)).status).toBe(404);
+      expect((await call(t, alice.apiKey, "POST", `/groups/${id}/leave`)).status).toBe(404);
+    }
+  });
+
   it("lets admins rename, add and remove; members may not", async () => {
     const { alice, bob, carol, group } = await team();
     const dave = await user("dave");
