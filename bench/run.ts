@@ -46,6 +46,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "POST /chat: local provider over 10,000 notes (targets: first byte p50 ≤ 150 ms, answer ≤ 500 ms); added latency over a fake OpenAI-compatible stream (≤ 20 ms)",
     load: () => import("./agent"),
   },
+  messaging: {
+    summary:
+      "POST /agent/message: human mode vs /healthz (target p50 ≤ 5 ms); <username>_coo RPC on the local provider over 10,000 notes (target p50 ≤ 150 ms)",
+    load: () => import("./messaging"),
+  },
   heartbeat: {
     summary:
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",

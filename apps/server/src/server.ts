@@ -33,6 +33,7 @@ import { buildApi } from "./http/router";
 import { createLogger, type Logger } from "./logger";
 import { Maintenance } from "./maintenance";
 import { mcpRouter } from "./mcp-server/mcp-route";
+import { messagingHandlers } from "./messaging/messaging-routes";
 import { networkHandlers } from "./network/network-routes";
 import { noteHandlers } from "./notes/notes-routes";
 import { RealtimeLog } from "./realtime/event-log";
@@ -104,6 +105,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
     }),
     ...heartbeatHandlers(context, heartbeats),
     ...toolsHandlers(context),
+    ...messagingHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);

@@ -452,6 +452,44 @@ export interface AgentConversationsTable {
   title: string;
   created_at: string;
   updated_at: string;
+  /** `shared_agent` only: `<lower user id>:<higher user id>`, unique (one conversation per pair). */
+  pair_key: Generated<string | null>;
+}
+
+/** A person in a shared or group conversation; `left_at` set: a former member. */
+export interface ConversationMembersTable {
+  conversation_id: number;
+  user_id: number;
+  role: "admin" | "member";
+  joined_at: string;
+  left_at: string | null;
+  /** The newest message id this member has read. */
+  last_read_id: Generated<number>;
+}
+
+/** The first answer to an `Idempotency-Key` of POST /agent/message; `response` null while it runs. */
+export interface MessageIdempotencyTable {
+  user_id: number;
+  key: string;
+  request_hash: string;
+  status_code: number | null;
+  response: string | null;
+  created_at: string;
+}
+
+export interface UserEventCursorsTable {
+  user_id: number;
+  cursor: Generated<number>;
+}
+
+/** The user-level realtime log (GET /agent/stream): cursor increases per user. */
+export interface UserEventsTable {
+  user_id: number;
+  cursor: number;
+  type: string;
+  /** JSON object. */
+  data: string;
+  created_at: string;
 }
 
 export interface AgentMessagesTable {
@@ -469,6 +507,10 @@ export interface AgentMessagesTable {
   created_at: string;
   /** When the owner read it; null: unread (heartbeat messages arrive so). */
   read_at: string | null;
+  /** The sender's id for at-most-once posting, unique per conversation. */
+  client_message_id: Generated<string | null>;
+  /** What the message says it is for (`inform`, `query`…); null for chat turns. */
+  intent: Generated<string | null>;
 }
 
 /** One model call of the agent layer and the tokens it took (migration 0017). */
@@ -613,6 +655,10 @@ export interface Schema {
   audit_log: AuditLogTable;
   agent_conversations: AgentConversationsTable;
   agent_messages: AgentMessagesTable;
+  conversation_members: ConversationMembersTable;
+  message_idempotency: MessageIdempotencyTable;
+  user_event_cursors: UserEventCursorsTable;
+  user_events: UserEventsTable;
   model_usage: ModelUsageTable;
   briefings: BriefingsTable;
   heartbeat_policies: HeartbeatPoliciesTable;

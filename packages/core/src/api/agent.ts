@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { isTimeZone } from "../dates";
 import { Id, IdParam, success, Timestamp } from "./common";
+import { GroupSummary } from "./messaging";
+import { NetworkPerson } from "./network";
 import { defineRoute } from "./route";
 
 /** The longest chat message accepted, in characters (about 8,000 words). */
@@ -64,6 +66,7 @@ export const ChatMessage = z.object({
   senderId: z.string().nullable(),
   senderLabel: z.string(),
   content: z.string(),
+  intent: z.string().nullable().describe("what an agent message said it was for (inform, query…); null for chat turns"),
   status: z.enum(["complete", "incomplete"]).describe("incomplete: the answer was cut short (the client left, or time ran out)"),
   toolsUsed: z.array(z.string()),
   createdAt: Timestamp,
@@ -73,10 +76,15 @@ const Conversation = z.object({
   conversationId: z.number().int(),
   type: z.enum(["direct", "shared_agent", "group"]).describe("the personal agent's threads are direct"),
   title: z.string(),
-  contact: z.null(),
-  group: z.null(),
+  contact: NetworkPerson.nullable().describe("shared_agent: the other person; null otherwise"),
+  group: GroupSummary.nullable().describe("group: its name, your role and its active members; null otherwise"),
   messageCount: z.number().int(),
-  unreadCount: z.number().int().describe("the agent's messages not yet marked read (heartbeat messages arrive unread)"),
+  unreadCount: z
+    .number()
+    .int()
+    .describe(
+      "direct: the agent's messages not yet marked read (heartbeat messages arrive unread); shared and group: others' messages after your last read",
+    ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   messages: z.array(ChatMessage).describe("the newest messages, oldest first"),
@@ -108,14 +116,20 @@ export const agentRoutes = {
     method: "GET",
     path: "/conversations",
     category: "agent",
-    summary: "The caller's conversations (view me: the personal agent), newest first; with q, the messages containing it",
+    summary:
+      "The caller's conversations (me: the personal agent, coo: shared with a person, group: groups), newest first; with q, the messages containing it",
     auth: "user",
     query: z.object({
       view: z.enum(["me", "coo", "group", "all"]).default("all"),
       limit: z.coerce.number().int().min(1).max(100).default(20),
       messages: z.coerce.number().int().min(0).max(200).default(50).describe("newest messages per conversation"),
       q: z.string().trim().min(1).max(200).optional(),
-      contact: z.string().max(200).optional().describe("reserved for agent messaging; ignored by view me"),
+      contact: z
+        .string()
+        .trim()
+        .max(200)
+        .optional()
+        .describe("a username or user id: only conversations that person is an active member of"),
     }),
     response: success({
       conversations: z.array(Conversation).optional(),
@@ -138,7 +152,7 @@ export const agentRoutes = {
     method: "POST",
     path: "/conversations/:id/read",
     category: "agent",
-    summary: "Mark every message of one of the caller's personal-agent conversations read",
+    summary: "Mark one of the caller's conversations read (personal agent: every message; shared and group: up to the newest)",
     auth: "user",
     params: ConversationParams,
     response: success({ conversationId: z.number().int(), markedRead: z.number().int().describe("messages that were unread") }),

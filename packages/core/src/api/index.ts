@@ -8,6 +8,7 @@ import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
+import { messagingRoutes } from "./messaging";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
 import { realtimeRoutes } from "./realtime";
@@ -43,6 +44,7 @@ export const routes = {
   ...briefingRoutes,
   ...heartbeatRoutes,
   ...toolRoutes,
+  ...messagingRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -59,6 +61,7 @@ export * from "./delegations";
 export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";
+export * from "./messaging";
 export * from "./network";
 export * from "./notes";
 export * from "./realtime";

@@ -1,5 +1,7 @@
-import { type Kysely, sql } from "kysely";
+import { type ExpressionBuilder, type Kysely, sql } from "kysely";
 import type { ConversationKind, Schema } from "../../db/schema";
+import { groupSummary } from "../../messaging/groups";
+import { loadPeople } from "../../network/network-people";
 import type { MessageRow } from "./conversation-store";
 
 /** The views clients ask for; `me` is the personal agent, `coo` and `group` come with messaging. */
@@ -28,10 +30,60 @@ export function messageJson(row: MessageRow) {
     senderId: row.sender_id,
     senderLabel: row.sender_label,
     content: row.content,
+    intent: row.intent ?? null,
     status: row.status,
     toolsUsed: JSON.parse(row.tools_used) as string[],
     createdAt: row.created_at,
   };
+}
+
+/**
+ * The conversations a user may see: their own personal-agent ones, and the shared and group ones
+ * they are an active member of. Every listing and search goes through this one condition.
+ */
+function visibleTo(eb: ExpressionBuilder<Schema, "agent_conversations">, userId: number) {
+  return eb.or([
+    eb.and([eb("agent_conversations.kind", "=", "agent"), eb("agent_conversations.owner_id", "=", userId)]),
+    eb(
+      "agent_conversations.id",
+      "in",
+      eb
+        .selectFrom("conversation_members")
+        .select("conversation_members.conversation_id")
+        .where("conversation_members.user_id", "=", userId)
+        .where("conversation_members.left_at", "is", null),
+    ),
+  ]);
+}
+
+/** Only conversations this person (by id) is an active member of; -1: nobody (an unknown contact). */
+function withMember(eb: ExpressionBuilder<Schema, "agent_conversations">, memberId: number) {
+  return eb(
+    "agent_conversations.id",
+    "in",
+    eb
+      .selectFrom("conversation_members")
+      .select("conversation_members.conversation_id")
+      .where("conversation_members.user_id", "=", memberId)
+      .where("conversation_members.left_at", "is", null),
+  );
+}
+
+/** Messages of a shared or group conversation the member has not read: others' messages after their last read. */
+async function unreadOfMember(db: Kysely<Schema>, conversationId: number, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom("agent_messages")
+    .innerJoin("conversation_members", (join) =>
+      join
+        .onRef("conversation_members.conversation_id", "=", "agent_messages.conversation_id")
+        .on("conversation_members.user_id", "=", userId),
+    )
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("agent_messages.conversation_id", "=", conversationId)
+    .whereRef("agent_messages.id", ">", "conversation_members.last_read_id")
+    .where((eb) => eb.or([eb("agent_messages.sender_id", "is", null), eb("agent_messages.sender_id", "!=", String(userId))]))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 interface ListOptions {
@@ -41,15 +93,18 @@ interface ListOptions {
   readonly messagesPerConversation: number;
   /** Just this conversation (a read of one). */
   readonly onlyId?: number;
+  /** Only conversations this person is an active member of (`contact`); -1 matches none. */
+  readonly memberId?: number;
 }
 
 export async function listConversations(db: Kysely<Schema>, ownerId: number, options: ListOptions) {
   const rows = await db
     .selectFrom("agent_conversations")
     .selectAll()
-    .where("owner_id", "=", ownerId)
+    .where((eb) => visibleTo(eb, ownerId))
     .where("kind", "in", [...KINDS_OF_VIEW[options.view]])
     .$if(options.onlyId !== undefined, (qb) => qb.where("id", "=", options.onlyId as number))
+    .$if(options.memberId !== undefined, (qb) => qb.where((eb) => withMember(eb, options.memberId as number)))
     .orderBy("updated_at", "desc")
     .orderBy("id", "desc")
     .limit(options.limit)
@@ -57,7 +112,7 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
   return Promise.all(
     rows.map(async (row) => {
       const id = Number(row.id);
-      const [count, messages] = await Promise.all([
+      const [count, messages, unread, contact, group] = await Promise.all([
         db
           .selectFrom("agent_messages")
           .select((eb) => [eb.fn.countAll<number>().as("n"), eb.fn.count<number>("id").filterWhere("read_at", "is", null).as("unread")])
@@ -70,15 +125,18 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
           .orderBy("id", "desc")
           .limit(options.messagesPerConversation)
           .execute(),
+        row.kind === "agent" ? undefined : unreadOfMember(db, id, ownerId),
+        row.kind === "shared_agent" ? otherOfPair(db, row.pair_key, ownerId) : null,
+        row.kind === "group" ? groupSummary(db, id, ownerId) : null,
       ]);
       return {
         conversationId: id,
         type: TYPE_OF_KIND[row.kind],
-        title: row.title,
-        contact: null,
-        group: null,
+        title: row.kind === "shared_agent" && contact ? contact.name : row.title,
+        contact,
+        group,
         messageCount: Number(count?.n ?? 0),
-        unreadCount: Number(count?.unread ?? 0),
+        unreadCount: unread ?? Number(count?.unread ?? 0),
         createdAt: row.created_at,
         updatedAt: row.updated_at,
         messages: messages.reverse().map(messageJson),
@@ -87,26 +145,50 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
   );
 }
 
+/** The other person of a pair conversation, as network bodies show people. */
+async function otherOfPair(db: Kysely<Schema>, pairKey: string | null, userId: number) {
+  const [a, b] = (pairKey ?? "").split(":").map(Number);
+  const other = a === userId ? b : a;
+  if (other === undefined || !Number.isFinite(other)) return null;
+  return (await loadPeople(db, [other])).get(other) ?? null;
+}
+
 /** How many conversations the owner has in the view, and how many unread messages they hold. */
 export async function countConversations(db: Kysely<Schema>, ownerId: number, view: ConversationView) {
   const kinds = [...KINDS_OF_VIEW[view]];
-  const [conversations, unread] = await Promise.all([
+  const shared = kinds.filter((kind) => kind !== "agent");
+  const [conversations, unread, sharedUnread] = await Promise.all([
     db
       .selectFrom("agent_conversations")
       .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("owner_id", "=", ownerId)
+      .where((eb) => visibleTo(eb, ownerId))
       .where("kind", "in", kinds)
       .executeTakeFirst(),
-    db
-      .selectFrom("agent_messages")
-      .innerJoin("agent_conversations", "agent_conversations.id", "agent_messages.conversation_id")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("agent_conversations.owner_id", "=", ownerId)
-      .where("agent_conversations.kind", "in", kinds)
-      .where("agent_messages.read_at", "is", null)
-      .executeTakeFirst(),
+    kinds.includes("agent")
+      ? db
+          .selectFrom("agent_messages")
+          .innerJoin("agent_conversations", "agent_conversations.id", "agent_messages.conversation_id")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("agent_conversations.owner_id", "=", ownerId)
+          .where("agent_conversations.kind", "=", "agent")
+          .where("agent_messages.read_at", "is", null)
+          .executeTakeFirst()
+      : undefined,
+    shared.length > 0
+      ? db
+          .selectFrom("agent_messages")
+          .innerJoin("conversation_members", "conversation_members.conversation_id", "agent_messages.conversation_id")
+          .innerJoin("agent_conversations", "agent_conversations.id", "agent_messages.conversation_id")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("conversation_members.user_id", "=", ownerId)
+          .where("conversation_members.left_at", "is", null)
+          .where("agent_conversations.kind", "in", shared)
+          .whereRef("agent_messages.id", ">", "conversation_members.last_read_id")
+          .where((eb) => eb.or([eb("agent_messages.sender_id", "is", null), eb("agent_messages.sender_id", "!=", String(ownerId))]))
+          .executeTakeFirst()
+      : undefined,
   ]);
-  return { total: Number(conversations?.n ?? 0), unreadTotal: Number(unread?.n ?? 0) };
+  return { total: Number(conversations?.n ?? 0), unreadTotal: Number(unread?.n ?? 0) + Number(sharedUnread?.n ?? 0) };
 }
 
 /** `%`, `_` and the escape character itself match only themselves in a LIKE pattern (SQLite has no default escape). */
@@ -115,13 +197,21 @@ function likePattern(text: string): string {
 }
 
 /** Messages of the owner's conversations in the view whose text contains `q` (any case), newest first. */
-export async function searchConversationMessages(db: Kysely<Schema>, ownerId: number, view: ConversationView, q: string, limit: number) {
+export async function searchConversationMessages(
+  db: Kysely<Schema>,
+  ownerId: number,
+  view: ConversationView,
+  q: string,
+  limit: number,
+  memberId?: number,
+) {
   const rows = await db
     .selectFrom("agent_messages")
     .innerJoin("agent_conversations", "agent_conversations.id", "agent_messages.conversation_id")
     .selectAll("agent_messages")
-    .where("agent_conversations.owner_id", "=", ownerId)
+    .where((eb) => visibleTo(eb, ownerId))
     .where("agent_conversations.kind", "in", [...KINDS_OF_VIEW[view]])
+    .$if(memberId !== undefined, (qb) => qb.where((eb) => withMember(eb, memberId as number)))
     .where(sql<boolean>`lower(agent_messages.content) like ${likePattern(q)} escape '\\'`)
     .orderBy("agent_messages.id", "desc")
     .limit(limit)

@@ -22,7 +22,8 @@ assertUniqueNames(NATIVE_TOOLS);
 /**
  * The capability filter: the tools a run under `grant` has. A tool exists in the run only when
  * the grant holds the scope it needs and its namespace is not switched off; any other is not
- * offered to the model and cannot be called, whatever the conversation says.
+ * offered to the model and cannot be called, whatever the conversation says. A grant naming its
+ * `tools` narrows the set further to those.
  */
 export function toolsetFor(
   grant: RunGrant,
@@ -30,7 +31,10 @@ export function toolsetFor(
   disabledNamespaces: ReadonlySet<string> = new Set(),
 ): AnyAgentTool[] {
   return tools.filter(
-    (tool) => [tool.needs, ...(tool.alsoNeeds ?? [])].every((scope) => grant.scopes.has(scope)) && !disabledNamespaces.has(tool.namespace),
+    (tool) =>
+      [tool.needs, ...(tool.alsoNeeds ?? [])].every((scope) => grant.scopes.has(scope)) &&
+      !disabledNamespaces.has(tool.namespace) &&
+      (grant.tools === undefined || grant.tools.has(tool.name)),
   );
 }
 

@@ -23,6 +23,12 @@ export interface RunGrant {
    * included, in which case notes at the root and shared folders are out of reach.
    */
   readonly folders: "all" | ReadonlySet<number>;
+  /**
+   * When set, only these tools (by name) exist in the run, even where the scopes allow more: a
+   * contact whose permission lets them create todos holds `os.todos:write`, which would also
+   * offer `complete_todo`. Narrows, never widens: a tool named here still needs its scopes.
+   */
+  readonly tools?: ReadonlySet<string>;
 }
 
 /** The owner's own run: everything the key's scopes allow. */

@@ -1,0 +1,90 @@
+import type { Kysely } from "kysely";
+import type { Clock } from "../clock";
+import type { Schema } from "../db/schema";
+import type { RealtimeLog } from "./event-log";
+
+/** One event of a user's log: the `data:` JSON of a frame of `GET /agent/stream`, an item of a poll. */
+export interface UserEvent {
+  /** Decimal integer string, increasing per user. */
+  cursor: string;
+  type: string;
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The user-level channel's name in the realtime log's notifications and stream registry. Endpoint
+ * ids start `ep_`, so the two kinds of channel never meet; reusing the log's registry means a
+ * shutdown ends these streams with the bridges'.
+ */
+export const userChannel = (userId: number) => `user:${userId}`;
+
+/**
+ * Events for people (not devices) appended inside one transaction, announced after it commits. The
+ * cursor comes from the user's counter row, which the upsert locks until the transaction ends:
+ * appenders to one user commit in cursor order, so a reader that has seen cursor n never later
+ * finds a smaller one appear (the bridges' log works the same way). Append to several users in
+ * increasing id order, so two transactions never wait on each other's counters crosswise.
+ */
+export class UserEventBatch {
+  readonly #users = new Set<number>();
+
+  constructor(
+    private readonly log: RealtimeLog,
+    private readonly clock: Clock,
+  ) {}
+
+  async append(tx: Kysely<Schema>, userId: number, type: string, data: Record<string, unknown>): Promise<string> {
+    const row = await tx
+      .insertInto("user_event_cursors")
+      .values({ user_id: userId, cursor: 1 })
+      .onConflict((oc) => oc.column("user_id").doUpdateSet((eb) => ({ cursor: eb("user_event_cursors.cursor", "+", 1) })))
+      .returning("cursor")
+      .executeTakeFirstOrThrow();
+    await tx
+      .insertInto("user_events")
+      .values({ user_id: userId, cursor: row.cursor, type, data: JSON.stringify(data), created_at: this.clock.iso() })
+      .execute();
+    this.#users.add(userId);
+    return String(row.cursor);
+  }
+
+  /** Tells open streams; call after the transaction has committed. */
+  publish(): void {
+    this.log.notify([...this.#users].map(userChannel));
+    this.#users.clear();
+  }
+}
+
+/** Events of a user after `cursor` (exclusive), oldest first. */
+export async function readUserEvents(db: Kysely<Schema>, userId: number, cursor: number, limit: number): Promise<UserEvent[]> {
+  const rows = await db
+    .selectFrom("user_events")
+    .select(["cursor", "type", "data", "created_at"])
+    .where("user_id", "=", userId)
+    .where("cursor", ">", cursor)
+    .orderBy("cursor")
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    cursor: String(row.cursor),
+    type: row.type,
+    createdAt: row.created_at,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+  }));
+}
+
+/** The user's newest cursor (0 before any event). */
+export async function latestUserCursor(db: Kysely<Schema>, userId: number): Promise<number> {
+  const row = await db.selectFrom("user_event_cursors").select("cursor").where("user_id", "=", userId).executeTakeFirst();
+  return Number(row?.cursor ?? 0);
+}
+
+/** How long events stay replayable; a client away longer starts again from the conversations. */
+export const USER_EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** Drops events past the retention (maintenance). */
+export async function pruneUserEvents(db: Kysely<Schema>, clock: Clock): Promise<void> {
+  const cutoff = new Date(clock.now().getTime() - USER_EVENT_RETENTION_MS).toISOString();
+  await db.deleteFrom("user_events").where("created_at", "<", cutoff).execute();
+}
