@@ -53,7 +53,10 @@ export function createConnectedAppMethods(session: SessionService): Pick<Connect
     async listConnectedApps() {
       const credentials = signedIn();
       try {
-        return { supported: true, apps: readConnectedApps(await connectionsCall(() => requestServer(credentials, "GET", CONNECTED_APPS_PATHS.list))) };
+        return {
+          supported: true,
+          apps: readConnectedApps(await connectionsCall(() => requestServer(credentials, "GET", CONNECTED_APPS_PATHS.list))),
+        };
       } catch (error) {
         if (isRouteMissing(error)) return { supported: false, apps: [] };
         throw error;

@@ -2,7 +2,8 @@ import { TandemApiError } from "@tandem/core";
 import type { z } from "zod";
 import { onServer } from "../on-server";
 
-export const CONNECTIONS_OFFLINE = "Can't reach the server right now. Connections are kept on the server; try again once you are back online.";
+export const CONNECTIONS_OFFLINE =
+  "Can't reach the server right now. Connections are kept on the server; try again once you are back online.";
 
 /** The server's refusal behind an error, whether thrown as is or wrapped in words by {@link connectionsCall}. */
 function apiErrorOf(error: unknown): TandemApiError | null {

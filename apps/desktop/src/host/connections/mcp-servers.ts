@@ -3,8 +3,8 @@ import type { McpAuthorization, McpServerItem } from "../../shared/desktop-api";
 import type { ConnectionsFacet } from "../facets";
 import type { SessionService } from "../host-context";
 import { parseInput } from "../parse-input";
-import { connectionsCall, isObjectMissing, isRouteMissing, MCP_UNSUPPORTED, readAnswer, webAddress } from "./connections-call";
 import { statusWords } from "./connection-status";
+import { connectionsCall, isObjectMissing, isRouteMissing, MCP_UNSUPPORTED, readAnswer, webAddress } from "./connections-call";
 import { requestServer, segment } from "./server-request";
 
 /**
@@ -77,7 +77,8 @@ export function mcpServerItem(server: z.output<typeof ServerAnswerShape>): McpSe
     toolCount: server.toolCount ?? server.tools.length,
     tools: server.tools.slice(0, TOOLS_SHOWN_MAX).map((tool) => ({
       name: tool.name,
-      description: tool.description.length > TOOL_DESCRIPTION_MAX ? `${tool.description.slice(0, TOOL_DESCRIPTION_MAX)}…` : tool.description,
+      description:
+        tool.description.length > TOOL_DESCRIPTION_MAX ? `${tool.description.slice(0, TOOL_DESCRIPTION_MAX)}…` : tool.description,
       readWrite: tool.readWrite,
     })),
     lastCheckedAt: server.lastCheckedAt ?? null,
@@ -96,7 +97,8 @@ export function readServer(answer: unknown): McpServerItem {
 /** The sign-in address to open; anything but a web address is refused, whoever chose it. */
 export function readAuthorization(answer: unknown): McpAuthorization {
   const { authorizeUrl, expiresAt } = readAnswer(Authorization, answer, "signing in to the remote tool server");
-  if (!webAddress(authorizeUrl)) throw new Error("The remote tool server gave a sign-in address that is not a web page; it was not opened.");
+  if (!webAddress(authorizeUrl))
+    throw new Error("The remote tool server gave a sign-in address that is not a web page; it was not opened.");
   return { authorizeUrl, expiresAt: expiresAt ?? null };
 }
 

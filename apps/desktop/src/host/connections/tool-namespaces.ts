@@ -4,8 +4,8 @@ import type { IntegrationItem, ToolNamespaceItem } from "../../shared/desktop-ap
 import type { ConnectionsFacet } from "../facets";
 import type { SessionService } from "../host-context";
 import { parseInput } from "../parse-input";
-import { connectionsCall } from "./connections-call";
 import { statusWords } from "./connection-status";
+import { connectionsCall } from "./connections-call";
 
 // Core's bounds for a namespace name and an integration id: the server refuses longer ones in its words.
 const NamespaceInput = z.object({ namespace: z.string().min(1).max(200), enabled: z.boolean() });
