@@ -245,7 +245,8 @@ function AddServerForm({ busy, onAdd }: { busy: boolean; onAdd: (name: string, s
     }
   };
   return (
-    <form className="add-server" aria-label="Add a remote tool server" onSubmit={(event) => void submit(event)}>
+    <form className="add-server" aria-labelledby="add-server-title" onSubmit={(event) => void submit(event)}>
+      <h4 id="add-server-title">Add a remote tool server</h4>
       <InputField
         label="Name"
         value={name}
