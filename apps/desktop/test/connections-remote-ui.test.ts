@@ -81,6 +81,12 @@ describe.skipIf(chromiumMissing("connections remote"))("remote tool servers and 
         servers.push(added);
         return item(added);
       }
+      case "updateMcpServer":
+        if (!server) throw new Error("This remote tool server is no longer there; it may have been removed elsewhere.");
+        if (input.name !== undefined) server.name = input.name;
+        // A new address drops the sign-in, as the server does.
+        if (input.serverUrl !== undefined) Object.assign(server, { serverUrl: input.serverUrl, status: "disconnected", authorized: false });
+        return item(server);
       case "authorizeMcpServer":
         return { authorizeUrl, expiresAt: null };
       case "refreshMcpServer":
@@ -132,6 +138,7 @@ describe.skipIf(chromiumMissing("connections remote"))("remote tool servers and 
     const stubbed = [
       "listMcpServers",
       "addMcpServer",
+      "updateMcpServer",
       "authorizeMcpServer",
       "refreshMcpServer",
       "disconnectMcpServer",
@@ -203,6 +210,25 @@ describe.skipIf(chromiumMissing("connections remote"))("remote tool servers and 
     expect(await page.locator(".connections-view img").count()).toBe(0);
     expect(await pwned()).toBeUndefined();
     expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
+  });
+
+  it("renames a server, keeping the typed fields when the change is refused", async () => {
+    await row("github").getByRole("button", { name: "Change" }).click();
+    const form = row("github").getByRole("form", { name: "Change “github”" });
+    expect(await form.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
+    await form.getByLabel("Name").fill("gh-work");
+    failNext.set("updateMcpServer", "A remote tool server is already named gh-work");
+    await form.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => remote().getByRole("alert").textContent(), PATIENCE).toBe("A remote tool server is already named gh-work");
+    expect(await form.getByLabel("Name").inputValue()).toBe("gh-work");
+
+    await form.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => remote().getByRole("status").textContent(), PATIENCE).toBe("Saved “gh-work”. Connected");
+    expect(calls.filter((call) => call.method === "updateMcpServer").at(-1)?.args).toEqual([{ id: "mcp_1", name: "gh-work" }]);
+    await expect.poll(() => row("gh-work").count(), PATIENCE).toBe(1);
+    (servers[0] as SpecServer).name = "github";
+    await row("gh-work").getByRole("button", { name: "Refresh" }).click();
+    await expect.poll(() => row("github").count(), PATIENCE).toBe(1);
   });
 
   it("refreshes, says an error with its reason, disconnects and removes, each with feedback", async () => {

@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useEffect, useId, useState } from "react";
 import type { DesktopApi, McpServerItem } from "../../shared/desktop-api";
 import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
@@ -68,6 +68,18 @@ export function McpServersPanel({ api, offline }: { api: DesktopApi; offline: bo
     setDone(null);
     void action.run(key, async () => setDone(await work()));
   };
+  /** Runs a form's action; answers whether it went through (a form keeps its fields when not). */
+  const submitForm = (key: string, work: () => Promise<string>) =>
+    new Promise<boolean>((resolve) => {
+      setDone(null);
+      let succeeded = false;
+      void action
+        .run(key, async () => {
+          setDone(await work());
+          succeeded = true;
+        })
+        .then(() => resolve(succeeded));
+    });
 
   if (polled.data && !polled.data.supported) {
     return (
@@ -129,6 +141,16 @@ export function McpServersPanel({ api, offline }: { api: DesktopApi; offline: bo
                   return `Removed “${server.name}” and its tools.`;
                 })
               }
+              onSave={(name, serverUrl) =>
+                submitForm(`edit:${server.id}`, async () => {
+                  const changed = await api.updateMcpServer({
+                    id: server.id,
+                    ...(name !== server.name ? { name } : {}),
+                    ...(serverUrl !== server.serverUrl ? { serverUrl } : {}),
+                  });
+                  return `Saved “${changed.name}”. ${stateLine(changed.state)}`;
+                })
+              }
             />
           ))}
         </ul>
@@ -142,23 +164,16 @@ export function McpServersPanel({ api, offline }: { api: DesktopApi; offline: bo
           </p>
         )
       )}
-      <AddServerForm
+      <ServerForm
+        title="Add a remote tool server"
+        submitLabel={action.running === "add" ? "Adding…" : "Add server"}
         busy={action.running !== null}
-        onAdd={(name, serverUrl) =>
-          new Promise<boolean>((resolve) => {
-            setDone(null);
-            let added = false;
-            void action
-              .run("add", async () => {
-                const server = await api.addMcpServer({ name, serverUrl });
-                added = true;
-                setDone(
-                  server.state.status === "connected"
-                    ? `Added “${server.name}”: ${toolsWord(server.toolCount)} for your agent.`
-                    : `Added “${server.name}”. ${stateLine(server.state)}`,
-                );
-              })
-              .then(() => resolve(added));
+        onSubmit={(name, serverUrl) =>
+          submitForm("add", async () => {
+            const server = await api.addMcpServer({ name, serverUrl });
+            return server.state.status === "connected"
+              ? `Added “${server.name}”: ${toolsWord(server.toolCount)} for your agent.`
+              : `Added “${server.name}”. ${stateLine(server.state)}`;
           })
         }
       />
@@ -173,6 +188,7 @@ function ServerRow({
   onRefresh,
   onDisconnect,
   onRemove,
+  onSave,
 }: {
   server: McpServerItem;
   running: string | null;
@@ -180,9 +196,30 @@ function ServerRow({
   onRefresh: () => void;
   onDisconnect: () => void;
   onRemove: () => void;
+  onSave: (name: string, serverUrl: string) => Promise<boolean>;
 }) {
+  const [editing, setEditing] = useState(false);
   const busy = running !== null;
   const mine = (verb: string) => running === `${verb}:${server.id}`;
+  if (editing) {
+    return (
+      <li className="connection-row" aria-label={server.name}>
+        <ServerForm
+          title={`Change “${server.name}”`}
+          submitLabel={mine("edit") ? "Saving…" : "Save"}
+          initial={{ name: server.name, serverUrl: server.serverUrl }}
+          busy={busy}
+          onSubmit={async (name, serverUrl) => {
+            const saved = await onSave(name, serverUrl);
+            if (saved) setEditing(false);
+            return saved;
+          }}
+          onCancel={() => setEditing(false)}
+        />
+        <p className="hint">A new address forgets its sign-in: you will sign in again.</p>
+      </li>
+    );
+  }
   return (
     <li className="connection-row" aria-label={server.name}>
       <div className="connection-head">
@@ -222,6 +259,9 @@ function ServerRow({
             {mine("disconnect") ? "Signing out…" : "Disconnect"}
           </button>
         )}
+        <button type="button" disabled={busy} onClick={() => setEditing(true)}>
+          Change
+        </button>
         <ConfirmButton
           label="Remove"
           question={`Remove “${server.name}”? Your agent loses its tools, and its sign-in is forgotten.`}
@@ -233,20 +273,39 @@ function ServerRow({
   );
 }
 
-/** Name and address; kept as typed when adding fails, so nothing has to be typed twice. */
-function AddServerForm({ busy, onAdd }: { busy: boolean; onAdd: (name: string, serverUrl: string) => Promise<boolean> }) {
-  const [name, setName] = useState("");
-  const [serverUrl, setServerUrl] = useState("");
+/**
+ * Name and address, to add a server or change one; what was typed is kept when the server refuses
+ * it, so nothing has to be typed twice.
+ */
+function ServerForm({
+  title,
+  submitLabel,
+  initial,
+  busy,
+  onSubmit,
+  onCancel,
+}: {
+  title: string;
+  submitLabel: string;
+  initial?: { name: string; serverUrl: string };
+  busy: boolean;
+  onSubmit: (name: string, serverUrl: string) => Promise<boolean>;
+  onCancel?: () => void;
+}) {
+  const [name, setName] = useState(initial?.name ?? "");
+  const [serverUrl, setServerUrl] = useState(initial?.serverUrl ?? "");
+  const titleId = useId();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (await onAdd(name.trim(), serverUrl.trim())) {
+    if ((await onSubmit(name.trim(), serverUrl.trim())) && !initial) {
       setName("");
       setServerUrl("");
     }
   };
+  const unchanged = initial !== undefined && name.trim() === initial.name && serverUrl.trim() === initial.serverUrl;
   return (
-    <form className="add-server" aria-labelledby="add-server-title" onSubmit={(event) => void submit(event)}>
-      <h4 id="add-server-title">Add a remote tool server</h4>
+    <form className="server-form" aria-labelledby={titleId} onSubmit={(event) => void submit(event)}>
+      <h4 id={titleId}>{title}</h4>
       <InputField
         label="Name"
         value={name}
@@ -265,9 +324,16 @@ function AddServerForm({ busy, onAdd }: { busy: boolean; onAdd: (name: string, s
         spellCheck={false}
         onChange={(event) => setServerUrl(event.target.value)}
       />
-      <button type="submit" disabled={busy || name.trim() === "" || serverUrl.trim() === ""}>
-        {busy ? "Working…" : "Add server"}
-      </button>
+      <div className="server-form-buttons">
+        <button type="submit" disabled={busy || unchanged || name.trim() === "" || serverUrl.trim() === ""}>
+          {submitLabel}
+        </button>
+        {onCancel && (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
     </form>
   );
 }

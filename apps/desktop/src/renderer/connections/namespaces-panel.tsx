@@ -18,7 +18,8 @@ export function NamespacesPanel({ api, offline }: { api: DesktopApi; offline: bo
   const [answered, setAnswered] = useState<{ items: ToolNamespaceItem[]; basis: unknown } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [failed, setFailed] = useState<string | null>(null);
-  const action = useAction();
+  // Asked again after each change: another device's changes made meanwhile show up with it.
+  const action = useAction(polled.refresh);
   const namespaces = answered && answered.basis === polled.data ? answered.items : polled.data;
 
   const toggle = (item: ToolNamespaceItem) => {
