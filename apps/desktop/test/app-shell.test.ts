@@ -48,7 +48,16 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
     await signInOnPage(page, user.apiKey);
     const sections = page.getByRole("navigation", { name: "Sections" }).getByRole("button");
     await sections.first().waitFor(PATIENCE);
-    expect(await sections.allTextContents()).toEqual(["Notes", "Todos", "Today", "Agent", "Heartbeat", "Approvals", "Bridge"]);
+    expect(await sections.allTextContents()).toEqual([
+      "Notes",
+      "Todos",
+      "Today",
+      "Agent",
+      "Heartbeat",
+      "Approvals",
+      "Bridge",
+      "Connections",
+    ]);
     expect(await page.getByRole("main").getByRole("heading", { level: 2 }).textContent()).toBe("Notes");
     expect(await page.getByRole("banner").textContent()).toContain("shell");
     await expect.poll(() => page.getByTestId("sync-status").textContent(), PATIENCE).toBe("Synced");

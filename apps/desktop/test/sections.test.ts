@@ -7,6 +7,7 @@ describe("sections named by the URL hash", () => {
     expect(sectionFromHash("bridge")).toBe("bridge");
     expect(sectionFromHash("#agent")).toBe("agent");
     expect(sectionFromHash("#heartbeat")).toBe("heartbeat");
+    expect(sectionFromHash("#connections")).toBe("connections");
     expect(sectionFromHash("")).toBeNull();
     expect(sectionFromHash("#settings")).toBeNull();
     expect(sectionFromHash("#__proto__")).toBeNull();
@@ -23,13 +24,15 @@ describe("sections opened from the keyboard", () => {
     ...modifiers,
   });
 
-  it("opens the sections in sidebar order with Mod+1 to Mod+7", () => {
+  it("opens the sections in sidebar order with Mod+1 to Mod+8", () => {
     expect(sectionForKey(key("1", { ctrlKey: true }), false)).toBe("notes");
     expect(sectionForKey(key("3", { ctrlKey: true }), false)).toBe("today");
     expect(sectionForKey(key("4", { ctrlKey: true }), false)).toBe("agent");
     expect(sectionForKey(key("4", { metaKey: true }), true)).toBe("agent");
     expect(sectionForKey(key("5", { ctrlKey: true }), false)).toBe("heartbeat");
     expect(sectionForKey(key("7", { ctrlKey: true }), false)).toBe("bridge");
+    expect(sectionForKey(key("8", { ctrlKey: true }), false)).toBe("connections");
+    expect(sectionForKey(key("8", { metaKey: true }), true)).toBe("connections");
   });
 
   it("ignores other keys, other modifiers and numbers past the last section", () => {

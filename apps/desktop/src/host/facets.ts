@@ -43,3 +43,19 @@ export type AgentFacet = Pick<
   | "getHeartbeatChecklist"
   | "saveHeartbeatChecklist"
 >;
+export type ConnectionsFacet = Pick<
+  DesktopApi,
+  | "listToolNamespaces"
+  | "setToolNamespace"
+  | "listToolIntegrations"
+  | "removeToolIntegration"
+  | "listMcpServers"
+  | "addMcpServer"
+  | "updateMcpServer"
+  | "authorizeMcpServer"
+  | "refreshMcpServer"
+  | "disconnectMcpServer"
+  | "removeMcpServer"
+  | "listConnectedApps"
+  | "revokeConnectedApp"
+>;

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AppInfo, DesktopApi, HostStatus } from "../shared/desktop-api";
 import { startAgent } from "./agent/agent";
 import { type BridgeHandle, startBridge } from "./bridge/bridge";
+import { createConnectionsFacet } from "./connections/connections";
 import type { HostConfig, HostContext } from "./host-context";
 import { parseInput } from "./parse-input";
 import { type SyncHandle, startSync } from "./replication/sync";
@@ -74,6 +75,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createWorkspaceFacet(context, running.sync),
     ...running.bridge.facet,
     ...agent.facet,
+    ...createConnectionsFacet(session),
     setUnsavedWork: async (input) => {
       unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;
     },

@@ -97,6 +97,30 @@ export interface DesktopApi {
   getHeartbeatChecklist(): Promise<HeartbeatChecklist>;
   saveHeartbeatChecklist(input: { content: string }): Promise<HeartbeatChecklist>;
 
+  // Connections (src/host/connections): what the agent's tools reach, kept on the server.
+  /** Every tool namespace and whether it is on for the owner (off: its tools leave the agent and `POST /tools`). */
+  listToolNamespaces(): Promise<ToolNamespaceItem[]>;
+  /** Switches one namespace on or off; answers every namespace as the server now has them. */
+  setToolNamespace(input: { namespace: string; enabled: boolean }): Promise<ToolNamespaceItem[]>;
+  /** OAuth integrations and remote tool servers with their health, as one list. */
+  listToolIntegrations(): Promise<IntegrationItem[]>;
+  removeToolIntegration(input: { id: string }): Promise<void>;
+  /** Remote tool servers (MCP); `supported: false` when the server has no such routes. */
+  listMcpServers(): Promise<McpServerList>;
+  addMcpServer(input: { name: string; serverUrl: string }): Promise<McpServerItem>;
+  updateMcpServer(input: { id: string; name?: string; serverUrl?: string }): Promise<McpServerItem>;
+  /** Starts signing in to a remote tool server: the page opens `authorizeUrl` in the browser, then polls the list. */
+  authorizeMcpServer(input: { id: string }): Promise<McpAuthorization>;
+  /** Checks the server's health and reads its tools again. */
+  refreshMcpServer(input: { id: string }): Promise<McpServerItem>;
+  /** Drops the stored sign-in; the server stays in the list. */
+  disconnectMcpServer(input: { id: string }): Promise<McpServerItem>;
+  removeMcpServer(input: { id: string }): Promise<void>;
+  /** Apps the owner let into their account through OAuth; `supported: false` when the server has no such routes. */
+  listConnectedApps(): Promise<ConnectedAppList>;
+  /** Disconnects an app: its tokens stop working at once. */
+  revokeConnectedApp(input: { clientId: string }): Promise<void>;
+
   /**
    * What the page holds that is nowhere else yet (edits not saved to the server), in words, or
    * null: Electron's main asks before quitting while there is any.
@@ -467,6 +491,86 @@ export interface HeartbeatChecklist {
   readonly updatedAt: string | null;
 }
 
+/** Where a namespace's tools come from: the server's own, a remote tool server, an OAuth integration. */
+export type ToolSourceKind = "native" | "mcp" | "integration";
+
+export interface ToolNamespaceItem {
+  readonly namespace: string;
+  readonly sources: readonly ToolSourceKind[];
+  /** Every tool of the namespace, whatever the key's scopes. */
+  readonly toolCount: number;
+  readonly enabled: boolean;
+}
+
+/** The health of a remote tool server or an integration, as the server reports it. */
+export type ConnectionStatus = "connected" | "needs_reauth" | "disconnected" | "error";
+
+/** A status in words: a short label ("Needs sign-in") and, when there is more to say, what to do or what went wrong. */
+export interface ConnectionStatusWords {
+  readonly status: ConnectionStatus;
+  readonly label: string;
+  /** Untrusted when it carries the server's error (a remote server's words): shown as text. */
+  readonly detail: string | null;
+}
+
+export interface IntegrationItem {
+  readonly id: string;
+  /** Untrusted: shown as text. */
+  readonly name: string;
+  readonly kind: "oauth" | "mcp";
+  readonly state: ConnectionStatusWords;
+  readonly toolCount: number;
+}
+
+export interface McpToolItem {
+  readonly name: string;
+  /** Untrusted (the remote server wrote it): shown as text. */
+  readonly description: string;
+  readonly readWrite: "read" | "write";
+}
+
+export interface McpServerItem {
+  readonly id: string;
+  /** The namespace its tools appear under. */
+  readonly name: string;
+  readonly serverUrl: string;
+  readonly state: ConnectionStatusWords;
+  /** A sign-in is stored (its tokens never leave the server). */
+  readonly authorized: boolean;
+  readonly toolCount: number;
+  readonly tools: readonly McpToolItem[];
+  readonly lastCheckedAt: string | null;
+}
+
+export interface McpServerList {
+  /** False when the server has no remote tool server routes (an older server). */
+  readonly supported: boolean;
+  readonly servers: readonly McpServerItem[];
+}
+
+export interface McpAuthorization {
+  /** An `http(s)` address (the host refuses any other): the remote server's sign-in page. */
+  readonly authorizeUrl: string;
+  /** When the sign-in must be finished by; null if the server did not say. */
+  readonly expiresAt: string | null;
+}
+
+export interface ConnectedAppItem {
+  readonly clientId: string;
+  /** The app's own name, or its client id when it gave none. Untrusted: shown as text. */
+  readonly name: string;
+  readonly scopes: readonly string[];
+  readonly grantedAt: string;
+  readonly lastUsedAt: string | null;
+  readonly expiresAt: string | null;
+}
+
+export interface ConnectedAppList {
+  /** False when the server has no connected-apps routes (an older server). */
+  readonly supported: boolean;
+  readonly apps: readonly ConnectedAppItem[];
+}
+
 /** The server's limits (the host checks they match core's): the checklist's characters, the schedule's interval in minutes. */
 export const HEARTBEAT_CHECKLIST_MAX = 10_000;
 export const HEARTBEAT_EVERY_MINUTES_MIN = 5;
@@ -520,6 +624,19 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   runHeartbeat: true,
   getHeartbeatChecklist: true,
   saveHeartbeatChecklist: true,
+  listToolNamespaces: true,
+  setToolNamespace: true,
+  listToolIntegrations: true,
+  removeToolIntegration: true,
+  listMcpServers: true,
+  addMcpServer: true,
+  updateMcpServer: true,
+  authorizeMcpServer: true,
+  refreshMcpServer: true,
+  disconnectMcpServer: true,
+  removeMcpServer: true,
+  listConnectedApps: true,
+  revokeConnectedApp: true,
   setUnsavedWork: true,
   openExternal: true,
 };

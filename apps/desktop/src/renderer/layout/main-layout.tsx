@@ -6,6 +6,7 @@ import { ApprovalsView } from "../approvals/approvals-view";
 import { BridgeView } from "../bridge/bridge-view";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
+import { ConnectionsView } from "../connections/connections-view";
 import { HeartbeatSessionProvider } from "../heartbeat/heartbeat-session";
 import { HeartbeatToast } from "../heartbeat/heartbeat-toast";
 import { HeartbeatView } from "../heartbeat/heartbeat-view";
@@ -65,6 +66,8 @@ function SectionBody({
       return <ApprovalsView api={api} />;
     case "bridge":
       return <BridgeView api={api} />;
+    case "connections":
+      return <ConnectionsView api={api} />;
   }
 }
 
@@ -94,7 +97,7 @@ export function MainLayout({
     window.addEventListener("hashchange", follow);
     return () => window.removeEventListener("hashchange", follow);
   }, []);
-  // Mod+1 … Mod+7 open the sections, from anywhere but a modal dialog.
+  // Mod+1 … Mod+8 open the sections, from anywhere but a modal dialog.
   useEffect(() => {
     const onKeyDown = (event: KeyboardEvent) => {
       if (event.defaultPrevented || event.isComposing || document.querySelector("dialog[open]") !== null) return;

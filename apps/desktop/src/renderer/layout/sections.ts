@@ -7,6 +7,7 @@ export const SECTIONS = [
   { id: "heartbeat", title: "Heartbeat" },
   { id: "approvals", title: "Approvals" },
   { id: "bridge", title: "Bridge" },
+  { id: "connections", title: "Connections" },
 ] as const;
 
 export type SectionId = (typeof SECTIONS)[number]["id"];
@@ -24,7 +25,7 @@ export const SECTION_SHORTCUT = {
 } as const;
 
 /**
- * The section a key press opens: Mod+1 to Mod+7 in sidebar order ("Mod" is ⌘ on macOS, Ctrl
+ * The section a key press opens: Mod+1 to Mod+8 in sidebar order ("Mod" is ⌘ on macOS, Ctrl
  * elsewhere, as for the notes view's shortcuts).
  */
 export function sectionForKey(
