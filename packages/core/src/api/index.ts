@@ -12,6 +12,7 @@ import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
 import { realtimeRoutes } from "./realtime";
 import { runtimeRoutes } from "./runtime";
+import { shareRoutes } from "./share";
 import { snapshotRoutes } from "./snapshots";
 import { syncRoutes } from "./sync";
 import { systemRoutes } from "./system";
@@ -43,6 +44,7 @@ export const routes = {
   ...briefingRoutes,
   ...heartbeatRoutes,
   ...toolRoutes,
+  ...shareRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -64,6 +66,7 @@ export * from "./notes";
 export * from "./realtime";
 export * from "./route";
 export * from "./runtime";
+export * from "./share";
 export * from "./snapshots";
 export * from "./sync";
 export * from "./todos";
