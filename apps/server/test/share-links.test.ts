@@ -14,7 +14,8 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
 
   const create = async (who: TestUser, body: Record<string, unknown> = {}) =>
     (await ok<{ shareLink: ShareLinkBody }>(t, who.apiKey, "POST", "/os/share", { requireSignIn: false, ...body }, [201])).shareLink;
-  const list = async (who: TestUser, query = "") => (await ok<{ links: ShareLinkBody[] }>(t, who.apiKey, "GET", `/os/share/list${query}`)).links;
+  const list = async (who: TestUser, query = "") =>
+    (await ok<{ links: ShareLinkBody[] }>(t, who.apiKey, "GET", `/os/share/list${query}`)).links;
 
   beforeAll(async () => {
     t = await startTestServer({ guestLocalWaitMs: 1500 }, storage);
@@ -173,7 +174,10 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
   });
 
   it("rate limits guessing per address, and attempts on one token from anywhere", async () => {
-    const limited = await startTestServer({ shareFailuresPerMinute: 5, shareAttemptsPerMinute: 30, shareTokenAttemptsPerMinute: 12 }, storage);
+    const limited = await startTestServer(
+      { shareFailuresPerMinute: 5, shareAttemptsPerMinute: 30, shareTokenAttemptsPerMinute: 12 },
+      storage,
+    );
     try {
       const owner = await limited.addUser("owner");
       const link = (await ok<{ shareLink: ShareLinkBody }>(limited, owner.apiKey, "POST", "/os/share", { requireSignIn: false }, [201]))
@@ -200,7 +204,8 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
         for (let i = 0; i < 5; i++) perToken.push((await guestCall(fresh, "GET", `/api/chat/guest-v04?token=${l.token}&meta=true`)).status);
         expect(perToken).toEqual([200, 200, 200, 429, 429]);
         // Another token is not held back by it.
-        const other = (await ok<{ shareLink: ShareLinkBody }>(fresh, o.apiKey, "POST", "/os/share", { requireSignIn: false }, [201])).shareLink;
+        const other = (await ok<{ shareLink: ShareLinkBody }>(fresh, o.apiKey, "POST", "/os/share", { requireSignIn: false }, [201]))
+          .shareLink;
         expect((await guestCall(fresh, "GET", `/api/chat/guest-v04?token=${other.token}&meta=true`)).status).toBe(200);
       } finally {
         await fresh.stop();
@@ -218,12 +223,9 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     await sendGuest(t, { token: link.token, message: "thanks", sessionKey: first.body.sessionKey });
     await sendGuest(t, { token: link.token, message: "hi" }, { "user-agent": "another browser" });
 
-    const overview = await ok<{ network: { shareLinks: ShareLinkBody[]; visitors: Record<string, unknown>[]; summary: Record<string, number> } }>(
-      t,
-      owner.apiKey,
-      "GET",
-      "/os/network",
-    );
+    const overview = await ok<{
+      network: { shareLinks: ShareLinkBody[]; visitors: Record<string, unknown>[]; summary: Record<string, number> };
+    }>(t, owner.apiKey, "GET", "/os/network");
     expect(overview.network.shareLinks).toHaveLength(1);
     expect(overview.network.shareLinks[0]?.analytics).toMatchObject({ sessions: 2, messages: 3, visitors: 2, totalConversations: 2 });
     expect(overview.network.visitors).toHaveLength(2);
@@ -247,7 +249,9 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
       lastRole: "assistant",
       visitor: { name: "Grace", userId: null },
     });
-    expect((await ok<{ conversations: unknown[] }>(t, owner.apiKey, "GET", "/os/network/conversations?limit=1&offset=1")).conversations).toHaveLength(1);
+    expect(
+      (await ok<{ conversations: unknown[] }>(t, owner.apiKey, "GET", "/os/network/conversations?limit=1&offset=1")).conversations,
+    ).toHaveLength(1);
 
     const transcript = await ok<{ session: { sessionId: string }; messages: { role: string; content: string }[] }>(
       t,
@@ -259,7 +263,9 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     expect(transcript.messages[0]?.content).toBe("hello");
     // Someone else: nothing listed, the transcript a 404, the token filter finds nothing.
     expect((await call(t, bob.apiKey, "GET", `/os/network/conversations/${first.body.sessionId}`)).status).toBe(404);
-    expect((await ok<{ conversations: unknown[] }>(t, bob.apiKey, "GET", `/os/network/conversations?shareToken=${link.token}`)).conversations).toEqual([]);
+    expect(
+      (await ok<{ conversations: unknown[] }>(t, bob.apiKey, "GET", `/os/network/conversations?shareToken=${link.token}`)).conversations,
+    ).toEqual([]);
     // The session key is the guest's, not the owner's listing's: it is never shown.
     expect(JSON.stringify(transcript)).not.toContain(first.body.sessionKey);
   });
@@ -285,7 +291,14 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     });
     const again = await ok<{ status: string }>(t, visitor.apiKey, "POST", "/network/connect", { shareToken: folderLink.token });
     expect(again.status).toBe("already_connected");
-    const contacts = (await ok<{ network: { contacts: { userId: string; direction: string; yourPermissionsToThem: unknown }[] } }>(t, owner.apiKey, "GET", "/network")).network.contacts;
+    const contacts = (
+      await ok<{ network: { contacts: { userId: string; direction: string; yourPermissionsToThem: unknown }[] } }>(
+        t,
+        owner.apiKey,
+        "GET",
+        "/network",
+      )
+    ).network.contacts;
     expect(contacts.find((c) => c.userId === String(visitor.userId))).toMatchObject({ direction: "mutual" });
     expect((await call(t, owner.apiKey, "POST", "/network/connect", { shareToken: folderLink.token })).status).toBe(400);
     expect((await call(t, visitor.apiKey, "POST", "/network/connect", { shareToken: "nope" })).status).toBe(404);
