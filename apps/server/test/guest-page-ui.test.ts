@@ -67,10 +67,12 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     expect(await page.locator(".msg img, .msg b").count()).toBe(0);
 
     // Fits a 375-pixel screen: nothing wider than the viewport, the send button on screen.
-    const widths = await page.evaluate(() => ({
-      scroll: document.documentElement.scrollWidth,
-      client: document.documentElement.clientWidth,
-    }));
+    const widths = (await page.evaluate(
+      "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })",
+    )) as {
+      scroll: number;
+      client: number;
+    };
     expect(widths.scroll).toBeLessThanOrEqual(widths.client);
     const send = await page.locator("#send").boundingBox();
     expect(send && send.x + send.width).toBeLessThanOrEqual(375);
@@ -101,7 +103,7 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     await ok(t, alice.apiKey, "DELETE", `/os/share/${link.id}`);
     await page.fill("#message", "still there?");
     await page.click("#send");
-    await page.waitForFunction(() => document.getElementById("status")?.textContent?.includes("no longer valid"));
+    await page.waitForFunction("document.getElementById('status')?.textContent?.includes('no longer valid')");
     expect(await page.locator("#send").isDisabled()).toBe(true);
 
     const expired = await createLink({ expiresIn: "1h" });
@@ -118,7 +120,7 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     await page.goto(link.url);
     await page.fill("#message", "hello");
     await page.click("#send");
-    await page.waitForFunction(() => document.getElementById("status")?.textContent?.includes("sign in"));
+    await page.waitForFunction("document.getElementById('status')?.textContent?.includes('sign in')");
     await page.fill("#api-key", bob.apiKey);
     await page.fill("#message", "hello");
     await page.click("#send");
