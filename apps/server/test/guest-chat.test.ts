@@ -168,6 +168,13 @@ describe.each(storages("guest chat suite"))("guest chat with the local model (%s
     expect(await bad([1, 2])).toBe(400);
     const raw = await t.fetch("/api/chat/guest-v04", { method: "POST", headers: { "content-type": "application/json" }, body: "{nope" });
     expect(raw.status).toBe(400);
+    const deep = await t.fetch("/api/chat/guest-v04", { method: "POST", body: `{"token":${"[".repeat(500)}${"]".repeat(500)}}` });
+    expect([deep.status, ((await deep.json()) as { error: string }).error]).toEqual([400, "json_too_deep"]);
+    const huge = await t.fetch("/api/chat/guest-v04", {
+      method: "POST",
+      body: JSON.stringify({ token: "x", message: "y".repeat(70_000) }),
+    });
+    expect(huge.status).toBe(413);
     expect((await guestCall(t, "GET", "/api/chat/guest-v04")).status).toBe(400);
   });
 

@@ -6,6 +6,7 @@ import { hashSecret } from "../auth/secret-token";
 import type { AppContext } from "../context";
 import { bodyError } from "../http/error-handler";
 import { ApiError } from "../http/errors";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth";
 import { describeIssues } from "../http/validate";
 import { fingerprintOf, GuestChat, guestMeta, sessionNotFound, type Visitor } from "./guest-chat";
 import { guestPageHeaders, newPageNonce, renderGuestPage, renderGuestPageGone } from "./guest-page";
@@ -85,7 +86,18 @@ async function transcript(app: AppContext, link: ShareLinkRow, sessionKey: strin
 export function guestRouter(app: AppContext, guard: ShareGuard): Router {
   const chat = new GuestChat(app);
   const router = Router();
-  const json = express.json({ limit: 64 * 1024, type: () => true, strict: true });
+  // As the v1 routes read JSON: any content type, UTF-8 only, no absurd nesting.
+  const json = express.json({
+    limit: 64 * 1024,
+    type: () => true,
+    strict: true,
+    verify: (_req, _res, body, encoding) => {
+      if (encoding !== "utf-8") throw new ApiError(415, "unsupported_encoding", `JSON bodies must be UTF-8, not ${encoding}`);
+      if (jsonNestsDeeperThan(body, MAX_JSON_DEPTH)) {
+        throw new ApiError(400, "json_too_deep", `The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
+      }
+    },
+  });
 
   router.get("/a/:token", async (req, res, next) => {
     try {
