@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, ok, storages } from "./delegation-fixture";
+import { call, ok, registerBridge, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { guestCall, type ShareLinkBody, sendGuest } from "./share-fixture";
 
@@ -171,6 +171,90 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     expect((await stranded).status).toBe(404);
     // Listing shows them as inactive.
     expect((await list(owner, "?status=all")).every((l) => !l.isActive)).toBe(true);
+  });
+
+  it("lets the owner's bridge answer guests, and falls back to the server's agent when it does not in time", async () => {
+    const owner = await t.addUser(`ivan${++serial}`);
+    const stranger = await t.addUser(`judy${++serial}`);
+    const bridge = await registerBridge(t, owner, "laptop");
+    await owner.client.call("init");
+    const link = await create(owner, { localAgent: true, expiresIn: "never", label: "Ask me" });
+    const pendingFor = async (token: string) =>
+      (
+        await ok<{ messages: { messageId: number; content: string; shareToken: string; linkLabel: string; history: unknown[] }[] }>(
+          t,
+          token,
+          "GET",
+          "/local-agent/guest-messages",
+        )
+      ).messages;
+
+    // Answered by the bridge, with its device token.
+    const waiting = sendGuest(t, { token: link.token, message: "Are you free on Friday?", visitorName: "Kim" });
+    let pending: Awaited<ReturnType<typeof pendingFor>> = [];
+    for (let i = 0; i < 50 && pending.length === 0; i++) {
+      pending = await pendingFor(bridge.deviceToken);
+      if (pending.length === 0) await new Promise((r) => setTimeout(r, 40));
+    }
+    expect(pending[0]).toMatchObject({ content: "Are you free on Friday?", shareToken: link.token, linkLabel: "Ask me", history: [] });
+    // Nobody else sees or answers it.
+    expect(await pendingFor(stranger.apiKey)).toEqual([]);
+    const foreign = await call(t, stranger.apiKey, "POST", "/local-agent/guest-messages/reply", {
+      messageId: pending[0]?.messageId,
+      body: "x",
+    });
+    expect(foreign.status).toBe(404);
+    await ok(t, bridge.deviceToken, "POST", "/local-agent/guest-messages/reply", {
+      messageId: pending[0]?.messageId,
+      body: "Friday works.",
+    });
+    const answered = await waiting;
+    expect(answered.body).toMatchObject({ response: "Friday works.", answeredBy: "local" });
+    const twice = await call(t, bridge.deviceToken, "POST", "/local-agent/guest-messages/reply", {
+      messageId: pending[0]?.messageId,
+      body: "x",
+    });
+    expect([twice.status, (twice.body as { error: string }).error]).toEqual([409, "not_pending"]);
+
+    // Nobody answers: after the wait the server's agent does, and a late reply is refused.
+    const unanswered = await sendGuest(t, { token: link.token, message: "hello?", sessionKey: answered.body.sessionKey });
+    expect(unanswered.status).toBe(200);
+    expect(unanswered.body.answeredBy).toBe("server");
+    expect(unanswered.body.response.length).toBeGreaterThan(0);
+    const transcript = await ok<{ messages: { id: number; role: string; answeredBy: string | null }[] }>(
+      t,
+      owner.apiKey,
+      "GET",
+      `/os/network/conversations/${answered.body.sessionId}`,
+    );
+    expect(transcript.messages.map((m) => [m.role, m.answeredBy])).toEqual([
+      ["user", null],
+      ["assistant", "local"],
+      ["user", null],
+      ["assistant", "server"],
+    ]);
+    const late = await call(t, owner.apiKey, "POST", "/local-agent/guest-messages/reply", {
+      messageId: transcript.messages[2]?.id,
+      body: "sorry",
+    });
+    expect(late.status).toBe(409);
+    expect(await pendingFor(owner.apiKey)).toEqual([]);
+  });
+
+  it("answers a stream's early refusals as plain JSON errors", async () => {
+    const small = await startTestServer({ guestMessageLimit: 1 }, storage);
+    try {
+      const owner = await small.addUser("owner");
+      const link = (await ok<{ shareLink: ShareLinkBody }>(small, owner.apiKey, "POST", "/os/share", { requireSignIn: false }, [201]))
+        .shareLink;
+      const first = await sendGuest(small, { token: link.token, message: "hi" });
+      const limited = await sendGuest(small, { token: link.token, message: "hi", stream: true, sessionKey: first.body.sessionKey });
+      expect([limited.status, limited.body.error]).toEqual([429, "message_limit"]);
+      const gone = await sendGuest(small, { token: "ZZZZZZZZZZ", message: "hi", stream: true });
+      expect([gone.status, gone.body.error]).toEqual([404, "share_link_not_found"]);
+    } finally {
+      await small.stop();
+    }
   });
 
   it("rate limits guessing per address, and attempts on one token from anywhere", async () => {
