@@ -188,22 +188,27 @@ export class GuestChat {
         return { ...base, response: reply, answeredBy: "local", toolsUsed: [] };
       }
     }
+    // The guest left while waiting: nobody is there to read an answer.
+    if (request.signal.aborted) return { ...base, response: "", answeredBy: "server", toolsUsed: [] };
     // Read again: a link revoked or expired while the guest waited answers nothing more.
     const live = await liveLinkById(app, Number(link.id));
     if (!live) throw notFound("share link");
     const result = await this.#run(live, session, history, request);
-    await app.db
-      .insertInto("guest_messages")
-      .values({
-        session_id: session.id,
-        owner_id: Number(link.owner_id),
-        role: "assistant",
-        content: result.text,
-        answered_by: "server",
-        local_state: null,
-        created_at: app.clock.iso(),
-      })
-      .execute();
+    // A run cut off before it said anything (the guest left) leaves no empty answer behind.
+    if (result.text) {
+      await app.db
+        .insertInto("guest_messages")
+        .values({
+          session_id: session.id,
+          owner_id: Number(link.owner_id),
+          role: "assistant",
+          content: result.text,
+          answered_by: "server",
+          local_state: null,
+          created_at: app.clock.iso(),
+        })
+        .execute();
+    }
     return { ...base, response: result.text, answeredBy: "server", toolsUsed: result.toolsUsed };
   }
 
@@ -274,7 +279,9 @@ export class GuestChat {
     request: GuestTurnRequest,
   ) {
     const { app } = this;
-    const label = session.visitor_name ? `guest ${session.visitor_name}` : "a guest";
+    // The name is the guest's own text: it goes only into the blocks' attributes (which cannot
+    // hold markup), never into the instructions.
+    const label = "a guest";
     const access = await guestAccess(app, link, session.session_id, label);
     const { ownerName } = await ownerNames(app, link);
     const nonce = newBlockNonce();
