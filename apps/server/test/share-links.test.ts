@@ -100,6 +100,19 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     expect((await list(owner, "?status=revoked")).map((l) => [l.label, l.isActive])).toEqual([["a", false]]);
     expect(await list(owner, "?status=all")).toHaveLength(2);
     expect((await call(t, owner.apiKey, "PATCH", `/os/share/${a.id}`, { expiresIn: "7d" })).status).toBe(409);
+    // Each change is in the owner's audit log, without the token.
+    const audit = await ok<{ entries: { action: string; objectId: string }[] }>(t, owner.apiKey, "GET", "/local-agent/audit");
+    const actions = audit.entries.filter((e) => e.action.startsWith("share.link.")).map((e) => `${e.action}:${e.objectId}`);
+    expect(actions.sort()).toEqual(
+      [
+        `share.link.create:${a.id}`,
+        `share.link.create:${b.id}`,
+        `share.link.update:${b.id}`,
+        `share.link.update:${b.id}`,
+        `share.link.revoke:${a.id}`,
+      ].sort(),
+    );
+    expect(JSON.stringify(audit)).not.toContain(b.token);
   });
 
   it("needs the share scopes", async () => {

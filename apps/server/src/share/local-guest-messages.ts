@@ -27,6 +27,8 @@ export async function pendingGuestMessages(app: AppContext, ownerId: number, lim
     .where("m.owner_id", "=", ownerId)
     .where("l.owner_id", "=", ownerId)
     .where("m.local_state", "=", "pending")
+    // Older than the wait: the guest was answered by the server (or left); not the bridge's any more.
+    .where("m.created_at", ">", new Date(app.clock.nowMs() - app.config.guestLocalWaitMs).toISOString())
     .orderBy("m.id")
     .limit(limit)
     .execute();
@@ -96,4 +98,15 @@ export async function replyToGuest(app: AppContext, ownerId: number, messageId: 
       })
       .execute();
   });
+}
+
+/** Marks pending guest messages older than the wait (plus a minute) expired; run by maintenance. */
+export async function expireStaleGuestMessages(app: AppContext): Promise<void> {
+  const before = new Date(app.clock.nowMs() - app.config.guestLocalWaitMs - 60_000).toISOString();
+  await app.db
+    .updateTable("guest_messages")
+    .set({ local_state: "expired" })
+    .where("local_state", "=", "pending")
+    .where("created_at", "<", before)
+    .execute();
 }
