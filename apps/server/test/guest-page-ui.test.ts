@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ok } from "./delegation-fixture";
@@ -14,6 +15,8 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
   "--no-first-run",
 ];
+
+const SCREENSHOT = fileURLToPath(new URL("../../../docs/screenshots/guest-page.png", import.meta.url));
 
 const chromiumMissing = !existsSync(CHROMIUM_PATH);
 if (chromiumMissing) console.warn(`Skipping the guest page browser tests: ${CHROMIUM_PATH} is absent (install Debian's chromium package).`);
@@ -76,6 +79,7 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     expect(widths.scroll).toBeLessThanOrEqual(widths.client);
     const send = await page.locator("#send").boundingBox();
     expect(send && send.x + send.width).toBeLessThanOrEqual(375);
+    await page.screenshot({ path: SCREENSHOT });
 
     await page.reload();
     await page.locator(".msg.assistant").first().waitFor({ timeout: 10_000 });
