@@ -200,6 +200,20 @@ describe.each(storages("guest chat suite"))("guest chat with the local model (%s
       { authorization: `Bearer ${carol.apiKey}` },
     );
     expect(stolen.status).toBe(404);
+    const peek = await guestCall(t, "GET", `/api/chat/guest-v04?token=${signIn.token}&sessionKey=${signedIn.body.sessionKey}`, undefined, {
+      authorization: `Bearer ${carol.apiKey}`,
+    });
+    expect(peek.status).toBe(404);
+    const own = await guestCall<{ messages: unknown[] }>(
+      t,
+      "GET",
+      `/api/chat/guest-v04?token=${signIn.token}&sessionKey=${signedIn.body.sessionKey}`,
+      undefined,
+      {
+        authorization: `Bearer ${bob.apiKey}`,
+      },
+    );
+    expect(own.body.messages).toHaveLength(2);
     const rows = await ok<{ conversations: { visitor: { username: string | null; userId: string | null } }[] }>(
       t,
       alice.apiKey,

@@ -64,13 +64,15 @@ function goneSignal(req: Request, res: Response): AbortSignal {
 }
 
 /** Earlier messages of a session, for a page that reloads; only with the session's own key. */
-async function transcript(app: AppContext, link: ShareLinkRow, sessionKey: string) {
+async function transcript(app: AppContext, link: ShareLinkRow, sessionKey: string, visitorUserId: number | null) {
   const session = await app.db
     .selectFrom("guest_sessions")
-    .select(["id", "link_id"])
+    .select(["id", "link_id", "visitor_user_id"])
     .where("session_key_hash", "=", hashSecret(sessionKey))
     .executeTakeFirst();
   if (!session || Number(session.link_id) !== Number(link.id)) throw sessionNotFound();
+  // A session opened signed in is that account's, as it is for continuing it.
+  if (session.visitor_user_id !== null && Number(session.visitor_user_id) !== visitorUserId) throw sessionNotFound();
   return app.db
     .selectFrom("guest_messages")
     .select(["role", "content", "created_at as createdAt"])
@@ -127,11 +129,11 @@ export function guestRouter(app: AppContext, guard: ShareGuard): Router {
     try {
       const query = parse(GuestMetaQuery, "query", req.query);
       const link = await guard.redeem(query.token, addressOf(req));
-      await guard.visitorAccount(link, req.headers);
+      const account = await guard.visitorAccount(link, req.headers);
       const meta = await guestMeta(app, link);
       res.set("cache-control", "no-store");
       if (query.sessionKey === undefined) res.json(meta);
-      else res.json({ ...meta, messages: await transcript(app, link, query.sessionKey) });
+      else res.json({ ...meta, messages: await transcript(app, link, query.sessionKey, account?.userId ?? null) });
     } catch (error) {
       next(error);
     }
