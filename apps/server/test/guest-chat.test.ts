@@ -343,6 +343,26 @@ describe.each(storages())("guest chat with a model that asks for every tool (%s)
     expect(toolResults).toContain("Pay the 7788 invoice");
   });
 
+  it("a PATCH applies to the next message of a session already going", async () => {
+    const link = await createLink(t, alice, { scope: "folders", folderIds: [seeded.openId] });
+    const offeredFor = async (sessionKey?: string) => {
+      fake.enqueue({ text: "ok" });
+      const before = fake.requests.length;
+      const answer = await sendGuest(t, { token: link.token, message: "hello", ...(sessionKey ? { sessionKey } : {}) });
+      const offered = ((fake.requests[before]?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
+      return { offered, sessionKey: answer.body.sessionKey };
+    };
+    const first = await offeredFor();
+    expect(first.offered).not.toContain("list_todos");
+    await ok(t, alice.apiKey, "PATCH", `/os/share/${link.id}`, { todos: true, notesAccess: "write" });
+    const second = await offeredFor(first.sessionKey);
+    expect(second.offered).toContain("list_todos");
+    expect(second.offered).toContain("create_note");
+    await ok(t, alice.apiKey, "PATCH", `/os/share/${link.id}`, { todos: false, notesAccess: "read" });
+    const third = await offeredFor(first.sessionKey);
+    expect(third.offered.sort()).toEqual(["get_note_content", "grep_notes", "list_folders", "list_notes", "search_notes"]);
+  });
+
   it("a writable link may write inside its folder and nowhere else", async () => {
     const link = await createLink(t, alice, { scope: "folders", folderIds: [seeded.openId], notesAccess: "write" });
     fake.enqueue(
