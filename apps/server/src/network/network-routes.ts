@@ -4,7 +4,7 @@ import type { AppContext } from "../context";
 import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { recentVisitors } from "../share/guest-conversations";
-import { isLive, listShareLinks } from "../share/share-links";
+import { listShareLinks } from "../share/share-links";
 import { linkViews } from "../share/share-routes";
 import { listPendingRequests, resolveContactRequest, sendContactRequest, withdrawContactRequest } from "./contact-requests";
 import { listContacts, removeContact, updatePermissions, withdrawPermission } from "./contacts";
@@ -13,14 +13,10 @@ import { listContacts, removeContact, updatePermissions, withdrawPermission } fr
 async function overview(context: AppContext, userId: number, req: Request) {
   const contacts = await listContacts(context.db, userId);
   const count = (direction: string) => contacts.filter((c) => c.direction === direction).length;
-  const allLinks = await listShareLinks(context, userId, "all", Number.MAX_SAFE_INTEGER);
-  const shareLinks = await linkViews(
-    context,
-    req,
-    allLinks.filter((link) => isLive(context, link)),
-  );
+  const allLinks = await linkViews(context, req, await listShareLinks(context, userId, "all", Number.MAX_SAFE_INTEGER));
+  const shareLinks = allLinks.filter((link) => link.isActive);
   const visitors = await recentVisitors(context, userId);
-  const totals = (await linkViews(context, req, allLinks)).reduce(
+  const totals = allLinks.reduce(
     (sum, link) => ({
       visitors: sum.visitors + link.analytics.uniqueVisitors,
       conversations: sum.conversations + link.analytics.totalConversations,

@@ -1,5 +1,5 @@
 import type { ShareExpiresIn, ShareLinkCreate, ShareLinkUpdate, ShareLinkView } from "@tandem/core";
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import type { z } from "zod";
 import { hashSecret, randomBase62 } from "../auth/secret-token";
 import type { AppContext } from "../context";
@@ -192,27 +192,28 @@ export interface LinkAnalytics {
   totalMessages: number;
 }
 
-/** Sessions, guest messages and distinct visitors (by account, else by fingerprint) per link. */
+/** Sessions, guest messages and distinct visitors (by account, else by fingerprint) per link, counted by the database. */
 export async function analyticsFor(db: Kysely<Schema>, linkIds: readonly number[]): Promise<Map<number, LinkAnalytics>> {
   const result = new Map<number, LinkAnalytics>();
   if (linkIds.length === 0) return result;
-  const sessions = await db
+  const rows = await db
     .selectFrom("guest_sessions")
-    .select(["link_id", "visitor_user_id", "fingerprint", "message_count"])
+    .select((eb) => [
+      "link_id",
+      eb.fn.countAll<number | string | bigint>().as("sessions"),
+      eb.fn.sum<number | string | bigint | null>("message_count").as("messages"),
+      sql<number | string | bigint>`count(distinct coalesce('u' || cast(visitor_user_id as text), 'f' || fingerprint))`.as("visitors"),
+    ])
     .where("link_id", "in", [...linkIds])
+    .groupBy("link_id")
     .execute();
-  const visitors = new Map<number, Set<string>>();
-  for (const session of sessions) {
-    const linkId = Number(session.link_id);
-    const found = result.get(linkId) ?? { uniqueVisitors: 0, totalConversations: 0, totalMessages: 0 };
-    found.totalConversations += 1;
-    found.totalMessages += Number(session.message_count);
-    result.set(linkId, found);
-    const seen = visitors.get(linkId) ?? new Set<string>();
-    seen.add(session.visitor_user_id !== null ? `u:${session.visitor_user_id}` : `f:${session.fingerprint}`);
-    visitors.set(linkId, seen);
+  for (const row of rows) {
+    result.set(Number(row.link_id), {
+      uniqueVisitors: Number(row.visitors),
+      totalConversations: Number(row.sessions),
+      totalMessages: Number(row.messages ?? 0),
+    });
   }
-  for (const [linkId, seen] of visitors) (result.get(linkId) as LinkAnalytics).uniqueVisitors = seen.size;
   return result;
 }
 
