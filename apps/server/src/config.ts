@@ -85,6 +85,16 @@ export const ServerConfigSchema = z.object({
   agentProgressMs: z.coerce.number().int().min(50).default(15_000),
   /** Scheduled heartbeats this instance runs at once; 0: it runs none (another instance does). */
   heartbeatConcurrency: z.coerce.number().int().min(0).max(64).default(4),
+  /** Guest messages one share-link session may send; the next is a 429. */
+  guestMessageLimit: z.coerce.number().int().min(1).max(10_000).default(50),
+  /** Share-link attempts (page, meta, message, connect) per client address per minute (also the burst). */
+  shareAttemptsPerMinute: z.coerce.number().int().positive().default(60),
+  /** Attempts on one share token per minute, from anywhere (also the burst). */
+  shareTokenAttemptsPerMinute: z.coerce.number().int().positive().default(120),
+  /** Unknown, expired or revoked tokens per client address per minute before it must wait (also the burst). */
+  shareFailuresPerMinute: z.coerce.number().int().positive().default(20),
+  /** How long a guest waits for the owner's machine to answer on a link answered locally, in ms. */
+  guestLocalWaitMs: z.coerce.number().int().min(0).max(120_000).default(30_000),
   /**
    * The key that encrypts stored third-party tokens and the server's signing keys (environment only;
    * never logged). Without it, a random key is kept in `<dataDir>/secret.key`; several instances
@@ -129,6 +139,11 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   agentTimeoutMs: ["TANDEM_AGENT_TIMEOUT_MS"],
   agentProgressMs: ["TANDEM_AGENT_PROGRESS_MS"],
   heartbeatConcurrency: ["TANDEM_HEARTBEAT_CONCURRENCY"],
+  guestMessageLimit: ["TANDEM_GUEST_MESSAGE_LIMIT"],
+  shareAttemptsPerMinute: ["TANDEM_SHARE_ATTEMPTS_PER_MINUTE"],
+  shareTokenAttemptsPerMinute: ["TANDEM_SHARE_TOKEN_ATTEMPTS_PER_MINUTE"],
+  shareFailuresPerMinute: ["TANDEM_SHARE_FAILURES_PER_MINUTE"],
+  guestLocalWaitMs: ["TANDEM_GUEST_LOCAL_WAIT_MS"],
   secretKey: ["TANDEM_SECRET_KEY"],
 };
 

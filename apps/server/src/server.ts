@@ -42,6 +42,9 @@ import { DeviceTokenVerifier } from "./runtime/device-tokens";
 import { runtimeHandlers } from "./runtime/runtime-routes";
 import { createEmbedder } from "./search/embedder";
 import { EmbeddingIndexer } from "./search/embedding-indexer";
+import { guestRouter } from "./share/guest-routes";
+import { ShareGuard } from "./share/share-guard";
+import { shareHandlers } from "./share/share-routes";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
@@ -77,6 +80,10 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
     const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
     res.status(200).set(page.headers).send(page.html);
   });
+  // Share links' public face (the page /a/<token> and the JSON guest chat, outside /api/v1 as
+  // clients call it) and their v1 routes redeem tokens through one guard, so its limits are shared.
+  const shareGuard = new ShareGuard(context);
+  app.use(guestRouter(context, shareGuard));
   const api = buildApi(API_BASE_PATH, context.authenticator, {
     ...workspaceHandlers(context),
     ...folderHandlers(context),
@@ -106,6 +113,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
     ...heartbeatHandlers(context, heartbeats),
     ...toolsHandlers(context),
     ...messagingHandlers(context),
+    ...shareHandlers(context, shareGuard),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);

@@ -166,6 +166,40 @@ describe("authorization matrix of the delegation layer", () => {
     },
     networkOverview: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/network" }) },
     osNetworkOverview: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/os/network" }) },
+    guestConversations: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/os/network/conversations" }) },
+    guestConversation: {
+      owner: "alice",
+      kind: "owned",
+      ok: 200,
+      prepare: async () => {
+        const { shareLink } = await ok<{ shareLink: { token: string } }>(
+          ts,
+          alice.apiKey,
+          "POST",
+          "/os/share",
+          { requireSignIn: false },
+          [201],
+        );
+        const sent = await ts.fetch("/api/chat/guest-v04", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ token: shareLink.token, message: "hello" }),
+        });
+        const { sessionId } = (await sent.json()) as { sessionId: string };
+        return { path: `/os/network/conversations/${sessionId}` };
+      },
+    },
+    networkConnect: {
+      owner: "alice",
+      kind: "self",
+      ok: 200,
+      // Redeeming one's own link is a 400; anyone else's key connects.
+      except: { userKey: 400 },
+      prepare: async () => {
+        const { shareLink } = await ok<{ shareLink: { token: string } }>(ts, alice.apiKey, "POST", "/os/share", {}, [201]);
+        return { path: "/network/connect", body: { shareToken: shareLink.token } };
+      },
+    },
     networkUpdatePermissions: {
       owner: "alice",
       kind: "owned",
@@ -273,6 +307,15 @@ describe("authorization matrix of the delegation layer", () => {
       },
     },
     whoami: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/local-agent/whoami" }) },
+    listGuestMessages: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/local-agent/guest-messages" }) },
+    pollGuestMessages: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/local-agent/guest-messages", body: {} }) },
+    // No message is waiting: every permitted caller learns only that (the reply path is tested in share-links.test.ts).
+    replyGuestMessage: {
+      owner: "alice",
+      kind: "self",
+      ok: 404,
+      prepare: async () => ({ path: "/local-agent/guest-messages/reply", body: { messageId: 999_999, body: "hi" } }),
+    },
     pairStatus: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/local-agent/pair-status" }) },
     resolvePerson: { owner: "alice", kind: "owned", ok: 200, prepare: async () => ({ path: "/local-agent/resolve-person?handle=bob" }) },
     startDeviceCode: {

@@ -113,7 +113,17 @@ describe.each(storages("network suite"))("network handshake and audit (%s)", (st
         yourPermissionsToThem: null,
       }),
     ]);
-    expect(hers.summary).toEqual({ totalLinks: 0, activeLinks: 0, totalVisitors: 0, totalContacts: 1, mutual: 0, inbound: 0, outbound: 1 });
+    expect(hers.summary).toEqual({
+      totalLinks: 0,
+      activeLinks: 0,
+      totalVisitors: 0,
+      totalConversations: 0,
+      totalMessages: 0,
+      totalContacts: 1,
+      mutual: 0,
+      inbound: 0,
+      outbound: 1,
+    });
     expect(hers.shareLinks).toEqual([]);
     expect(hers.visitors).toEqual([]);
     expect(await contactOf(bob, alice)).toMatchObject({

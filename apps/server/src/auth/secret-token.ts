@@ -13,7 +13,7 @@ const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 const BASE62 = /^[0-9A-Za-z]+$/;
 
 /** Uniformly random base62: bytes ≥ 248 are rejected so no character is more likely than another. */
-function randomBase62(length: number): string {
+export function randomBase62(length: number): string {
   let out = "";
   while (out.length < length) {
     for (const byte of randomBytes(length * 2)) {

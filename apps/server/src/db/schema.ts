@@ -666,4 +666,64 @@ export interface Schema {
   heartbeat_actions: HeartbeatActionsTable;
   disabled_tool_namespaces: DisabledToolNamespacesTable;
   tool_calls: ToolCallsTable;
+  share_links: ShareLinksTable;
+  guest_sessions: GuestSessionsTable;
+  guest_messages: GuestMessagesTable;
+}
+
+/** A share link: the owner's agent (or one note) for guests, with the capabilities it gives. */
+export interface ShareLinksTable {
+  id: Generated<number>;
+  owner_id: number;
+  /** SHA-256 of the token, hex: how a redeemed token is found. */
+  token_hash: string;
+  /** The token sealed with the server's SecretBox, for the owner's listing. */
+  token_sealed: string;
+  target: "agent" | "note";
+  scope: "all" | "folders" | "note_only";
+  /** JSON array of folder ids. */
+  folder_ids: Generated<string>;
+  note_id: number | null;
+  access: "read" | "read_calendar" | "read_calendar_write";
+  notes_access: "read" | "write" | "edit";
+  label: Generated<string>;
+  require_sign_in: number;
+  email: Generated<number>;
+  todos: Generated<number>;
+  /** JSON array of tool names. */
+  tools: Generated<string>;
+  identity: Generated<number>;
+  /** 1: guests are answered by the owner's own machine (the bridge), when it answers in time. */
+  local_agent: Generated<number>;
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GuestSessionsTable {
+  id: Generated<number>;
+  /** The public name of the session (`gs_…`). */
+  session_id: string;
+  /** SHA-256 of the `gsk_…` key that continues the session. */
+  session_key_hash: string;
+  link_id: number;
+  owner_id: number;
+  visitor_user_id: number | null;
+  visitor_name: string | null;
+  fingerprint: string;
+  message_count: Generated<number>;
+  created_at: string;
+  last_active_at: string;
+}
+
+export interface GuestMessagesTable {
+  id: Generated<number>;
+  session_id: number;
+  owner_id: number;
+  role: "user" | "assistant";
+  content: string;
+  answered_by: "server" | "local" | null;
+  local_state: "pending" | "answered" | "expired" | null;
+  created_at: string;
 }

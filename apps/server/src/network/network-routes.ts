@@ -1,24 +1,41 @@
 import type { networkRoutes } from "@tandem/core";
+import type { Request } from "express";
 import type { AppContext } from "../context";
 import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
+import { recentVisitors } from "../share/guest-conversations";
+import { listShareLinks } from "../share/share-links";
+import { linkViews } from "../share/share-routes";
 import { listPendingRequests, resolveContactRequest, sendContactRequest, withdrawContactRequest } from "./contact-requests";
 import { listContacts, removeContact, updatePermissions, withdrawPermission } from "./contacts";
 
-/** Share links and visitors arrive with a later issue; until then the overview shows none. */
-async function overview(context: AppContext, userId: number) {
+/** Contacts, the caller's live share links with their analytics, and their links' recent visitors. */
+async function overview(context: AppContext, userId: number, req: Request) {
   const contacts = await listContacts(context.db, userId);
   const count = (direction: string) => contacts.filter((c) => c.direction === direction).length;
+  const allLinks = await linkViews(context, req, await listShareLinks(context, userId, "all", Number.MAX_SAFE_INTEGER));
+  const shareLinks = allLinks.filter((link) => link.isActive);
+  const visitors = await recentVisitors(context, userId);
+  const totals = allLinks.reduce(
+    (sum, link) => ({
+      visitors: sum.visitors + link.analytics.uniqueVisitors,
+      conversations: sum.conversations + link.analytics.totalConversations,
+      messages: sum.messages + link.analytics.totalMessages,
+    }),
+    { visitors: 0, conversations: 0, messages: 0 },
+  );
   return {
     success: true as const,
     network: {
-      shareLinks: [],
-      visitors: [],
+      shareLinks,
+      visitors,
       contacts,
       summary: {
-        totalLinks: 0,
-        activeLinks: 0,
-        totalVisitors: 0,
+        totalLinks: allLinks.length,
+        activeLinks: shareLinks.length,
+        totalVisitors: totals.visitors,
+        totalConversations: totals.conversations,
+        totalMessages: totals.messages,
         totalContacts: contacts.length,
         mutual: count("mutual"),
         inbound: count("inbound"),
@@ -38,8 +55,8 @@ export function networkHandlers(context: AppContext): RouteHandlers<keyof typeof
       success: true,
       ...(await withdrawContactRequest(context, principal, input.params.requestId)),
     }),
-    networkOverview: ({ principal }) => overview(context, principal.userId),
-    osNetworkOverview: ({ principal }) => overview(context, principal.userId),
+    networkOverview: ({ principal, req }) => overview(context, principal.userId, req),
+    osNetworkOverview: ({ principal, req }) => overview(context, principal.userId, req),
     networkUpdatePermissions: async ({ input, principal }) => {
       const { userId } = input.params;
       const result = await updatePermissions(context, principal, userId, input.body.permissions);

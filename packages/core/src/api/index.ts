@@ -13,6 +13,7 @@ import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
 import { realtimeRoutes } from "./realtime";
 import { runtimeRoutes } from "./runtime";
+import { shareRoutes } from "./share";
 import { snapshotRoutes } from "./snapshots";
 import { syncRoutes } from "./sync";
 import { systemRoutes } from "./system";
@@ -45,6 +46,7 @@ export const routes = {
   ...heartbeatRoutes,
   ...toolRoutes,
   ...messagingRoutes,
+  ...shareRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -67,6 +69,7 @@ export * from "./notes";
 export * from "./realtime";
 export * from "./route";
 export * from "./runtime";
+export * from "./share";
 export * from "./snapshots";
 export * from "./sync";
 export * from "./todos";

@@ -87,13 +87,17 @@ export type NetworkContact = z.infer<typeof NetworkContact>;
 
 const NetworkOverview = success({
   network: z.object({
-    shareLinks: z.array(z.record(z.string(), z.unknown())).describe("share links arrive in a later version; always empty"),
-    visitors: z.array(z.record(z.string(), z.unknown())).describe("always empty until share links exist"),
+    shareLinks: z.array(z.record(z.string(), z.unknown())).describe("your live share links, as GET /os/share/list shows them"),
+    visitors: z
+      .array(z.record(z.string(), z.unknown()))
+      .describe("recent guest sessions on your links: sessionId, shareToken, linkLabel, fingerprint, guestName, messages, lastActiveAt"),
     contacts: z.array(NetworkContact),
     summary: z.object({
       totalLinks: z.number().int(),
       activeLinks: z.number().int(),
       totalVisitors: z.number().int(),
+      totalConversations: z.number().int(),
+      totalMessages: z.number().int(),
       totalContacts: z.number().int(),
       mutual: z.number().int(),
       inbound: z.number().int(),

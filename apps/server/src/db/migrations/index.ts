@@ -20,6 +20,7 @@ import * as searchRanking from "./0019-search-ranking";
 import * as heartbeat from "./0020-heartbeat";
 import * as tools from "./0021-tools";
 import * as messaging from "./0024-messaging";
+import * as shareLinks from "./0025-share-links";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0020-heartbeat": heartbeat,
   "0021-tools": tools,
   "0024-messaging": messaging,
+  "0025-share-links": shareLinks,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,0 +1,151 @@
+import { randomBytes } from "node:crypto";
+import { escapeHtml } from "../http/escape-html";
+import { htmlPageHeaders } from "../http/html-page-headers";
+import type { guestMeta } from "./guest-chat";
+
+/**
+ * The page a share link opens, `/a/<token>`: a chat with the owner's agent for a person on any
+ * screen. Everything on it is escaped; the agent's answers are put in with `textContent`, never
+ * as HTML, so nothing the agent (or a note it quotes) says can run or restyle the page. The
+ * script runs under a per-response nonce and may talk only to this server.
+ */
+
+export function newPageNonce(): string {
+  return randomBytes(18).toString("base64");
+}
+
+export function guestPageHeaders(nonce: string): Record<string, string> {
+  return htmlPageHeaders([`script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, "connect-src 'self'"]);
+}
+
+type Meta = Awaited<ReturnType<typeof guestMeta>>;
+
+const STYLE = `*{box-sizing:border-box}html,body{height:100%}
+body{margin:0;font:16px/1.45 system-ui,-apple-system,sans-serif;color:#1d1d1f;background:#f5f5f7;display:flex;flex-direction:column}
+header{padding:.8rem 1rem;background:#fff;border-bottom:1px solid #ddd}header h1{font-size:1.1rem;margin:0}header p{margin:.2rem 0 0;color:#666;font-size:.9rem}
+main{flex:1;overflow-y:auto;padding:1rem;display:flex;flex-direction:column;gap:.6rem;max-width:48rem;width:100%;margin:0 auto}
+.msg{padding:.6rem .8rem;border-radius:12px;max-width:85%;white-space:pre-wrap;overflow-wrap:anywhere}
+.user{align-self:flex-end;background:#0a66d8;color:#fff}.assistant{align-self:flex-start;background:#fff;border:1px solid #ddd}
+.note{color:#666;font-size:.9rem;text-align:center}.error{color:#b3261e;text-align:center}
+form{display:flex;flex-wrap:wrap;gap:.5rem;padding:.6rem;background:#fff;border-top:1px solid #ddd;max-width:48rem;width:100%;margin:0 auto}
+textarea{flex:1 1 12rem;min-width:0;font:inherit;padding:.55rem;border:1px solid #bbb;border-radius:8px;resize:none;height:2.8rem}
+input{flex:1 1 100%;font:inherit;padding:.5rem;border:1px solid #bbb;border-radius:8px}
+button{font:inherit;padding:.55rem 1.1rem;border:0;border-radius:8px;background:#0a66d8;color:#fff;cursor:pointer}button:disabled{opacity:.5}`;
+
+/** The page's behaviour: send, show, remember the session (per link) so a reload continues it. */
+const SCRIPT = `(() => {
+  const root = document.getElementById("guest");
+  const token = root.dataset.token;
+  const signIn = root.dataset.signin === "true";
+  const storeKey = "tandem-guest:" + token;
+  const log = document.getElementById("log");
+  const form = document.getElementById("form");
+  const text = document.getElementById("message");
+  const send = document.getElementById("send");
+  const key = document.getElementById("api-key");
+  const status = document.getElementById("status");
+  let sessionKey = null;
+  try { sessionKey = localStorage.getItem(storeKey); } catch {}
+  const show = (role, content) => {
+    const item = document.createElement("div");
+    item.className = "msg " + role;
+    item.textContent = content;
+    log.appendChild(item);
+    log.scrollTop = log.scrollHeight;
+    return item;
+  };
+  const say = (message, kind) => { status.textContent = message; status.className = kind || "note"; };
+  const headers = () => {
+    const h = { "content-type": "application/json" };
+    if (key && key.value.trim()) h.authorization = "Bearer " + key.value.trim();
+    return h;
+  };
+  const end = (message) => { say(message, "error"); text.disabled = true; send.disabled = true; };
+  async function restore() {
+    if (!sessionKey || signIn) return;
+    try {
+      const r = await fetch("/api/chat/guest-v04?token=" + encodeURIComponent(token) + "&sessionKey=" + encodeURIComponent(sessionKey), { headers: headers(), cache: "no-store", credentials: "omit" });
+      if (r.status === 404) {
+        const body = await r.json().catch(() => ({}));
+        if (body.error === "share_link_not_found") return end("This link is no longer valid: it has expired or was revoked.");
+        sessionKey = null; try { localStorage.removeItem(storeKey); } catch {}
+        return;
+      }
+      if (!r.ok) return;
+      const body = await r.json();
+      for (const m of body.messages || []) show(m.role === "user" ? "user" : "assistant", m.content);
+    } catch {}
+  }
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const message = text.value.trim();
+    if (!message) return;
+    if (signIn && !(key && key.value.trim())) { say("This link needs you to sign in: enter your API key.", "error"); key.focus(); return; }
+    show("user", message);
+    text.value = "";
+    send.disabled = true;
+    say("Waiting for the answer…");
+    try {
+      const r = await fetch("/api/chat/guest-v04", {
+        method: "POST", headers: headers(), cache: "no-store", credentials: "omit",
+        body: JSON.stringify(sessionKey ? { token, message, sessionKey } : { token, message }),
+      });
+      const body = await r.json().catch(() => ({}));
+      if (r.ok) {
+        sessionKey = body.sessionKey;
+        try { localStorage.setItem(storeKey, sessionKey); } catch {}
+        show("assistant", body.response);
+        say(body.messagesLeft === 0 ? "This conversation has reached its message limit." : "");
+      } else if (r.status === 404 && body.error === "session_not_found") {
+        sessionKey = null; try { localStorage.removeItem(storeKey); } catch {}
+        say("That conversation has ended; send your message again to start a new one.", "error");
+      } else if (r.status === 404) {
+        end("This link is no longer valid: it has expired or was revoked.");
+      } else if (r.status === 401) {
+        say("This link needs you to sign in: check your API key.", "error");
+      } else {
+        say(body.message || ("The server answered " + r.status + "."), "error");
+      }
+    } catch {
+      say("Could not reach the server. Try again.", "error");
+    }
+    if (!text.disabled) send.disabled = false;
+    text.focus();
+  });
+  text.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); form.requestSubmit(); }
+  });
+  restore();
+})();`;
+
+function page(nonce: string, title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style nonce="${nonce}">${STYLE}</style></head>
+<body>${body}</body></html>`;
+}
+
+export function renderGuestPage(nonce: string, token: string, meta: Meta): string {
+  const signIn = meta.requireSignIn;
+  const intro = meta.label ? `${meta.label} · ` : "";
+  const body = `<header><h1>${escapeHtml(meta.agentName)}</h1><p>${escapeHtml(intro)}You are talking to ${escapeHtml(meta.ownerName)}'s agent. It can only see what ${escapeHtml(meta.ownerName)} shared through this link.</p></header>
+<main id="log" aria-live="polite"></main>
+<div id="guest" data-token="${escapeHtml(token)}" data-signin="${signIn ? "true" : "false"}" hidden></div>
+<form id="form">${signIn ? `<input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="Your Tandem API key (this link needs sign-in)" aria-label="Your Tandem API key">` : ""}
+<textarea id="message" rows="1" maxlength="4000" placeholder="Write a message" aria-label="Message"></textarea><button id="send" type="submit">Send</button></form>
+<p id="status" class="note" role="status"></p>
+<script nonce="${nonce}">${SCRIPT}</script>`;
+  return page(nonce, `${meta.agentName} — Tandem`, body);
+}
+
+export function renderGuestPageGone(nonce: string, status: number): string {
+  const text =
+    status === 429
+      ? "Too many attempts from your network. Wait a minute, then try again."
+      : "This link is not valid any more: it has expired or was revoked by its owner. Ask them for a new one.";
+  return page(
+    nonce,
+    "Share link — Tandem",
+    `<header><h1>Share link</h1></header><main><p id="gone" class="error">${escapeHtml(text)}</p></main>`,
+  );
+}

@@ -1,0 +1,73 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { presentedToken } from "../auth/authenticator";
+import type { Principal } from "../auth/principal";
+import { RateLimiter } from "../auth/rate-limiter";
+import type { AppContext } from "../context";
+import { ApiError, invalidCredential, tooManyRequests } from "../http/errors";
+import { findLiveLink, type ShareLinkRow } from "./share-links";
+
+export const linkNotFound = () => new ApiError(404, "share_link_not_found", "This share link is unknown, has expired or was revoked");
+
+export const signInRequired = () =>
+  new ApiError(401, "sign_in_required", "This share link needs a signed-in visitor: send your API key as 'Authorization: Bearer <key>'");
+
+/**
+ * Every redemption of a share token (the page, the chat route's meta and messages, a session's
+ * continuation, `POST /network/connect`) passes here. Tokens are 10 base62 characters, so
+ * guessing is made slow three ways: attempts per client address, attempts on one token from
+ * anywhere, and, once an address has named too many tokens that are not live, a pause during
+ * which that address gets 429 for every token, live or not, so a hit cannot be told from a miss.
+ */
+export class ShareGuard {
+  readonly #perAddress: RateLimiter;
+  readonly #perToken: RateLimiter;
+  readonly #failures: RateLimiter;
+  /** Addresses that named too many dead tokens, and until when (ms) they wait. */
+  readonly #blocked = new Map<string, number>();
+
+  constructor(private readonly app: AppContext) {
+    const { shareAttemptsPerMinute, shareTokenAttemptsPerMinute, shareFailuresPerMinute } = app.config;
+    this.#perAddress = new RateLimiter({ perMinute: shareAttemptsPerMinute, burst: shareAttemptsPerMinute });
+    this.#perToken = new RateLimiter({ perMinute: shareTokenAttemptsPerMinute, burst: shareTokenAttemptsPerMinute });
+    this.#failures = new RateLimiter({ perMinute: shareFailuresPerMinute, burst: shareFailuresPerMinute });
+  }
+
+  /** The live link `token` names, or a 404 (or 429, see above). */
+  async redeem(token: string, address: string): Promise<ShareLinkRow> {
+    const now = Date.now();
+    const until = this.#blocked.get(address);
+    if (until !== undefined) {
+      if (until > now) throw tooManyRequests(Math.ceil((until - now) / 1000));
+      this.#blocked.delete(address);
+    }
+    const forAddress = this.#perAddress.take(`a:${address}`);
+    if (forAddress !== null) throw tooManyRequests(forAddress);
+    const forToken = this.#perToken.take(`t:${token.slice(0, 64)}`);
+    if (forToken !== null) throw tooManyRequests(forToken);
+    const link = await findLiveLink(this.app, token);
+    if (link) return link;
+    const wait = this.#failures.take(`f:${address}`);
+    if (wait !== null) {
+      if (this.#blocked.size > 100_000) this.#blocked.clear();
+      this.#blocked.set(address, now + wait * 1000);
+      throw tooManyRequests(wait);
+    }
+    throw linkNotFound();
+  }
+
+  /**
+   * The visitor's account, when the request carries a user API key. A link that requires sign-in
+   * without one is a 401; a credential that does not verify is a 401 on any link (a client that
+   * sent one meant to be signed in).
+   */
+  async visitorAccount(link: ShareLinkRow, headers: IncomingHttpHeaders): Promise<Principal | null> {
+    const token = presentedToken(headers);
+    let principal: Principal | null = null;
+    if (token !== undefined) {
+      principal = token === "" ? null : await this.app.authenticator.verify(token);
+      if (principal?.credential.kind !== "api_key") throw invalidCredential();
+    }
+    if (link.require_sign_in === 1 && !principal) throw signInRequired();
+    return principal;
+  }
+}

@@ -1,0 +1,405 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, ok, registerBridge, storages } from "./delegation-fixture";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { guestCall, type ShareLinkBody, sendGuest } from "./share-fixture";
+
+const HOUR = 3_600_000;
+
+describe.each(storages("share links suite"))("share links (%s)", (storage) => {
+  let t: TestServer;
+  let alice: TestUser;
+  let bob: TestUser;
+  let serial = 0;
+  let folderId: number;
+
+  const create = async (who: TestUser, body: Record<string, unknown> = {}) =>
+    (await ok<{ shareLink: ShareLinkBody }>(t, who.apiKey, "POST", "/os/share", { requireSignIn: false, ...body }, [201])).shareLink;
+  const list = async (who: TestUser, query = "") =>
+    (await ok<{ links: ShareLinkBody[] }>(t, who.apiKey, "GET", `/os/share/list${query}`)).links;
+
+  beforeAll(async () => {
+    t = await startTestServer({ guestLocalWaitMs: 1500 }, storage);
+    alice = await t.addUser("alice");
+    bob = await t.addUser("bob");
+    await alice.client.call("init");
+    folderId = (await alice.client.call("createFolder", { body: { name: "Public" } })).folder.id;
+  });
+  afterAll(() => t?.stop());
+
+  it("creates a link with the supplement's defaults and a 10-character token", async () => {
+    const response = await call<{ shareLink: ShareLinkBody }>(t, alice.apiKey, "POST", "/os/share", {});
+    expect(response.status).toBe(201);
+    const link = response.body.shareLink;
+    expect(link.token).toMatch(/^[A-Za-z0-9]{10}$/);
+    expect(link).toMatchObject({
+      target: "agent",
+      scope: "all",
+      access: "read",
+      notesAccess: "read",
+      label: "",
+      requireSignIn: true,
+      isActive: true,
+      capabilities: { notes: "read", calendar: "none", email: false, todos: false, tools: [] },
+      analytics: { uniqueVisitors: 0, totalConversations: 0, totalMessages: 0, visitors: 0, sessions: 0, messages: 0 },
+    });
+    expect(link.url).toBe(`${t.server.url}/a/${link.token}`);
+    expect(link.agentUrl).toContain(`/api/chat/guest-v04?token=${link.token}`);
+    // 30 days by default.
+    const days = (Date.parse(link.expiresAt as string) - Date.parse(link.createdAt)) / 86_400_000;
+    expect(Math.round(days)).toBe(30);
+    const never = await create(alice, { expiresIn: "never", label: "forever" });
+    expect(never.expiresAt).toBeNull();
+    // Tokens are drawn fresh each time.
+    const tokens = new Set(await Promise.all(Array.from({ length: 20 }, async () => (await create(alice)).token)));
+    expect(tokens.size).toBe(20);
+  });
+
+  it("refuses bad input with a clear 4xx", async () => {
+    const bad = async (body: unknown, status = 400) => expect((await call(t, alice.apiKey, "POST", "/os/share", body)).status).toBe(status);
+    await bad({ expiresIn: "2y" });
+    await bad({ scope: "folders" });
+    await bad({ target: "note" });
+    await bad({ scope: "nope" });
+    await bad({ label: "x".repeat(300) });
+    await bad({ target: "note", noteId: 999_999 }, 404);
+    await bad({ scope: "folders", folderIds: [999_999] }, 404);
+    // Someone else's folder is the same 404 as none.
+    const bobs = (await bob.client.call("createFolder", { body: { name: "Bob's" } })).folder.id;
+    await bad({ scope: "folders", folderIds: [bobs] }, 404);
+    const note = (await alice.client.call("createNote", { body: { title: "N", content: "x" } })).result.note.id;
+    await bad({ target: "note", noteId: note, notesAccess: "write" }, 400);
+    expect((await create(alice, { target: "note", noteId: note })).scope).toBe("note_only");
+  });
+
+  it("lists by status, newest first, within the limit; PATCH changes only what it is asked", async () => {
+    const owner = await t.addUser(`carol${++serial}`);
+    const a = await create(owner, { label: "a", scope: "all" });
+    const b = await create(owner, { label: "b", todos: true, expiresIn: "7d" });
+    expect((await list(owner)).map((l) => l.label)).toEqual(["b", "a"]);
+    expect((await list(owner, "?limit=1")).map((l) => l.label)).toEqual(["b"]);
+    expect((await call(t, owner.apiKey, "GET", "/os/share/list?limit=51")).status).toBe(400);
+    expect((await call(t, owner.apiKey, "GET", "/os/share/list?status=maybe")).status).toBe(400);
+
+    const patched = await ok<{ shareLink: ShareLinkBody }>(t, owner.apiKey, "PATCH", `/os/share/${b.id}`, { label: "renamed" });
+    expect(patched.shareLink).toMatchObject({ label: "renamed", expiresAt: b.expiresAt, capabilities: { todos: true }, token: b.token });
+    const longer = await ok<{ shareLink: ShareLinkBody }>(t, owner.apiKey, "PATCH", `/os/share/${b.id}`, {
+      expiresIn: "never",
+      email: true,
+      tools: ["search_notes"],
+      identity: false,
+    });
+    expect(longer.shareLink).toMatchObject({ label: "renamed", expiresAt: null, capabilities: { email: true, tools: ["search_notes"] } });
+    expect((await call(t, owner.apiKey, "PATCH", `/os/share/${b.id}`, { token: "x" })).status).toBe(400);
+    // Another owner's link is a 404 on every route.
+    expect((await call(t, bob.apiKey, "PATCH", `/os/share/${b.id}`, { label: "mine" })).status).toBe(404);
+    expect((await call(t, bob.apiKey, "DELETE", `/os/share/${b.id}`)).status).toBe(404);
+
+    const revoked = await ok<{ revokedAt: string }>(t, owner.apiKey, "DELETE", `/os/share/${a.id}`);
+    expect(revoked.revokedAt).toBeTruthy();
+    expect((await list(owner)).map((l) => l.label)).toEqual(["renamed"]);
+    expect((await list(owner, "?status=revoked")).map((l) => [l.label, l.isActive])).toEqual([["a", false]]);
+    expect(await list(owner, "?status=all")).toHaveLength(2);
+    expect((await call(t, owner.apiKey, "PATCH", `/os/share/${a.id}`, { expiresIn: "7d" })).status).toBe(409);
+    // Each change is in the owner's audit log, without the token.
+    const audit = await ok<{ entries: { action: string; objectId: string }[] }>(t, owner.apiKey, "GET", "/local-agent/audit");
+    const actions = audit.entries.filter((e) => e.action.startsWith("share.link.")).map((e) => `${e.action}:${e.objectId}`);
+    expect(actions.sort()).toEqual(
+      [
+        `share.link.create:${a.id}`,
+        `share.link.create:${b.id}`,
+        `share.link.update:${b.id}`,
+        `share.link.update:${b.id}`,
+        `share.link.revoke:${a.id}`,
+      ].sort(),
+    );
+    expect(JSON.stringify(audit)).not.toContain(b.token);
+  });
+
+  it("needs the share scopes", async () => {
+    const reader = await t.addUser(`reader${++serial}`, ["os.share:read"]);
+    expect((await call(t, reader.apiKey, "POST", "/os/share", {})).status).toBe(403);
+    expect((await call(t, reader.apiKey, "GET", "/os/share/list")).status).toBe(200);
+    expect((await call(t, null, "GET", "/os/share/list")).status).toBe(401);
+  });
+
+  it("refuses an expired or revoked link at once everywhere", async () => {
+    const owner = await t.addUser(`dave${++serial}`);
+    const visitor = await t.addUser(`erin${++serial}`);
+    const expiring = await create(owner, { expiresIn: "1h", localAgent: true });
+    const revoking = await create(owner, { expiresIn: "never", localAgent: false });
+
+    // Both work now: page, meta, message (and a session to continue), redemption.
+    const sessions: Record<string, string> = {};
+    for (const link of [expiring, revoking]) {
+      expect((await guestCall(t, "GET", `/a/${link.token}`)).status).toBe(200);
+      expect((await guestCall(t, "GET", `/api/chat/guest-v04?token=${link.token}&meta=true`)).status).toBe(200);
+    }
+    // A locally answered link: the message waits for the owner's machine, which answers it.
+    const waiting = sendGuest(t, { token: expiring.token, message: "hello there" });
+    let pending: { messageId: number }[] = [];
+    for (let i = 0; i < 50 && pending.length === 0; i++) {
+      pending = (await ok<{ messages: { messageId: number }[] }>(t, owner.apiKey, "GET", "/local-agent/guest-messages")).messages;
+      if (pending.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(pending).toHaveLength(1);
+    await ok(t, owner.apiKey, "POST", "/local-agent/guest-messages/reply", { messageId: pending[0]?.messageId, body: "Hi from my laptop" });
+    const answered = await waiting;
+    expect(answered.body).toMatchObject({ response: "Hi from my laptop", answeredBy: "local" });
+    sessions[expiring.token] = answered.body.sessionKey;
+    sessions[revoking.token] = (await sendGuest(t, { token: revoking.token, message: "hi" })).body.sessionKey;
+
+    // A message left pending when the link dies: the bridge no longer sees it nor may answer it.
+    const stranded = sendGuest(t, { token: expiring.token, message: "are you there?", sessionKey: sessions[expiring.token] });
+    for (let i = 0; i < 50 && pending.length <= 1; i++) {
+      const now = (await ok<{ messages: { messageId: number }[] }>(t, owner.apiKey, "GET", "/local-agent/guest-messages")).messages;
+      if (now.length > 0) pending = [...pending, ...now];
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    const strandedId = pending[1]?.messageId;
+    expect(strandedId).toBeDefined();
+
+    // The clock passes the hour; the other link is revoked.
+    t.server.context.clock.advance(HOUR + 1000);
+    await ok(t, owner.apiKey, "DELETE", `/os/share/${revoking.id}`);
+
+    for (const link of [expiring, revoking]) {
+      const page = await guestCall<string>(t, "GET", `/a/${link.token}`);
+      expect(page.status).toBe(404);
+      expect(page.body).toContain("expired or was revoked");
+      expect((await guestCall(t, "GET", `/api/chat/guest-v04?token=${link.token}&meta=true`)).body).toMatchObject({
+        error: "share_link_not_found",
+      });
+      const fresh = await sendGuest(t, { token: link.token, message: "hello?" });
+      expect([fresh.status, fresh.body.error]).toEqual([404, "share_link_not_found"]);
+      const continued = await sendGuest(t, { token: link.token, message: "again", sessionKey: sessions[link.token] });
+      expect([continued.status, continued.body.error]).toEqual([404, "share_link_not_found"]);
+      const connect = await call(t, visitor.apiKey, "POST", "/network/connect", { shareToken: link.token });
+      expect(connect.status).toBe(404);
+    }
+    expect((await ok<{ messages: unknown[] }>(t, owner.apiKey, "GET", "/local-agent/guest-messages")).messages).toEqual([]);
+    expect((await ok<{ messages: unknown[] }>(t, owner.apiKey, "POST", "/local-agent/guest-messages", {})).messages).toEqual([]);
+    const late = await call(t, owner.apiKey, "POST", "/local-agent/guest-messages/reply", { messageId: strandedId, body: "too late" });
+    expect(late.status).toBe(404);
+    // The guest who was waiting is refused too, not answered by a link that is gone.
+    expect((await stranded).status).toBe(404);
+    // Listing shows them as inactive.
+    expect((await list(owner, "?status=all")).every((l) => !l.isActive)).toBe(true);
+  });
+
+  it("lets the owner's bridge answer guests, and falls back to the server's agent when it does not in time", async () => {
+    const owner = await t.addUser(`ivan${++serial}`);
+    const stranger = await t.addUser(`judy${++serial}`);
+    const bridge = await registerBridge(t, owner, "laptop");
+    await owner.client.call("init");
+    const link = await create(owner, { localAgent: true, expiresIn: "never", label: "Ask me" });
+    const pendingFor = async (token: string) =>
+      (
+        await ok<{ messages: { messageId: number; content: string; shareToken: string; linkLabel: string; history: unknown[] }[] }>(
+          t,
+          token,
+          "GET",
+          "/local-agent/guest-messages",
+        )
+      ).messages;
+
+    // Answered by the bridge, with its device token.
+    const waiting = sendGuest(t, { token: link.token, message: "Are you free on Friday?", visitorName: "Kim" });
+    let pending: Awaited<ReturnType<typeof pendingFor>> = [];
+    for (let i = 0; i < 50 && pending.length === 0; i++) {
+      pending = await pendingFor(bridge.deviceToken);
+      if (pending.length === 0) await new Promise((r) => setTimeout(r, 40));
+    }
+    expect(pending[0]).toMatchObject({ content: "Are you free on Friday?", shareToken: link.token, linkLabel: "Ask me", history: [] });
+    // Nobody else sees or answers it.
+    expect(await pendingFor(stranger.apiKey)).toEqual([]);
+    const foreign = await call(t, stranger.apiKey, "POST", "/local-agent/guest-messages/reply", {
+      messageId: pending[0]?.messageId,
+      body: "x",
+    });
+    expect(foreign.status).toBe(404);
+    await ok(t, bridge.deviceToken, "POST", "/local-agent/guest-messages/reply", {
+      messageId: pending[0]?.messageId,
+      body: "Friday works.",
+    });
+    const answered = await waiting;
+    expect(answered.body).toMatchObject({ response: "Friday works.", answeredBy: "local" });
+    const twice = await call(t, bridge.deviceToken, "POST", "/local-agent/guest-messages/reply", {
+      messageId: pending[0]?.messageId,
+      body: "x",
+    });
+    expect([twice.status, (twice.body as { error: string }).error]).toEqual([409, "not_pending"]);
+
+    // Nobody answers: after the wait the server's agent does, and a late reply is refused.
+    const unanswered = await sendGuest(t, { token: link.token, message: "hello?", sessionKey: answered.body.sessionKey });
+    expect(unanswered.status).toBe(200);
+    expect(unanswered.body.answeredBy).toBe("server");
+    expect(unanswered.body.response.length).toBeGreaterThan(0);
+    const transcript = await ok<{ messages: { id: number; role: string; answeredBy: string | null }[] }>(
+      t,
+      owner.apiKey,
+      "GET",
+      `/os/network/conversations/${answered.body.sessionId}`,
+    );
+    expect(transcript.messages.map((m) => [m.role, m.answeredBy])).toEqual([
+      ["user", null],
+      ["assistant", "local"],
+      ["user", null],
+      ["assistant", "server"],
+    ]);
+    const late = await call(t, owner.apiKey, "POST", "/local-agent/guest-messages/reply", {
+      messageId: transcript.messages[2]?.id,
+      body: "sorry",
+    });
+    expect(late.status).toBe(409);
+    expect(await pendingFor(owner.apiKey)).toEqual([]);
+  });
+
+  it("answers a stream's early refusals as plain JSON errors", async () => {
+    const small = await startTestServer({ guestMessageLimit: 1 }, storage);
+    try {
+      const owner = await small.addUser("owner");
+      const link = (await ok<{ shareLink: ShareLinkBody }>(small, owner.apiKey, "POST", "/os/share", { requireSignIn: false }, [201]))
+        .shareLink;
+      const first = await sendGuest(small, { token: link.token, message: "hi" });
+      const limited = await sendGuest(small, { token: link.token, message: "hi", stream: true, sessionKey: first.body.sessionKey });
+      expect([limited.status, limited.body.error]).toEqual([429, "message_limit"]);
+      const gone = await sendGuest(small, { token: "ZZZZZZZZZZ", message: "hi", stream: true });
+      expect([gone.status, gone.body.error]).toEqual([404, "share_link_not_found"]);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it("rate limits guessing per address, and attempts on one token from anywhere", async () => {
+    const limited = await startTestServer(
+      { shareFailuresPerMinute: 5, shareAttemptsPerMinute: 30, shareTokenAttemptsPerMinute: 12 },
+      storage,
+    );
+    try {
+      const owner = await limited.addUser("owner");
+      const link = (await ok<{ shareLink: ShareLinkBody }>(limited, owner.apiKey, "POST", "/os/share", { requireSignIn: false }, [201]))
+        .shareLink;
+      // Guessing: five wrong tokens are 404, then the address waits, even for the right token.
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        statuses.push((await guestCall(limited, "GET", `/api/chat/guest-v04?token=Guess${String(i).padStart(5, "0")}&meta=true`)).status);
+      }
+      expect(statuses.slice(0, 5)).toEqual([404, 404, 404, 404, 404]);
+      expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
+      const blocked = await guestCall(limited, "GET", `/api/chat/guest-v04?token=${link.token}&meta=true`);
+      expect(blocked.status).toBe(429);
+      expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect((await guestCall(limited, "GET", `/a/${link.token}`)).status).toBe(429);
+      expect((await call(limited, owner.apiKey, "POST", "/network/connect", { shareToken: "AAAAAAAAAA" })).status).toBe(429);
+
+      // One token takes at most its own budget, from any address.
+      const fresh = await startTestServer({ shareTokenAttemptsPerMinute: 3, shareAttemptsPerMinute: 100 }, storage);
+      try {
+        const o = await fresh.addUser("o");
+        const l = (await ok<{ shareLink: ShareLinkBody }>(fresh, o.apiKey, "POST", "/os/share", { requireSignIn: false }, [201])).shareLink;
+        const perToken: number[] = [];
+        for (let i = 0; i < 5; i++) perToken.push((await guestCall(fresh, "GET", `/api/chat/guest-v04?token=${l.token}&meta=true`)).status);
+        expect(perToken).toEqual([200, 200, 200, 429, 429]);
+        // Another token is not held back by it.
+        const other = (await ok<{ shareLink: ShareLinkBody }>(fresh, o.apiKey, "POST", "/os/share", { requireSignIn: false }, [201]))
+          .shareLink;
+        expect((await guestCall(fresh, "GET", `/api/chat/guest-v04?token=${other.token}&meta=true`)).status).toBe(200);
+      } finally {
+        await fresh.stop();
+      }
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it("shows links, visitors and guest conversations to their owner only", async () => {
+    const owner = await t.addUser(`frank${++serial}`);
+    const link = await create(owner, { label: "Portfolio", expiresIn: "never" });
+    const first = await sendGuest(t, { token: link.token, message: "hello", visitorName: "Grace" });
+    expect(first.status).toBe(200);
+    await sendGuest(t, { token: link.token, message: "thanks", sessionKey: first.body.sessionKey });
+    await sendGuest(t, { token: link.token, message: "hi" }, { "user-agent": "another browser" });
+
+    const overview = await ok<{
+      network: { shareLinks: ShareLinkBody[]; visitors: Record<string, unknown>[]; summary: Record<string, number> };
+    }>(t, owner.apiKey, "GET", "/os/network");
+    expect(overview.network.shareLinks).toHaveLength(1);
+    expect(overview.network.shareLinks[0]?.analytics).toMatchObject({ sessions: 2, messages: 3, visitors: 2, totalConversations: 2 });
+    expect(overview.network.visitors).toHaveLength(2);
+    expect(overview.network.visitors[0]).toMatchObject({ shareToken: link.token, linkLabel: "Portfolio" });
+    expect(overview.network.summary).toMatchObject({ totalLinks: 1, activeLinks: 1, totalConversations: 2, totalMessages: 3 });
+
+    const listing = await ok<{ conversations: Record<string, unknown>[]; limit: number; offset: number }>(
+      t,
+      owner.apiKey,
+      "GET",
+      `/os/network/conversations?shareToken=${link.token}`,
+    );
+    expect(listing).toMatchObject({ limit: 20, offset: 0 });
+    expect(listing.conversations).toHaveLength(2);
+    const grace = listing.conversations.find((c) => c.guestName === "Grace") as Record<string, unknown>;
+    expect(grace).toMatchObject({
+      sessionId: first.body.sessionId,
+      shareToken: link.token,
+      linkLabel: "Portfolio",
+      messageCount: 2,
+      lastRole: "assistant",
+      visitor: { name: "Grace", userId: null },
+    });
+    expect(
+      (await ok<{ conversations: unknown[] }>(t, owner.apiKey, "GET", "/os/network/conversations?limit=1&offset=1")).conversations,
+    ).toHaveLength(1);
+
+    const transcript = await ok<{ session: { sessionId: string }; messages: { role: string; content: string }[] }>(
+      t,
+      owner.apiKey,
+      "GET",
+      `/os/network/conversations/${first.body.sessionId}`,
+    );
+    expect(transcript.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(transcript.messages[0]?.content).toBe("hello");
+    // Someone else: nothing listed, the transcript a 404, the token filter finds nothing.
+    expect((await call(t, bob.apiKey, "GET", `/os/network/conversations/${first.body.sessionId}`)).status).toBe(404);
+    expect(
+      (await ok<{ conversations: unknown[] }>(t, bob.apiKey, "GET", `/os/network/conversations?shareToken=${link.token}`)).conversations,
+    ).toEqual([]);
+    // The session key is the guest's, not the owner's listing's: it is never shown.
+    expect(JSON.stringify(transcript)).not.toContain(first.body.sessionKey);
+  });
+
+  it("POST /network/connect makes the caller a contact with what the link allows", async () => {
+    const owner = await t.addUser(`gina${++serial}`);
+    const visitor = await t.addUser(`hank${++serial}`);
+    const link = await create(owner, { scope: "folders", folderIds: [], expiresIn: "never" }).catch(() => null);
+    expect(link).toBeNull();
+    const ownerFolder = (await owner.client.call("createFolder", { body: { name: "Shared" } })).folder.id;
+    const folderLink = await create(owner, { scope: "folders", folderIds: [ownerFolder], todos: true });
+    const connected = await ok<{ status: string; contact: { userId: string }; permissions: Record<string, unknown> }>(
+      t,
+      visitor.apiKey,
+      "POST",
+      "/network/connect",
+      { shareToken: folderLink.token },
+    );
+    expect(connected).toMatchObject({
+      status: "connected",
+      contact: { userId: String(owner.userId) },
+      permissions: { notesAccess: { scope: "folders", folderIds: [ownerFolder], access: "read" }, todosAccess: { read: true } },
+    });
+    const again = await ok<{ status: string }>(t, visitor.apiKey, "POST", "/network/connect", { shareToken: folderLink.token });
+    expect(again.status).toBe("already_connected");
+    const contacts = (
+      await ok<{ network: { contacts: { userId: string; direction: string; yourPermissionsToThem: unknown }[] } }>(
+        t,
+        owner.apiKey,
+        "GET",
+        "/network",
+      )
+    ).network.contacts;
+    expect(contacts.find((c) => c.userId === String(visitor.userId))).toMatchObject({ direction: "mutual" });
+    expect((await call(t, owner.apiKey, "POST", "/network/connect", { shareToken: folderLink.token })).status).toBe(400);
+    expect((await call(t, visitor.apiKey, "POST", "/network/connect", { shareToken: "nope" })).status).toBe(404);
+    expect((await call(t, visitor.apiKey, "POST", "/network/connect", {})).status).toBe(400);
+    expect(folderId).toBeGreaterThan(0);
+  });
+});
