@@ -8,6 +8,7 @@ import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
+import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
 import { realtimeRoutes } from "./realtime";
@@ -15,6 +16,7 @@ import { runtimeRoutes } from "./runtime";
 import { snapshotRoutes } from "./snapshots";
 import { syncRoutes } from "./sync";
 import { systemRoutes } from "./system";
+import { teamRoutes } from "./team";
 import { todoRoutes } from "./todos";
 import { toolRoutes } from "./tools";
 import { trashRoutes } from "./trash";
@@ -43,6 +45,9 @@ export const routes = {
   ...briefingRoutes,
   ...heartbeatRoutes,
   ...toolRoutes,
+  ...teamRoutes,
+  ...netRoutes,
+  ...netAliasRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -59,6 +64,7 @@ export * from "./delegations";
 export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";
+export * from "./net";
 export * from "./network";
 export * from "./notes";
 export * from "./realtime";
@@ -66,6 +72,7 @@ export * from "./route";
 export * from "./runtime";
 export * from "./snapshots";
 export * from "./sync";
+export * from "./team";
 export * from "./todos";
 export * from "./tools";
 export * from "./trash";
