@@ -7,12 +7,22 @@ import { HANDLED, type RouteHandlers } from "../http/router";
 import { newNonce, pairingPageHeaders } from "../runtime/pairing-page";
 import { publicOrigin } from "../runtime/runtime-routes";
 import { renderTeamJoinPage } from "./team-join-page";
-import { acceptInvite, assertMayInvite, createInvite, removeMember, revokeInvite, setMemberRole, teamView } from "./team-service";
+import {
+  acceptInvite,
+  assertMayInvite,
+  createInvite,
+  deleteOldInvites,
+  removeMember,
+  revokeInvite,
+  setMemberRole,
+  teamView,
+} from "./team-service";
 
 /** Invites one person may send: 20 a minute (per server instance, like the request rate limit). */
 export const INVITES_PER_MINUTE = 20;
 
 export function teamHandlers(context: AppContext): RouteHandlers<keyof typeof teamRoutes> {
+  context.maintenance.add("team.invites.cleanup", () => deleteOldInvites(context));
   const invites = new RateLimiter({ perMinute: INVITES_PER_MINUTE, burst: INVITES_PER_MINUTE }, () => context.clock.nowMs());
   return {
     getTeam: async ({ principal }) => ({ success: true, ...(await teamView(context, principal.userId)) }),

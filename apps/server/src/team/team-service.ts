@@ -32,6 +32,8 @@ const noTeam = () => new ApiError(404, "team_not_found", "You are not on this se
  * the partial unique index on the owner role turns a second insert into nothing.
  */
 export async function ensureOwner(db: Db, at: string): Promise<void> {
+  // Read first: once there is an owner (every call but the first), looking writes nothing.
+  if (await db.selectFrom("team_members").select("user_id").where("role", "=", "owner").executeTakeFirst()) return;
   await db
     .insertInto("team_members")
     .columns(["user_id", "role", "invited_by", "joined_at"])
@@ -418,6 +420,18 @@ export async function removeMember(deps: Deps, actor: Principal, userId: number)
     });
     return { invitesRevoked, left };
   });
+}
+
+/** How long ended invites (expired, and so also every used or revoked one) are kept before maintenance deletes them. */
+const INVITE_RETENTION_MS = 30 * 86_400_000;
+
+/** Deletes invites that expired over {@link INVITE_RETENTION_MS} ago; the audit log keeps their story. */
+export async function deleteOldInvites(deps: Pick<Deps, "db" | "clock">): Promise<number> {
+  const result = await deps.db
+    .deleteFrom("team_invites")
+    .where("expires_at", "<", deps.clock.isoIn(-INVITE_RETENTION_MS))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** For `tandem-server team show`: the team as the operator sees it. */

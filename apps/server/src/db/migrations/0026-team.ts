@@ -54,4 +54,6 @@ export async function up(db: Kysely<unknown>, _context: MigrationContext): Promi
     .addColumn("revoked_at", "text")
     .execute();
   await db.schema.createIndex("team_invites_by_inviter").on("team_invites").columns(["invited_by", "created_at"]).execute();
+  // Maintenance deletes invites long expired.
+  await db.schema.createIndex("team_invites_by_expiry").on("team_invites").column("expires_at").execute();
 }
