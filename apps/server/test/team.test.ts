@@ -81,7 +81,13 @@ describe.each(storages("team suite"))("the team (%s)", (storage) => {
   // Each test starts with every inviter's budget of 20 a minute full again.
   beforeEach(() => t.server.context.clock.advance(60_000));
 
-  it("makes the server's first account the owner, on a team with unlimited seats by default", async () => {
+  it("makes the server's first account the owner, once however many look at the same time, with unlimited seats by default", async () => {
+    const others = await Promise.all([1, 2, 3].map((i) => person(`early${i}-`)));
+    const first = await Promise.all([owner, ...others, owner, ...others].map((who) => team(who)));
+    expect(first.filter((a) => a.role === "owner")).toHaveLength(2);
+    expect(first.filter((a) => a.hasTeam === false)).toHaveLength(6);
+    const owners = await t.server.context.db.selectFrom("team_members").select(["user_id", "role"]).execute();
+    expect(owners).toEqual([{ user_id: owner.userId, role: "owner" }]);
     const answer = await team(owner);
     expect(answer).toMatchObject({ success: true, hasTeam: true, role: "owner", canInvite: true });
     expect(answer.team).toMatchObject({ name: "Team", seats: null, seatsAvailable: null });
@@ -199,6 +205,9 @@ describe.each(storages("team suite"))("the team (%s)", (storage) => {
     expect([memberEmail.status, memberEmail.body.error]).toEqual([409, "already_member"]);
     const badEmail = await invite(owner, { email: "not an email" });
     expect(badEmail.status).toBe(400);
+    const blank = await invite(owner, { email: "" });
+    expect(blank.body.invite.email).toBeNull();
+    await call(t, owner.apiKey, "DELETE", `/os/team/invites/${blank.body.invite.id}`);
 
     const noEmail = await person("eve");
     const otherEmail = await person("mallory", "mallory@example.com");

@@ -43,7 +43,8 @@ const InviteEmail = z
   .string()
   .trim()
   .max(254, { error: "is too long" })
-  .regex(/^[^\s@]+@[^\s@]+$/, { error: "must be an email address" });
+  // "" is taken as no email, as some clients send it for an empty field.
+  .regex(/^$|^[^\s@]+@[^\s@]+$/, { error: "must be an email address" });
 
 /** `svc_inv_` and 44 base62 characters; anything else cannot be an invite. */
 const InviteToken = z.string({ error: "is required: the token from the invite link" }).trim().min(1).max(128);
