@@ -31,8 +31,8 @@ export const netAliasRoutes = {
   netUpdatePermissions: alias(networkRoutes, "networkUpdatePermissions", "/net/contacts/:userId/permissions"),
   netWithdrawPermissions: alias(networkRoutes, "networkWithdrawPermissions", "/net/contacts/:userId/permissions"),
   netRemoveContact: alias(networkRoutes, "networkRemoveContact", "/net/contacts/:userId"),
-  // INTEGRATOR: enable when the messaging branch has merged (its route group and id as it names them):
-  // netAgentMessage: alias(agentMessagingRoutes, "agentMessage", "/net/message"),
+  // INTEGRATOR: enable once the messaging branch is merged (and import { messagingRoutes } from "./messaging"):
+  // netAgentMessage: alias(messagingRoutes, "agentMessage", "/net/message"),
 } as const;
 
 export type NetAliasId = keyof typeof netAliasRoutes;
