@@ -44,6 +44,15 @@ export const ServerConfigSchema = z.object({
     })
     .default("unlimited"),
   /**
+   * Seats of the server's team when the operator has not set them (`tandem-server team seats`):
+   * `unlimited` (the default) or a whole number. Members and pending invites each take one.
+   */
+  teamSeats: z
+    .union([z.literal("unlimited"), z.coerce.number().int().min(1).max(1_000_000)], {
+      error: 'must be "unlimited" or a whole number of seats (at least 1)',
+    })
+    .default("unlimited"),
+  /**
    * The largest a document (a note body, a workspace, a todo list) may grow, stored, in bytes; also
    * the largest single update a sync client may send.
    */
@@ -126,6 +135,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   streamPingMs: ["TANDEM_STREAM_PING_MS"],
   maintenanceIntervalMs: ["TANDEM_MAINTENANCE_INTERVAL_MS"],
   creditAllowance: ["TANDEM_CREDIT_ALLOWANCE"],
+  teamSeats: ["TANDEM_TEAM_SEATS"],
   maxDocumentBytes: ["TANDEM_MAX_DOCUMENT_BYTES"],
   userQuotaBytes: ["TANDEM_USER_QUOTA_BYTES"],
   modelProvider: ["TANDEM_MODEL_PROVIDER"],

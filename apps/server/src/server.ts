@@ -51,6 +51,7 @@ import { syncHandlers } from "./sync/sync-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { renderHomePage } from "./system/home-page";
 import { systemHandlers } from "./system/system-routes";
+import { teamHandlers } from "./team/team-routes";
 import { todoHandlers } from "./todos/todos-routes";
 import { trashHandlers } from "./trash/trash-routes";
 import { workspaceHandlers } from "./workspace/workspace-routes";
@@ -114,6 +115,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
     ...toolsHandlers(context),
     ...messagingHandlers(context),
     ...shareHandlers(context, shareGuard),
+    ...teamHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);

@@ -1,4 +1,4 @@
-import { type RouteId, routes } from "@tandem/core";
+import { netAliasRoutes, type RouteId, routes } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPair, type Bridge, call, grantAgentAccess, ok, openGrant, registerBridge } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -41,7 +41,7 @@ interface Row {
   except?: Partial<Record<Caller, number>>;
 }
 
-const DELEGATION_PATHS = /^\/(local-agent|local-realtime|network|os\/network)/;
+const DELEGATION_PATHS = /^\/(local-agent|local-realtime|network|os\/network|net(\/|$))/;
 
 describe("authorization matrix of the delegation layer", () => {
   let ts: TestServer;
@@ -524,7 +524,28 @@ describe("authorization matrix of the delegation layer", () => {
       prepare: async () => ({ path: `/local-realtime/poll?endpointId=${aliceBridge.endpointId}&cursor=0` }),
     },
     listAudit: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/local-agent/audit" }) },
+    netContactsRequest: {
+      owner: "alice",
+      kind: "self",
+      ok: 201,
+      prepare: async () => ({ path: "/net/contacts/request", body: { to: (await stranger()).username } }),
+    },
   };
+  // A /net alias is its original at another path: the same row, its request sent to the alias.
+  const literalPart = (path: string) => path.split("/:")[0] as string;
+  for (const [id, alias] of Object.entries(netAliasRoutes)) {
+    const original = rows[alias.aliasOf];
+    if (!original) continue;
+    const [from, to] = [literalPart(routes[alias.aliasOf].path), literalPart(alias.path)];
+    rows[id as RouteId] = {
+      ...original,
+      prepare: async () => {
+        const request = await original.prepare();
+        if (!request.path.startsWith(from)) throw new Error(`${id}: ${request.path} does not start with ${from}`);
+        return { ...request, path: `${to}${request.path.slice(from.length)}` };
+      },
+    };
+  }
 
   function expected(id: RouteId, row: Row, caller: Caller): number {
     const exception = row.except?.[caller];

@@ -2,13 +2,14 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ALL_SCOPES, parseScopeList } from "@tandem/core";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
-import { Clock } from "../clock";
+import { Clock, nowIso } from "../clock";
 import { ConfigError, loadConfig, type ServerConfig } from "../config";
 import { DatabaseNotFoundError, openDatabase } from "../db/database";
 import { creditStanding, setCreditBalance } from "../grants/credits";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
 import { startServer } from "../server";
+import { operatorTeamView, setTeamName, setTeamSeats, UNLIMITED_SEATS } from "../team/team-service";
 import { createUser, requireUserByUsername } from "../users/users-service";
 import { rebuildViews } from "../views/rebuild-views";
 
@@ -25,6 +26,9 @@ Commands:
   views rebuild                          recompute the SQL views (lists, search) from the documents
   credits set <username> <n>             set a user's Credit balance (each task_invite takes one)
   credits show <username>                print a user's Credit balance (set, or the server's default)
+  team show                              print the server's team: name, seats, members, pending invites
+  team seats <n|unlimited|default>       set the team's seats (default: back to --team-seats / TANDEM_TEAM_SEATS)
+  team name <name>                       rename the team
 
 Storage options (every command):
   --data-dir DIR          embedded SQLite database directory (default: data/ in the Tandem checkout,
@@ -39,6 +43,7 @@ Serve options:
   --access-log L          the level of the line logged per request (default info; silent: none)
   --public-url URL        the address people reach the server at (for pairing links)
   --credit-allowance A    Credits of users no balance was set for: unlimited (default) or N a month
+  --team-seats S          the team's seats when 'team seats' set none: unlimited (default) or N
   --max-document-bytes N  the largest a document may grow (default 33554432, 32 MiB)
   --user-quota-bytes N    what one user's documents and snapshots may take (default 1073741824, 1 GiB)
 
@@ -55,7 +60,7 @@ TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_ACCESS_LOG, TAND
 TANDEM_RATE_LIMIT_BURST, TANDEM_AUTH_FAILURES_PER_MINUTE, TANDEM_AUTH_FAILURE_BURST, TANDEM_SHUTDOWN_GRACE_MS,
 TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
 TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
-TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_CREDIT_ALLOWANCE, TANDEM_MAX_DOCUMENT_BYTES, TANDEM_USER_QUOTA_BYTES,
+TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_CREDIT_ALLOWANCE, TANDEM_TEAM_SEATS, TANDEM_MAX_DOCUMENT_BYTES, TANDEM_USER_QUOTA_BYTES,
 TANDEM_MODEL_PROVIDER, TANDEM_MODEL_BASE_URL, TANDEM_MODEL_API_KEY, TANDEM_MODEL, TANDEM_MODEL_FAST,
 TANDEM_MODEL_SMART, TANDEM_EMBEDDING_MODEL, TANDEM_AGENT_MAX_STEPS, TANDEM_AGENT_TIMEOUT_MS,
 TANDEM_AGENT_PROGRESS_MS, TANDEM_HEARTBEAT_CONCURRENCY.`;
@@ -82,6 +87,7 @@ const OPTIONS = {
   "rate-limit-burst": { type: "string" },
   "public-url": { type: "string" },
   "credit-allowance": { type: "string" },
+  "team-seats": { type: "string" },
   "max-document-bytes": { type: "string" },
   "user-quota-bytes": { type: "string" },
   "model-provider": { type: "string" },
@@ -115,6 +121,7 @@ function configFrom(values: Values): ServerConfig {
       rateLimitBurst: values["rate-limit-burst"],
       publicUrl: values["public-url"],
       creditAllowance: values["credit-allowance"],
+      teamSeats: values["team-seats"],
       maxDocumentBytes: values["max-document-bytes"],
       userQuotaBytes: values["user-quota-bytes"],
       modelProvider: values["model-provider"],
@@ -274,6 +281,43 @@ async function run(argv: string[]): Promise<number> {
         return { userId: user.id, username: user.username, ...standing };
       });
       print(result);
+      return 0;
+    }
+    case "team show": {
+      const config = configFrom(values);
+      print(await withDatabase(values, (db) => operatorTeamView({ db, config, clock: new Clock() })));
+      return 0;
+    }
+    case "team seats": {
+      const value = operand(positionals, 2, "<n|unlimited|default>");
+      if (!/^(\d{1,7}|unlimited|default)$/.test(value) || value === "0" || /^0/.test(value)) {
+        throw new UsageError(`<n> must be a whole number of seats (at least 1), "unlimited" or "default", not "${value}"`);
+      }
+      const config = configFrom(values);
+      const result = await withDatabase(values, async (db) => {
+        // "unlimited" is stored as a number no team reaches, so it overrides a limited default too.
+        const seats = value === "default" ? null : value === "unlimited" ? UNLIMITED_SEATS : Number(value);
+        await setTeamSeats(db, seats, nowIso());
+        return operatorTeamView({ db, config, clock: new Clock() });
+      });
+      print(result);
+      if (result.seats !== null && result.seatsUsed > result.seats) {
+        process.stderr.write(
+          `tandem-server: warning: ${result.seatsUsed} seats are in use, more than ${result.seats}; nobody is removed, but no one can join until seats free up\n`,
+        );
+      }
+      return 0;
+    }
+    case "team name": {
+      const name = positionals.slice(2).join(" ").trim();
+      if (name.length === 0 || name.length > 100) throw new UsageError("<name> must be 1 to 100 characters");
+      const config = configFrom(values);
+      print(
+        await withDatabase(values, async (db) => {
+          await setTeamName(db, name, nowIso());
+          return operatorTeamView({ db, config, clock: new Clock() });
+        }),
+      );
       return 0;
     }
     default:

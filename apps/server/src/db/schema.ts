@@ -151,6 +151,39 @@ export interface TodosTable {
 export type ContactRequestType = "friend" | "agent";
 export type ContactRequestStatus = "pending" | "accepted" | "declined" | "withdrawn";
 
+/** The one row (id 1) of the server's team; `seats` null: the configured default. */
+export interface TeamSettingsTable {
+  id: number;
+  name: string;
+  seats: number | null;
+  updated_at: string;
+}
+
+export type TeamRoleValue = "owner" | "admin" | "member";
+
+export interface TeamMembersTable {
+  user_id: number;
+  role: TeamRoleValue;
+  invited_by: number | null;
+  joined_at: string;
+}
+
+/** A single-use invite; only a hash of its secret is stored. */
+export interface TeamInvitesTable {
+  /** The public id: the 12 characters after `svc_inv_`. */
+  id: string;
+  secret_hash: string;
+  role: "admin" | "member";
+  /** Lower-cased; only the account with this email may accept. */
+  email: string | null;
+  invited_by: number;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_by: number | null;
+  revoked_at: string | null;
+}
+
 export interface ContactRequestsTable {
   id: Generated<number>;
   from_user_id: number;
@@ -669,6 +702,9 @@ export interface Schema {
   share_links: ShareLinksTable;
   guest_sessions: GuestSessionsTable;
   guest_messages: GuestMessagesTable;
+  team_settings: TeamSettingsTable;
+  team_members: TeamMembersTable;
+  team_invites: TeamInvitesTable;
 }
 
 /** A share link: the owner's agent (or one note) for guests, with the capabilities it gives. */

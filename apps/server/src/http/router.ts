@@ -1,6 +1,7 @@
 import {
   DEFAULT_BODY_LIMIT,
   type HttpMethod,
+  type NetAliasId,
   type RouteDefinition,
   type RouteId,
   type Routes,
@@ -42,6 +43,9 @@ export type RouteHandler<R extends RouteDefinition> = (context: HandlerContext<R
 
 /** A handler for every route in a group; the compiler makes sure none is missing. */
 export type RouteHandlers<Ids extends RouteId> = { [K in Ids]: RouteHandler<Routes[K]> };
+
+/** The routes with handlers of their own: an alias (`aliasOf`) is answered by its original's. */
+export type HandledRouteId = Exclude<RouteId, NetAliasId>;
 
 /**
  * Refuses, before parsing, JSON nested deeper than {@link MAX_JSON_DEPTH}, and JSON in another
@@ -113,11 +117,16 @@ export interface Api {
 }
 
 /** Builds the API from the route table and the handlers, to be mounted at `basePath`. */
-export function buildApi(basePath: string, authenticator: Authenticator, handlers: RouteHandlers<RouteId>): Api {
+export function buildApi(basePath: string, authenticator: Authenticator, handlers: RouteHandlers<HandledRouteId>): Api {
+  const handlerFor = (id: string, route: RouteDefinition): RouteHandler<RouteDefinition> => {
+    const handler = (handlers as Record<string, RouteHandler<RouteDefinition> | undefined>)[route.aliasOf ?? id];
+    if (!handler) throw new Error(`route ${id} has no handler${route.aliasOf ? ` (its original ${route.aliasOf} has none)` : ""}`);
+    return handler;
+  };
   const registered: RegisteredRoute[] = Object.entries(routes).map(([id, route]: [string, RouteDefinition]) => ({
     method: route.method,
     path: route.path,
-    run: runRoute(route, handlers[id as RouteId] as RouteHandler<RouteDefinition>, authenticator),
+    run: runRoute(route, handlerFor(id, route), authenticator),
   }));
   const router = Router();
   for (const { method, path, run } of registered) router[method.toLowerCase() as Lowercase<HttpMethod>](path, run);

@@ -1,4 +1,4 @@
-import type { networkRoutes } from "@tandem/core";
+import type { netRoutes, networkRoutes } from "@tandem/core";
 import type { Request } from "express";
 import type { AppContext } from "../context";
 import { created } from "../http/reply";
@@ -45,10 +45,18 @@ async function overview(context: AppContext, userId: number, req: Request) {
   };
 }
 
-export function networkHandlers(context: AppContext): RouteHandlers<keyof typeof networkRoutes> {
+/**
+ * The handshake's handlers. The `/net/...` aliases of these routes need none of their own: the
+ * router answers each with its original's handler (`aliasOf` in the route table).
+ */
+export function networkHandlers(context: AppContext): RouteHandlers<keyof typeof networkRoutes | keyof typeof netRoutes> {
   return {
     networkRequest: async ({ input, principal }) =>
       created({ success: true, ...(await sendContactRequest(context, principal, input.body.to)) }),
+    netContactsRequest: async ({ input, principal }) => {
+      const { status, ...sent } = await sendContactRequest(context, principal, input.body.to);
+      return created({ success: true, status: status === "accepted" ? "approved" : "requested", ...sent });
+    },
     networkListRequests: async ({ principal }) => ({ success: true, ...(await listPendingRequests(context.db, principal.userId)) }),
     networkAccept: async ({ input, principal }) => ({ success: true, ...(await resolveContactRequest(context, principal, input.body)) }),
     networkWithdrawRequest: async ({ input, principal }) => ({

@@ -14,7 +14,7 @@ import { resolvePerson } from "./resolve-person";
 import { registerSession, updateSession } from "./sessions-service";
 
 /** Where people reach this server: the configured public URL, else the origin the bridge used. */
-function publicOrigin(context: AppContext, req: Request): string {
+export function publicOrigin(context: AppContext, req: Request): string {
   return context.config.publicUrl?.replace(/\/+$/, "") ?? `${req.protocol}://${req.get("host")}`;
 }
 

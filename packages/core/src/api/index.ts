@@ -9,6 +9,7 @@ import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
 import { messagingRoutes } from "./messaging";
+import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
 import { realtimeRoutes } from "./realtime";
@@ -17,6 +18,7 @@ import { shareRoutes } from "./share";
 import { snapshotRoutes } from "./snapshots";
 import { syncRoutes } from "./sync";
 import { systemRoutes } from "./system";
+import { teamRoutes } from "./team";
 import { todoRoutes } from "./todos";
 import { toolRoutes } from "./tools";
 import { trashRoutes } from "./trash";
@@ -47,6 +49,9 @@ export const routes = {
   ...toolRoutes,
   ...messagingRoutes,
   ...shareRoutes,
+  ...teamRoutes,
+  ...netRoutes,
+  ...netAliasRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -64,6 +69,7 @@ export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";
 export * from "./messaging";
+export * from "./net";
 export * from "./network";
 export * from "./notes";
 export * from "./realtime";
@@ -72,6 +78,7 @@ export * from "./runtime";
 export * from "./share";
 export * from "./snapshots";
 export * from "./sync";
+export * from "./team";
 export * from "./todos";
 export * from "./tools";
 export * from "./trash";

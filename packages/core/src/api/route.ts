@@ -51,6 +51,8 @@ export interface RouteDefinition {
   readonly jsonResponse?: z.ZodType;
   /** Statuses a success may have; `[200]` unless the route creates things (`[201, 200]`). */
   readonly successStatuses?: readonly number[];
+  /** An alias (`/net/...`): the id of the route whose handler answers it, exactly as it answers its own path. */
+  readonly aliasOf?: string;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;

@@ -21,6 +21,7 @@ import * as heartbeat from "./0020-heartbeat";
 import * as tools from "./0021-tools";
 import * as messaging from "./0024-messaging";
 import * as shareLinks from "./0025-share-links";
+import * as team from "./0026-team";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0021-tools": tools,
   "0024-messaging": messaging,
   "0025-share-links": shareLinks,
+  "0026-team": team,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
