@@ -189,6 +189,42 @@ describe.each(storages("net aliases"))("/net aliases answer exactly like the ori
     expect(gone1.status).toBe(200);
   });
 
+  it("sends a message at /net/message exactly as POST /agent/message does (refusals, a delivery, the same conversation)", async () => {
+    const [a1, b1, a2, b2] = await Promise.all([user("ma"), user("mb"), user("ma"), user("mb")]);
+    // Names only: these answers carry no user ids, and small ids would match inside the placeholders.
+    const world1 = [a1.username, b1.username];
+    const world2 = [a2.username, b2.username];
+    // Strangers are refused alike; so is a body past the limit.
+    alike(
+      await raw(a1.apiKey, "POST", "/agent/message", { to: b1.username, message: "hi" }),
+      await raw(a2.apiKey, "POST", "/net/message", { to: b2.username, message: "hi" }),
+      world1,
+      world2,
+    );
+    await same(a1.apiKey, "POST", "/agent/message", "/net/message", { to: b1.username, message: "x".repeat(4001) });
+    await same(null, "POST", "/agent/message", "/net/message", { to: b1.username, message: "hi" });
+
+    // Connected, both deliver into the pair's one conversation, with the same answer shape.
+    for (const [from, to] of [
+      [a1, b1],
+      [a2, b2],
+    ] as const) {
+      const sent = await raw(from.apiKey, "POST", "/network/request", { to: to.username });
+      await raw(to.apiKey, "POST", "/network/accept", { requestId: requestIdOf(sent), type: "friend", action: "accept" });
+    }
+    const scrubIds = (answer: RawAnswer) => ({
+      ...answer,
+      text: answer.text.replace(/"(conversationId|messageId)":\d+/g, '"$1":<id>').replace(/"elapsedMs":[\d.]+/, '"elapsedMs":<ms>'),
+    });
+    const original = await raw(a1.apiKey, "POST", "/agent/message", { to: b1.username, message: "lunch at noon?" });
+    const viaAlias = await raw(a2.apiKey, "POST", "/net/message", { to: b2.username, message: "lunch at noon?" });
+    expect(original.status).toBe(200);
+    alike(scrubIds(original), scrubIds(viaAlias), world1, world2);
+    const again = await raw(a2.apiKey, "POST", "/net/message", { to: b2.username, message: "or one?" });
+    const conversationOf = (answer: RawAnswer) => (JSON.parse(answer.text) as { conversationId: number }).conversationId;
+    expect(conversationOf(again)).toBe(conversationOf(viaAlias));
+  });
+
   describe("POST /net/contacts/request", () => {
     interface NetRequestAnswer {
       success?: boolean;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { success } from "./common";
+import { messagingRoutes } from "./messaging";
 import { ContactRequestType, NetworkPerson, networkRoutes } from "./network";
 import { defineRoute, type RouteDefinition } from "./route";
 
@@ -31,8 +32,7 @@ export const netAliasRoutes = {
   netUpdatePermissions: alias(networkRoutes, "networkUpdatePermissions", "/net/contacts/:userId/permissions"),
   netWithdrawPermissions: alias(networkRoutes, "networkWithdrawPermissions", "/net/contacts/:userId/permissions"),
   netRemoveContact: alias(networkRoutes, "networkRemoveContact", "/net/contacts/:userId"),
-  // INTEGRATOR: enable once the messaging branch is merged (and import { messagingRoutes } from "./messaging"):
-  // netAgentMessage: alias(messagingRoutes, "agentMessage", "/net/message"),
+  netAgentMessage: alias(messagingRoutes, "agentMessage", "/net/message"),
 } as const;
 
 export type NetAliasId = keyof typeof netAliasRoutes;
