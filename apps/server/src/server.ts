@@ -34,6 +34,8 @@ import { createLogger, type Logger } from "./logger";
 import { Maintenance } from "./maintenance";
 import { networkHandlers } from "./network/network-routes";
 import { noteHandlers } from "./notes/notes-routes";
+import { accountHandlers } from "./oauth/account-routes";
+import { OAuthServer } from "./oauth/oauth-routes";
 import { RealtimeLog } from "./realtime/event-log";
 import { realtimeHandlers } from "./realtime/realtime-routes";
 import { DeviceTokenVerifier } from "./runtime/device-tokens";
@@ -63,7 +65,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats): express.Express {
+function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats, oauth: OAuthServer): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -71,10 +73,13 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
   });
-  app.get("/", (_req, res) => {
-    const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
-    res.status(200).set(page.headers).send(page.html);
-  });
+  // The root page (or the first-run form), sign-in, OAuth metadata and the authorization server under /oauth.
+  app.use(
+    oauth.routes((_req, res) => {
+      const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
+      res.status(200).set(page.headers).send(page.html);
+    }),
+  );
   const api = buildApi(API_BASE_PATH, context.authenticator, {
     ...workspaceHandlers(context),
     ...folderHandlers(context),
@@ -103,6 +108,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
     }),
     ...heartbeatHandlers(context, heartbeats),
     ...toolsHandlers(context),
+    ...accountHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);
@@ -155,7 +161,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // Runs a crashed server left `running` are closed before anything else can look at them.
   await heartbeats.closeAbandonedRuns();
   context.maintenance.add("heartbeat.schedule", () => heartbeats.tick());
-  const app = buildApp(context, sync, heartbeats);
+  const oauth = await OAuthServer.create(context);
+  const app = buildApp(context, sync, heartbeats, oauth);
   const server = createServer(app);
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
@@ -184,6 +191,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   }
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
+  // Before the first request can arrive: the issuer may be the address just bound.
+  oauth.start(url);
   context.maintenance.start();
   indexer?.schedule();
   logger.info({ url, storage: database.dialect, location: database.location }, "tandem server listening");

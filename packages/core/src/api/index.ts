@@ -1,3 +1,4 @@
+import { accountRoutes } from "./account";
 import { accumulateRoutes } from "./accumulate";
 import { agentRoutes } from "./agent";
 import { agentUsageRoutes } from "./agent-usage";
@@ -43,11 +44,13 @@ export const routes = {
   ...briefingRoutes,
   ...heartbeatRoutes,
   ...toolRoutes,
+  ...accountRoutes,
 } as const;
 
 export type Routes = typeof routes;
 export type RouteId = keyof Routes;
 
+export * from "./account";
 export * from "./accumulate";
 export * from "./agent";
 export * from "./agent-usage";
