@@ -89,4 +89,33 @@ describe.skipIf(chromiumMissing())("OAuth sign-in and consent in a real browser"
     expect((await denied).get("error")).toBe("access_denied");
     await context.close();
   }, 60_000);
+
+  it("the device-code approval page takes the signed-in session instead of an API key", async () => {
+    const started = await call<{ userCode: string; pollToken: string; approvalUrl: string }>(
+      t,
+      "anonymous",
+      "POST",
+      "/local-agent/device-code/start",
+      {
+        deviceId: "alice-laptop",
+        runtime: "claude-code",
+        label: "Laptop",
+      },
+    );
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(started.body.approvalUrl);
+    await page.getByRole("link", { name: "Sign in with your password instead" }).click();
+    await page.fill("#username", "alice");
+    await page.fill("#password", PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("Signed in as").waitFor();
+    expect(await page.textContent(".code")).toBe(started.body.userCode);
+    expect(await page.locator("#api-key").count()).toBe(0);
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByText("Approved.").waitFor();
+    const polled = await call(t, null, "POST", "/local-agent/device-code/poll", { pollToken: started.body.pollToken });
+    expect(polled.body.status).toBe("approved");
+    await context.close();
+  }, 60_000);
 });

@@ -296,6 +296,39 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     expect((await call(t, `${h}.${p}.`, "GET", "/os/notes")).status).toBe(401);
   });
 
+  it("the device approval form needs the session and its CSRF token", async () => {
+    const started = await call<{ userCode: string; pollToken: string; approvalUrl: string }>(
+      t,
+      "anonymous",
+      "POST",
+      "/local-agent/device-code/start",
+      {
+        deviceId: "bob-box",
+        runtime: "claude-code",
+      },
+    );
+    const browser = new Browser(t);
+    const anonymousPage = await (await browser.get(started.body.approvalUrl)).text();
+    expect(anonymousPage).toContain('id="api-key"');
+    const noSession = await browser.post("/device-approval", { csrf: "x", userCode: started.body.userCode, action: "approve" });
+    expect(noSession.status).toBe(403);
+    const signIn = await (await browser.get("/signin")).text();
+    await browser.post("/signin", { csrf: formField(signIn, "csrf"), username: "bob", password: PASSWORD });
+    const page = await (await browser.get(started.body.approvalUrl)).text();
+    expect(page).toContain("Signed in as <strong>bob</strong>");
+    const forged = await browser.post("/device-approval", { csrf: "not-the-token", userCode: started.body.userCode, action: "approve" });
+    expect(forged.status).toBe(403);
+    const denied = await browser.post("/device-approval", {
+      csrf: formField(page, "csrf"),
+      userCode: started.body.userCode,
+      action: "deny",
+    });
+    expect(denied.status).toBe(200);
+    expect((await call(t, null, "POST", "/local-agent/device-code/poll", { pollToken: started.body.pollToken })).body.status).toBe(
+      "denied",
+    );
+  });
+
   it("sets a password with `users passwd` from stdin", async () => {
     const run = (password: string) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {

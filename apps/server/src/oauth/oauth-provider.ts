@@ -15,6 +15,7 @@ export const MCP_PATH = "/mcp";
 
 export const ACCESS_TOKEN_TTL_S = 15 * 60;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
+export const GRANT_TTL_S = 365 * 24 * 60 * 60;
 
 /** The scopes clients may ask for (the agent supplement's list), besides the OpenID ones. */
 export const RESOURCE_SCOPES = [
@@ -118,7 +119,8 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
       IdToken: 3600,
       Interaction: 15 * 60,
       Session: 14 * 24 * 60 * 60,
-      Grant: REFRESH_TOKEN_TTL_S,
+      // A connection lasts while its app keeps refreshing (each rotation starts a new 30 days), up to a year.
+      Grant: GRANT_TTL_S,
       RefreshToken: REFRESH_TOKEN_TTL_S,
     },
     // Refresh tokens last 30 days however the grant was made, not only as long as the browser session.

@@ -8,6 +8,8 @@ import { RateLimiter } from "../auth/rate-limiter";
 import { nowIso } from "../clock";
 import type { AppContext } from "../context";
 import { ApiError } from "../http/errors";
+import { SESSION_DECISION_PATH } from "../runtime/pairing-page";
+import { decidePairing } from "../runtime/pairing-service";
 import { createUser } from "../users/users-service";
 import { OAuthAccessTokenVerifier } from "./access-token-verifier";
 import { createOAuthProvider, MCP_PATH, OAUTH_MOUNT_PATH, OPENID_SCOPES, RESOURCE_SCOPES, resourcesOf } from "./oauth-provider";
@@ -60,6 +62,8 @@ export function fromThisMachine(req: Request): boolean {
 export class OAuthServer {
   readonly sessions: WebSessions;
   #provider: Provider | undefined;
+  /** The provider's request handler, made once (Koa composes its middleware per callback). */
+  #callback: ((req: Request, res: Response) => void) | undefined;
   #issuer = "";
   readonly #perAddress = new RateLimiter(SIGN_IN_PER_ADDRESS);
   readonly #perAccount = new RateLimiter(SIGN_IN_PER_ACCOUNT);
@@ -98,6 +102,7 @@ export class OAuthServer {
       logger: this.context.logger,
       secure: this.#issuer.startsWith("https:"),
     });
+    this.#callback = this.#provider.callback() as unknown as (req: Request, res: Response) => void;
     const { api, mcp } = resourcesOf(this.#issuer);
     this.context.authenticator.addVerifier(
       new OAuthAccessTokenVerifier(this.context.db, {
@@ -106,6 +111,11 @@ export class OAuthServer {
         publicKey: publicJwk(this.keys.signingKey),
       }),
     );
+  }
+
+  #handle(req: Request, res: Response): void {
+    if (!this.#callback) throw new Error("the OAuth server has not started");
+    this.#callback(req, res);
   }
 
   get issuer(): string {
@@ -128,7 +138,7 @@ export class OAuthServer {
     const discovery = (req: Request, res: Response) => {
       req.url = "/.well-known/openid-configuration";
       req.originalUrl = `${OAUTH_MOUNT_PATH}/.well-known/openid-configuration`;
-      this.provider.callback()(req, res);
+      this.#handle(req, res);
     };
     router.get("/.well-known/oauth-authorization-server", discovery);
     router.get("/.well-known/openid-configuration", discovery);
@@ -240,7 +250,35 @@ export class OAuthServer {
       wrap((req, res) => this.#firstRun(req, res)),
     );
 
-    router.use(OAUTH_MOUNT_PATH, (req, res) => this.provider.callback()(req, res));
+    // The device-code approval page's decision, from a signed-in browser (the API-key way is the v1 route).
+    router.post(
+      SESSION_DECISION_PATH,
+      FORM,
+      wrap(async (req, res) => {
+        const principal = await this.sessionPrincipal(req, field(req, "csrf"));
+        if (!principal) return send(res, messagePage(403, "Not signed in", "Sign in again, then reload the pairing page."));
+        const action = field(req, "action");
+        if (action !== "approve" && action !== "deny") return send(res, messagePage(400, "Pair a device", "Choose Approve or Deny."));
+        try {
+          const decided = await decidePairing(this.context, principal, field(req, "userCode").slice(0, 64), action);
+          send(
+            res,
+            messagePage(
+              200,
+              "Pair a device",
+              decided.status === "approved"
+                ? "Approved. The device finishes pairing within a few seconds."
+                : "Denied. The device will not be paired.",
+            ),
+          );
+        } catch (error) {
+          if (error instanceof ApiError) return send(res, messagePage(error.status, "Pair a device", error.message));
+          throw error;
+        }
+      }),
+    );
+
+    router.use(OAUTH_MOUNT_PATH, (req, res) => this.#handle(req, res));
     return router;
   }
 
@@ -443,6 +481,7 @@ export class OAuthServer {
     return {
       userId: web.userId,
       username: web.username,
+      // Not a token: the person themself, on this server's own page. Audit records it as `oauth:browser-session`.
       credential: { kind: "oauth", id: "browser-session", clientId: "tandem-web", scopes: new Set(), grantedScopes: new Set() },
     };
   }
