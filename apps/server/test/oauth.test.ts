@@ -264,6 +264,30 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     expect((await call<{ apps: unknown[] }>(t, bob.apiKey, "GET", "/account/connected-apps")).body.apps).toEqual([]);
   });
 
+  it("the account page lists connected apps (escaped) and disconnects one", async () => {
+    const other = await registerClient(t, "http://127.0.0.1:8977/cb", "<b>Page</b> app");
+    const browser = new Browser(t);
+    const { verifier, challenge } = pkce();
+    const callback = await authorize(t, browser, other, { scope: "os.notes:read", username: "bob", password: PASSWORD, challenge });
+    const tokens = await tokenRequest(t, {
+      grant_type: "authorization_code",
+      code: callback.searchParams.get("code") ?? "",
+      redirect_uri: other.redirectUri,
+      client_id: other.clientId,
+      code_verifier: verifier,
+    });
+    expect((await new Browser(t).get("/account")).headers.get("location")).toBe("/signin?next=%2Faccount");
+    const page = await (await browser.get("/account")).text();
+    expect(page).toContain("&lt;b&gt;Page&lt;/b&gt; app");
+    expect(page).not.toContain("<b>Page</b>");
+    expect(page).toContain("Read your notes");
+    const forged = await browser.post("/account/apps/disconnect", { csrf: "nope", clientId: other.clientId });
+    expect(forged.status).toBe(403);
+    const done = await browser.post("/account/apps/disconnect", { csrf: formField(page, "csrf"), clientId: other.clientId });
+    expect(await done.text()).toContain("Disconnected");
+    expect((await call(t, tokens.body.access_token as string, "GET", "/os/notes")).status).toBe(401);
+  });
+
   it("mints tokens for the MCP resource when asked, and refuses forged or foreign tokens", async () => {
     const browser = new Browser(t);
     const { verifier, challenge } = pkce();

@@ -12,8 +12,9 @@ import { SESSION_DECISION_PATH } from "../runtime/pairing-page";
 import { decidePairing } from "../runtime/pairing-service";
 import { createUser } from "../users/users-service";
 import { OAuthAccessTokenVerifier } from "./access-token-verifier";
+import { listConnectedApps, revokeConnectedApp } from "./connected-apps";
 import { createOAuthProvider, MCP_PATH, OAUTH_MOUNT_PATH, OPENID_SCOPES, RESOURCE_SCOPES, resourcesOf } from "./oauth-provider";
-import { consentPage, firstRunPage, messagePage, type Page, signInPage } from "./pages";
+import { accountPage, consentPage, firstRunPage, messagePage, type Page, signInPage } from "./pages";
 import { loadProviderKeys, type ProviderKeys, publicJwk } from "./provider-keys";
 import { deleteExpiredOAuthRows } from "./storage-adapter";
 import { sameToken, WebSessions } from "./web-session";
@@ -231,6 +232,28 @@ export class OAuthServer {
           return send(res, messagePage(403, "Sign out", "The form expired; reload the page."));
         await this.sessions.destroy(req, res);
         send(res, messagePage(200, "Signed out", "You are signed out of Tandem in this browser."));
+      }),
+    );
+
+    // The signed-in person's page: connected apps (with Disconnect) and Sign out.
+    const account = async (req: Request, res: Response, notice?: string) => {
+      const session = await this.sessions.find(req);
+      if (!session) return void res.redirect(303, "/signin?next=%2Faccount");
+      const apps = await listConnectedApps(this.context.db, session.userId);
+      send(res, accountPage({ username: session.username, csrf: session.csrf, apps, notice }));
+    };
+    router.get(
+      "/account",
+      wrap((req, res) => account(req, res)),
+    );
+    router.post(
+      "/account/apps/disconnect",
+      FORM,
+      wrap(async (req, res) => {
+        const principal = await this.sessionPrincipal(req, field(req, "csrf"));
+        if (!principal) return send(res, messagePage(403, "Not signed in", "Sign in again, then reload the page."));
+        const revoked = await revokeConnectedApp(this.context.db, principal.userId, field(req, "clientId").slice(0, 200));
+        await account(req, res, revoked ? "Disconnected: the app's access ended." : "That app was not connected.");
       }),
     );
 

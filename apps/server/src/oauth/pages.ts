@@ -140,3 +140,29 @@ ${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` :
 export function messagePage(status: number, title: string, text: string, extraHtml = ""): Page {
   return render(status, title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>${extraHtml}`);
 }
+
+export interface ConnectedAppRow {
+  readonly clientId: string;
+  readonly clientName: string | null;
+  readonly scopes: readonly string[];
+  readonly grantedAt: string;
+  readonly lastUsedAt: string | null;
+}
+
+/** The signed-in person's account page: connected apps with Disconnect, and Sign out. */
+export function accountPage(input: { username: string; csrf: string; apps: readonly ConnectedAppRow[]; notice?: string }): Page {
+  const rows = input.apps.map(
+    (
+      app,
+    ) => `<li><strong>${escapeHtml(app.clientName ?? app.clientId)}</strong> <span class="muted">(<code>${escapeHtml(app.clientId)}</code>)</span><br>
+${escapeHtml(app.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope).join("; ") || "No access beyond knowing you signed in")}<br>
+<span class="muted">Connected ${escapeHtml(app.grantedAt)}; last used ${escapeHtml(app.lastUsedAt ?? "never")}</span>
+<form method="post" action="/account/apps/disconnect">${hidden("csrf", input.csrf)}${hidden("clientId", app.clientId)}<button type="submit">Disconnect</button></form></li>`,
+  );
+  const body = `<h1>Your account</h1><p>Signed in as <strong>${escapeHtml(input.username)}</strong>.</p>
+${input.notice ? `<p role="status">${escapeHtml(input.notice)}</p>` : ""}
+<h2>Connected apps</h2>
+${rows.length ? `<ul>${rows.join("")}</ul>` : "<p>No apps are connected to your account.</p>"}
+<form method="post" action="/signout">${hidden("csrf", input.csrf)}<button type="submit">Sign out</button></form>`;
+  return render(200, "Your account", body);
+}
