@@ -145,7 +145,8 @@ export class OAuthServer {
     router.get("/.well-known/openid-configuration", discovery);
     // RFC 9728 metadata for the v1 API (the MCP endpoint publishes its own at …/mcp).
     const protectedResource = (_req: Request, res: Response) => {
-      res.set("cache-control", "public, max-age=300").json({
+      // Public metadata: browser-based clients (MCP inspectors) read it from other origins.
+      res.set({ "cache-control": "public, max-age=300", "access-control-allow-origin": "*" }).json({
         resource: resourcesOf(this.#issuer).api,
         authorization_servers: [this.#issuer],
         scopes_supported: [...RESOURCE_SCOPES],
