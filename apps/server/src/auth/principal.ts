@@ -14,6 +14,8 @@ export interface OAuthCredential {
   /** The grant (connected app) the token belongs to. */
   readonly id: string;
   readonly clientId: string;
+  /** The resource the token was minted for (the v1 base or the MCP endpoint); null for a browser session. */
+  readonly audience: string | null;
   readonly scopes: ReadonlySet<Scope>;
   /** Every scope the token carries, the OpenID and non-`os.` ones included. */
   readonly grantedScopes: ReadonlySet<string>;

@@ -40,7 +40,7 @@ export class OAuthAccessTokenVerifier implements CredentialVerifier {
     } catch {
       return null;
     }
-    const { sub, gid, client_id: clientId, scope } = claims;
+    const { sub, gid, client_id: clientId, scope, aud } = claims;
     if (typeof sub !== "string" || typeof gid !== "string" || typeof clientId !== "string" || !/^\d{1,15}$/.test(sub)) return null;
     const grant = await this.db
       .selectFrom("oauth_models")
@@ -57,7 +57,7 @@ export class OAuthAccessTokenVerifier implements CredentialVerifier {
     return {
       userId: Number(sub),
       username: grant.username,
-      credential: { kind: "oauth", id: gid, clientId, scopes, grantedScopes: granted },
+      credential: { kind: "oauth", id: gid, clientId, audience: typeof aud === "string" ? aud : null, scopes, grantedScopes: granted },
     };
   }
 

@@ -506,7 +506,14 @@ export class OAuthServer {
       userId: web.userId,
       username: web.username,
       // Not a token: the person themself, on this server's own page. Audit records it as `oauth:browser-session`.
-      credential: { kind: "oauth", id: "browser-session", clientId: "tandem-web", scopes: new Set(), grantedScopes: new Set() },
+      credential: {
+        kind: "oauth",
+        id: "browser-session",
+        clientId: "tandem-web",
+        audience: null,
+        scopes: new Set(),
+        grantedScopes: new Set(),
+      },
     };
   }
 }
