@@ -36,6 +36,8 @@ import { mcpRouter } from "./mcp-server/mcp-route";
 import { messagingHandlers } from "./messaging/messaging-routes";
 import { networkHandlers } from "./network/network-routes";
 import { noteHandlers } from "./notes/notes-routes";
+import { accountHandlers } from "./oauth/account-routes";
+import { OAuthServer } from "./oauth/oauth-routes";
 import { RealtimeLog } from "./realtime/event-log";
 import { realtimeHandlers } from "./realtime/realtime-routes";
 import { DeviceTokenVerifier } from "./runtime/device-tokens";
@@ -69,7 +71,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats): express.Express {
+function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats, oauth: OAuthServer): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -77,10 +79,13 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
   });
-  app.get("/", (_req, res) => {
-    const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
-    res.status(200).set(page.headers).send(page.html);
-  });
+  // The root page (or the first-run form), sign-in, OAuth metadata and the authorization server under /oauth.
+  app.use(
+    oauth.routes((_req, res) => {
+      const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
+      res.status(200).set(page.headers).send(page.html);
+    }),
+  );
   // Share links' public face (the page /a/<token> and the JSON guest chat, outside /api/v1 as
   // clients call it) and their v1 routes redeem tokens through one guard, so its limits are shared.
   const shareGuard = new ShareGuard(context);
@@ -116,6 +121,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats)
     ...messagingHandlers(context),
     ...shareHandlers(context, shareGuard),
     ...teamHandlers(context),
+    ...accountHandlers(context),
   });
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);
@@ -170,7 +176,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // Runs a crashed server left `running` are closed before anything else can look at them.
   await heartbeats.closeAbandonedRuns();
   context.maintenance.add("heartbeat.schedule", () => heartbeats.tick());
-  const app = buildApp(context, sync, heartbeats);
+  const oauth = await OAuthServer.create(context);
+  const app = buildApp(context, sync, heartbeats, oauth);
   const server = createServer(app);
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
@@ -199,6 +206,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   }
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
+  // Before the first request can arrive: the issuer may be the address just bound.
+  oauth.start(url);
   context.maintenance.start();
   indexer?.schedule();
   logger.info({ url, storage: database.dialect, location: database.location }, "tandem server listening");

@@ -7,6 +7,8 @@ describe("GET / in a browser", () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer();
+    // With no account yet, `/` is the first-run form (oauth.test.ts); this is the page afterwards.
+    await t.addUser("someone");
   });
   afterAll(() => t.stop());
 

@@ -20,9 +20,9 @@ export function presentedToken(headers: IncomingHttpHeaders): string | undefined
 }
 
 const KIND_FOR_AUTH: Record<Exclude<RouteAuth, "public">, readonly Principal["credential"]["kind"][]> = {
-  user: ["api_key"],
+  user: ["api_key", "oauth"],
   device: ["device"],
-  any: ["api_key", "device"],
+  any: ["api_key", "oauth", "device"],
 };
 
 /**
@@ -74,7 +74,7 @@ export class Authenticator {
       throw forbidden("wrong_credential_type", `This route needs a ${auth === "device" ? "device token" : "user API key"}`);
     }
     const { credential } = principal;
-    const missing = credential.kind === "api_key" ? scopes.filter((scope) => !credential.scopes.has(scope)) : [];
+    const missing = credential.kind !== "device" ? scopes.filter((scope) => !credential.scopes.has(scope)) : [];
     if (missing.length > 0) {
       throw forbidden("insufficient_scope", `This route needs the scope${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);
     }

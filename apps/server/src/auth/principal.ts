@@ -8,6 +8,19 @@ export interface ApiKeyCredential {
   readonly scopes: ReadonlySet<Scope>;
 }
 
+/** An OAuth access token (a JWT the authorization server minted), limited to the scopes its grant gave. */
+export interface OAuthCredential {
+  readonly kind: "oauth";
+  /** The grant (connected app) the token belongs to. */
+  readonly id: string;
+  readonly clientId: string;
+  /** The resource the token was minted for (the v1 base or the MCP endpoint); null for a browser session. */
+  readonly audience: string | null;
+  readonly scopes: ReadonlySet<Scope>;
+  /** Every scope the token carries, the OpenID and non-`os.` ones included. */
+  readonly grantedScopes: ReadonlySet<string>;
+}
+
 /** A bridge's device token: it speaks for one runtime endpoint of its owner, and for nothing else. */
 export interface DeviceCredential {
   readonly kind: "device";
@@ -17,7 +30,7 @@ export interface DeviceCredential {
 }
 
 /** Whatever authenticated a request; routes say which kinds they accept. */
-export type Credential = ApiKeyCredential | DeviceCredential;
+export type Credential = ApiKeyCredential | OAuthCredential | DeviceCredential;
 
 export interface Principal<C extends Credential = Credential> {
   readonly userId: number;
@@ -25,7 +38,8 @@ export interface Principal<C extends Credential = Credential> {
   readonly credential: C;
 }
 
-export type UserPrincipal = Principal<ApiKeyCredential>;
+/** A person: an API key or an OAuth access token, both limited to their scopes. */
+export type UserPrincipal = Principal<ApiKeyCredential | OAuthCredential>;
 export type DevicePrincipal = Principal<DeviceCredential>;
 
 /**

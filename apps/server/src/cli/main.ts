@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ALL_SCOPES, parseScopeList } from "@tandem/core";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
+import { passwordProblem, setPassword } from "../auth/passwords";
 import { Clock, nowIso } from "../clock";
 import { ConfigError, loadConfig, type ServerConfig } from "../config";
 import { DatabaseNotFoundError, openDatabase } from "../db/database";
@@ -19,6 +20,8 @@ Commands:
   serve                                  start the server
   users add <username> [--name N] [--email E]
                                          create a user and its first API key (every scope)
+  users passwd <username>                set a user's password for signing in to browser pages (read
+                                         from stdin, first line; prompted for when stdin is a terminal)
   keys create <username> [--scopes os.notes:read,…] [--label L]
                                          create an API key (default: every scope)
   keys list <username>                   list a user's keys (ids, labels, scopes, last use)
@@ -223,6 +226,19 @@ async function run(argv: string[]): Promise<number> {
       print(result);
       return 0;
     }
+    case "users passwd": {
+      const username = operand(positionals, 2, "<username>");
+      const password = await readPassword();
+      const problem = passwordProblem(password);
+      if (problem) throw new CliError(`the password ${problem}`);
+      const result = await withDatabase(values, async (db) => {
+        const user = await requireUserByUsername(db, username);
+        await setPassword(db, user.id, password);
+        return { userId: user.id, username: user.username, passwordSet: true };
+      });
+      print(result);
+      return 0;
+    }
     case "keys create": {
       const username = operand(positionals, 2, "<username>");
       let scopes = [...ALL_SCOPES];
@@ -323,6 +339,31 @@ async function run(argv: string[]): Promise<number> {
     default:
       throw new UsageError(`unknown command "${positionals.join(" ")}"`);
   }
+}
+
+/**
+ * The new password: the first line of stdin, or typed at a prompt (not echoed) when stdin is a
+ * terminal. Never a flag: flags end up in shell history and process lists.
+ */
+async function readPassword(): Promise<string> {
+  const { stdin, stderr } = process;
+  if (!stdin.isTTY) {
+    let text = "";
+    for await (const chunk of stdin) {
+      text += chunk.toString();
+      if (text.includes("\n") || text.length > 4096) break;
+    }
+    return (text.split(/\r?\n/)[0] ?? "").slice(0, 4096);
+  }
+  const readline = await import("node:readline");
+  const rl = readline.createInterface({ input: stdin, output: stderr, terminal: true });
+  // Echo nothing of what is typed.
+  (rl as unknown as { _writeToOutput: (text: string) => void })._writeToOutput = () => {};
+  stderr.write("New password: ");
+  const answer = await new Promise<string>((resolve) => rl.question("", resolve));
+  rl.close();
+  stderr.write("\n");
+  return answer;
 }
 
 /** Runs the CLI; answers the exit code (0 ok, 1 failed, 2 usage). Errors go to stderr as one line. */

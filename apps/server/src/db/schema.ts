@@ -1,4 +1,4 @@
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 /**
  * Tables as Kysely sees them. Timestamps are ISO 8601 strings (they sort correctly as text and
@@ -11,6 +11,8 @@ export interface UsersTable {
   name: string | null;
   email: string | null;
   created_at: string;
+  /** scrypt of the password (`scrypt$N$r$p$salt$hash`); null: no browser sign-in. */
+  password_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiKeysTable {
@@ -656,6 +658,41 @@ export interface ToolCallsTable {
   created_at: string;
 }
 
+/** A signed-in browser (migration 0022). */
+export interface WebSessionsTable {
+  /** SHA-256 of the cookie value, hex. */
+  id_hash: string;
+  user_id: number;
+  /** The token the session's forms echo back (CSRF). */
+  csrf: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** oidc-provider's storage: one row per model instance; times in epoch ms. */
+export interface OAuthModelsTable {
+  model: string;
+  id: string;
+  /** The provider's payload, JSON. */
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  user_code: string | null;
+  account_id: string | null;
+  client_id: string | null;
+  consumed_at: ColumnType<number | null, number | null | undefined, number | null>;
+  expires_at: ColumnType<number | null, number | null | undefined, number | null>;
+  created_at: ColumnType<number, number, number>;
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** The authorization server's keys, sealed with the server secret. */
+export interface OAuthSecretsTable {
+  name: string;
+  sealed: string;
+  created_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -705,6 +742,9 @@ export interface Schema {
   team_settings: TeamSettingsTable;
   team_members: TeamMembersTable;
   team_invites: TeamInvitesTable;
+  web_sessions: WebSessionsTable;
+  oauth_models: OAuthModelsTable;
+  oauth_secrets: OAuthSecretsTable;
 }
 
 /** A share link: the owner's agent (or one note) for guests, with the capabilities it gives. */

@@ -14,8 +14,21 @@ export function newNonce(): string {
   return randomBytes(18).toString("base64");
 }
 
-export function pairingPageHeaders(nonce: string): Record<string, string> {
-  return htmlPageHeaders([`script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, "connect-src 'self'"]);
+export function pairingPageHeaders(nonce: string, signedIn = false): Record<string, string> {
+  const headers = htmlPageHeaders([`script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, "connect-src 'self'"]);
+  // A signed-in browser decides with a form posted to this server (the session's CSRF token in it).
+  if (signedIn)
+    headers["content-security-policy"] = (headers["content-security-policy"] as string).replace("form-action 'none'", "form-action 'self'");
+  return headers;
+}
+
+/** Where a signed-in browser posts its decision (served beside the sign-in pages). */
+export const SESSION_DECISION_PATH = "/device-approval";
+
+/** The browser's Tandem session, when it is signed in: the page then needs no API key. */
+export interface PairingPageSession {
+  readonly username: string;
+  readonly csrf: string;
 }
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d1d1f}
@@ -87,7 +100,12 @@ const PURPOSE_TEXT = {
     "Approving connects that device to your account as a local agent bridge for its runtime. It will receive the tasks that people you gave agent access send to your agent, and ask you before each tool call. It gets no access to your notes or todos. It is a new connection: any earlier device with the same name is disconnected and its grants end.",
 } as const;
 
-export function renderPairingPage(pairing: PairingSummary | null, nonce: string, nowMs: number): { status: number; html: string } {
+export function renderPairingPage(
+  pairing: PairingSummary | null,
+  nonce: string,
+  nowMs: number,
+  session: PairingPageSession | null = null,
+): { status: number; html: string } {
   if (!pairing || pairing.state === "expired") {
     const text = pairing ? STATE_TEXT.expired : "This pairing code is unknown or has expired. Start pairing again on the device.";
     return { status: 404, html: page(nonce, `<h1>Pair a device</h1><p>${escapeHtml(text)}</p>`) };
@@ -114,10 +132,17 @@ export function renderPairingPage(pairing: PairingSummary | null, nonce: string,
 <p>${escapeHtml(intro)}</p>
 ${details}
 <p class="warn">${escapeHtml(warning)}</p>
-<div id="form"><label for="api-key">Your API key (used once by this page, never stored)</label>
+${
+  session
+    ? `<form method="post" action="${SESSION_DECISION_PATH}"><p>Signed in as <strong>${escapeHtml(session.username)}</strong>.</p>
+<input type="hidden" name="csrf" value="${escapeHtml(session.csrf)}"><input type="hidden" name="userCode" value="${escapeHtml(pairing.userCode)}">
+<button type="submit" name="action" value="approve">Approve</button><button type="submit" name="action" value="deny">Deny</button></form></main>`
+    : `<div id="form"><label for="api-key">Your API key (used once by this page, never stored)</label>
 <input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="svc_sk_…">
-<button type="button" data-action="approve">Approve</button><button type="button" data-action="deny">Deny</button></div>
+<button type="button" data-action="approve">Approve</button><button type="button" data-action="deny">Deny</button>
+<p><a href="/signin?next=${escapeHtml(encodeURIComponent(`/api/v1/local-agent/pair?code=${pairing.userCode}`))}">Sign in with your password instead</a></p></div>
 <p id="result" role="status"></p></main>
-<script nonce="${nonce}">${SCRIPT}</script>`;
+<script nonce="${nonce}">${SCRIPT}</script>`
+}`;
   return { status: 200, html: page(nonce, body) };
 }

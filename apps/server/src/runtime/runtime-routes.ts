@@ -5,6 +5,7 @@ import type { AppContext } from "../context";
 import { tooManyRequests } from "../http/errors";
 import { created } from "../http/reply";
 import { HANDLED, type RouteHandlers } from "../http/router";
+import { WebSessions } from "../oauth/web-session";
 import { clearDefaultRoute, getDefaultRoute, noDefaultRoute, setDefaultRoute } from "./default-route-service";
 import { heartbeat, listEndpoints, registerEndpoint, revokeEndpoint } from "./endpoints-service";
 import { pairStatusAnswer } from "./pair-status-answer";
@@ -27,6 +28,7 @@ const PAIRING_STARTS = { perMinute: 60, burst: 60 };
 
 export function runtimeHandlers(context: AppContext): RouteHandlers<keyof typeof runtimeRoutes> {
   context.maintenance.add("runtime.pairings.cleanup", () => deleteOldPairings(context));
+  const webSessions = new WebSessions(context.db, context.config.publicUrl?.startsWith("https:") ?? false);
   const pairingStarts = new RateLimiter(PAIRING_STARTS);
   return {
     registerRuntimeEndpoint: async ({ input, principal }) => {
@@ -91,11 +93,15 @@ export function runtimeHandlers(context: AppContext): RouteHandlers<keyof typeof
       ...(await decidePairing(context, principal, input.body.userCode, input.body.action)),
     }),
     pollDeviceCode: async ({ input }) => ({ success: true, ...(await pollPairing(context, input.body.pollToken)) }),
-    devicePairingPage: async ({ input, res }) => {
+    devicePairingPage: async ({ input, req, res }) => {
       const pairing = input.query.code === undefined ? null : await findPairingByCode(context, input.query.code);
       const nonce = newNonce();
-      const page = renderPairingPage(pairing, nonce, context.clock.nowMs());
-      res.status(page.status).set(pairingPageHeaders(nonce)).send(page.html);
+      const session = await webSessions.find(req);
+      const page = renderPairingPage(pairing, nonce, context.clock.nowMs(), session);
+      res
+        .status(page.status)
+        .set(pairingPageHeaders(nonce, session !== null))
+        .send(page.html);
       return HANDLED;
     },
   };

@@ -1,3 +1,4 @@
+import { accountRoutes } from "./account";
 import { accumulateRoutes } from "./accumulate";
 import { agentRoutes } from "./agent";
 import { agentUsageRoutes } from "./agent-usage";
@@ -52,11 +53,13 @@ export const routes = {
   ...teamRoutes,
   ...netRoutes,
   ...netAliasRoutes,
+  ...accountRoutes,
 } as const;
 
 export type Routes = typeof routes;
 export type RouteId = keyof Routes;
 
+export * from "./account";
 export * from "./accumulate";
 export * from "./agent";
 export * from "./agent-usage";

@@ -22,6 +22,7 @@ import * as tools from "./0021-tools";
 import * as messaging from "./0024-messaging";
 import * as shareLinks from "./0025-share-links";
 import * as team from "./0026-team";
+import * as oauth from "./0022-oauth";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0024-messaging": messaging,
   "0025-share-links": shareLinks,
   "0026-team": team,
+  "0022-oauth": oauth,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
