@@ -19,10 +19,10 @@ import * as briefings from "./0018-briefings";
 import * as searchRanking from "./0019-search-ranking";
 import * as heartbeat from "./0020-heartbeat";
 import * as tools from "./0021-tools";
+import * as oauth from "./0022-oauth";
 import * as messaging from "./0024-messaging";
 import * as shareLinks from "./0025-share-links";
 import * as team from "./0026-team";
-import * as oauth from "./0022-oauth";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -51,10 +51,10 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0019-search-ranking": searchRanking,
   "0020-heartbeat": heartbeat,
   "0021-tools": tools,
+  "0022-oauth": oauth,
   "0024-messaging": messaging,
   "0025-share-links": shareLinks,
   "0026-team": team,
-  "0022-oauth": oauth,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
