@@ -2,7 +2,7 @@
 // metadata (RFC 9728) through which a client that gets a 401 finds where to sign in.
 
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { ALL_SCOPES, DEFAULT_BODY_LIMIT, isTimeZone } from "@tandem/core";
+import { DEFAULT_BODY_LIMIT, isTimeZone } from "@tandem/core";
 import { type Request, type Response, Router } from "express";
 import { presentedToken } from "../auth/authenticator";
 import type { UserPrincipal } from "../auth/principal";
@@ -11,6 +11,7 @@ import { isStorageFailure } from "../db/storage-failure";
 import { setRequestUser } from "../http/access-log";
 import { ApiError, storageUnavailable } from "../http/errors";
 import { jsonParser, readBody } from "../http/router";
+import { RESOURCE_SCOPES } from "../oauth/oauth-scopes";
 import { mcpServerFor } from "./mcp-tools";
 
 export const MCP_PATH = "/mcp";
@@ -34,7 +35,8 @@ export function mcpResourceMetadata(base: string) {
   return {
     resource: `${base}${MCP_PATH}`,
     authorization_servers: [base],
-    scopes_supported: [...ALL_SCOPES],
+    // What the authorization server grants: MCP clients ask for these by default.
+    scopes_supported: [...RESOURCE_SCOPES],
     bearer_methods_supported: ["header"],
     resource_name: "Tandem",
   };
@@ -64,7 +66,23 @@ function timezoneOf(req: Request): string {
 
 async function authenticate(app: AppContext, req: Request): Promise<UserPrincipal> {
   try {
-    return (await app.authenticator.authenticate(req.headers, req.socket.remoteAddress ?? "unknown", "user", [])) as UserPrincipal;
+    const principal = (await app.authenticator.authenticate(
+      req.headers,
+      req.socket.remoteAddress ?? "unknown",
+      "user",
+      [],
+    )) as UserPrincipal;
+    // An OAuth token must have been minted for this resource (MCP: a server accepts only tokens
+    // issued for it). The verifier accepts just two audiences of our issuer, the v1 base and this.
+    const { credential } = principal;
+    if (credential.kind === "oauth" && !credential.audience?.endsWith(MCP_PATH)) {
+      throw new ApiError(
+        401,
+        "invalid_token",
+        `This access token was issued for another resource; ask for one with resource=<server>${MCP_PATH}`,
+      );
+    }
+    return principal;
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
       const headers = { ...error.headers, "www-authenticate": challenge(publicBase(app, req), Boolean(presentedToken(req.headers))) };

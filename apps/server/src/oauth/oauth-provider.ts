@@ -3,41 +3,22 @@ import type { Kysely } from "kysely";
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from "oidc-provider";
 import type { Schema } from "../db/schema";
 import type { Logger } from "../logger";
+import { MCP_PATH } from "../mcp-server/mcp-route";
+import { OPENID_SCOPES, RESOURCE_SCOPES } from "./oauth-scopes";
 import { messagePage } from "./pages";
 import type { ProviderKeys } from "./provider-keys";
 import { KyselyOAuthAdapter } from "./storage-adapter";
 import type { WebSessions } from "./web-session";
 
+export { MCP_PATH, OPENID_SCOPES, RESOURCE_SCOPES };
+
 /** Where the authorization server's endpoints live (`/oauth/auth`, `/oauth/token`, …). */
 export const OAUTH_MOUNT_PATH = "/oauth";
 /** Tandem's MCP endpoint, a second resource tokens may be minted for. */
-export const MCP_PATH = "/mcp";
 
 export const ACCESS_TOKEN_TTL_S = 15 * 60;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
 export const GRANT_TTL_S = 365 * 24 * 60 * 60;
-
-/** The scopes clients may ask for (the agent supplement's list), besides the OpenID ones. */
-export const RESOURCE_SCOPES = [
-  "os.status:read",
-  "os.notes:read",
-  "os.notes:write",
-  "os.snapshots:read",
-  "os.snapshots:write",
-  "os.todos:read",
-  "os.todos:write",
-  "os.memory:read",
-  "os.network:read",
-  "os.share:read",
-  "os.share:write",
-  "os.team:read",
-  "os.team:write",
-  "os.heartbeat:read",
-  "os.heartbeat:run",
-  "agent.message:send",
-  "net.contacts:manage",
-] as const;
-export const OPENID_SCOPES = ["openid", "profile", "email", "offline_access"] as const;
 
 /** The resources an access token may be minted for: the v1 API (the default) and the MCP endpoint. */
 export function resourcesOf(issuer: string): { api: string; mcp: string } {
