@@ -1,4 +1,5 @@
 import type { Scope } from "@tandem/core";
+import { ApiError } from "../http/errors";
 
 /** A user's API key, limited to its scopes. */
 export interface ApiKeyCredential {
@@ -49,4 +50,16 @@ export type DevicePrincipal = Principal<DeviceCredential>;
 export interface CredentialVerifier {
   readonly prefix: string;
   verify(token: string): Promise<Principal | null>;
+}
+
+/**
+ * Refuses an OAuth token that was not granted `scope`, for the routes the v1 scopes (`os.*`) do not
+ * cover but the OAuth scope list does (sending messages as the person: `agent.message:send`). An API
+ * key passes: the person made it, and the contract gives these routes to any key.
+ */
+export function requireOAuthScope(principal: UserPrincipal, scope: string): void {
+  const { credential } = principal;
+  if (credential.kind === "oauth" && !credential.grantedScopes.has(scope)) {
+    throw new ApiError(403, "insufficient_scope", `This app was not allowed ${scope}; sign in to it again and allow it`);
+  }
 }

@@ -2,6 +2,7 @@ import type { messagingRoutes } from "@tandem/core";
 import { messageJson } from "../agent/conversations/conversation-listing";
 import type { MessageRow } from "../agent/conversations/conversation-store";
 import { presentedToken } from "../auth/authenticator";
+import { requireOAuthScope, type UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import { forbidden } from "../http/errors";
 import { created } from "../http/reply";
@@ -25,6 +26,12 @@ import { idempotencyKeyOf, pruneIdempotencyKeys, requestHash, runOncePerKey } fr
 import { postMessages, visibleConversation } from "./shared-conversations";
 
 /** Agent messaging, the human-post route, groups and the user-level realtime channel (issue 16). */
+/** Writing to other people (messages, groups) needs `agent.message:send` when an OAuth app does it. */
+function sendsAsThePerson(principal: UserPrincipal): undefined {
+  requireOAuthScope(principal, "agent.message:send");
+  return undefined;
+}
+
 export function messagingHandlers(context: AppContext): RouteHandlers<keyof typeof messagingRoutes> {
   const { db, clock } = context;
   const rpcSlots = new RpcSlots();
@@ -34,6 +41,7 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
   });
   return {
     agentMessage: async ({ input, principal, req, res }) => {
+      sendsAsThePerson(principal);
       const key = idempotencyKeyOf(req.headers["idempotency-key"]);
       // The run stops when the caller goes away before the answer (a cancelled RPC stores nothing).
       const controller = new AbortController();
@@ -61,6 +69,7 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
       return { success: true, events, cursor: events.at(-1)?.cursor ?? String(input.query.cursor) };
     },
     postConversationMessage: async ({ input, principal }) => {
+      sendsAsThePerson(principal);
       const { row } = await visibleConversation(db, principal.userId, input.params.id);
       // A pair's conversation stays readable after they disconnect, but writing needs the connection, as human mode does.
       if (row.kind === "shared_agent") {
@@ -97,22 +106,27 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
       return duplicate ? answer : created(answer);
     },
     createGroup: async ({ input, principal }) =>
+      sendsAsThePerson(principal) ??
       created({ success: true, group: await createGroup(context, principal, input.body.name, input.body.members) }),
     listGroups: async ({ principal }) => ({ success: true, groups: await listGroups(db, principal.userId) }),
     getGroup: async ({ input, principal }) => ({ success: true, group: await getGroup(db, input.params.id, principal.userId) }),
-    renameGroup: async ({ input, principal }) => ({
-      success: true,
-      group: await renameGroup(context, principal, input.params.id, input.body.name),
-    }),
-    addGroupMembers: async ({ input, principal }) => ({
-      success: true,
-      group: await addGroupMembers(context, principal, input.params.id, input.body.members),
-    }),
-    removeGroupMember: async ({ input, principal }) => ({
-      success: true,
-      group: await removeGroupMember(context, principal, input.params.id, input.params.userId),
-    }),
-    leaveGroup: async ({ input, principal }) => ({ success: true, ...(await leaveGroup(context, principal, input.params.id)) }),
+    renameGroup: async ({ input, principal }) =>
+      sendsAsThePerson(principal) ?? {
+        success: true,
+        group: await renameGroup(context, principal, input.params.id, input.body.name),
+      },
+    addGroupMembers: async ({ input, principal }) =>
+      sendsAsThePerson(principal) ?? {
+        success: true,
+        group: await addGroupMembers(context, principal, input.params.id, input.body.members),
+      },
+    removeGroupMember: async ({ input, principal }) =>
+      sendsAsThePerson(principal) ?? {
+        success: true,
+        group: await removeGroupMember(context, principal, input.params.id, input.params.userId),
+      },
+    leaveGroup: async ({ input, principal }) =>
+      sendsAsThePerson(principal) ?? { success: true, ...(await leaveGroup(context, principal, input.params.id)) },
     groupMessages: async ({ input, principal }) => {
       const rows = await groupMessagesAfter(db, principal.userId, input.params.id, input.query.after, input.query.limit);
       const messages = rows.map((row) => messageJson(row as MessageRow));
