@@ -581,6 +581,29 @@ export interface ToolCallsTable {
   created_at: string;
 }
 
+/** A remote tool server a user added (migration 0023). OAuth values are sealed (SecretBox), never clear. */
+export interface McpServersTable {
+  id: string;
+  owner_id: number;
+  /** The namespace its tools appear under; unique per owner. */
+  name: string;
+  server_url: string;
+  /** JSON: `{transport, scope?}`. */
+  config: string;
+  status: "connected" | "needs_reauth" | "disconnected" | "error";
+  error: string | null;
+  /** JSON: the cached, vetted tool list. */
+  tools: string;
+  oauth_client: string | null;
+  oauth_tokens: string | null;
+  oauth_verifier: string | null;
+  oauth_state_hash: string | null;
+  oauth_state_expires_at: string | null;
+  last_checked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -620,4 +643,5 @@ export interface Schema {
   heartbeat_actions: HeartbeatActionsTable;
   disabled_tool_namespaces: DisabledToolNamespacesTable;
   tool_calls: ToolCallsTable;
+  mcp_servers: McpServersTable;
 }

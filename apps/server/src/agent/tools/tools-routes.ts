@@ -2,10 +2,11 @@ import { type RouteDefinition, routes } from "@tandem/core";
 import type { AppContext } from "../../context";
 import { ApiError, badRequest, forbidden, notFound, unprocessable } from "../../http/errors";
 import type { RouteHandlers } from "../../http/router";
+import { offersTools, ownedServer, ownerServers } from "./mcp/mcp-store";
 import { findTool } from "./registry";
 import { ownerGrant } from "./run-grant";
 import { executeTool, inputJsonSchema, parseToolArguments, ToolFailure } from "./to-ai-tools";
-import { disabledNamespaces, namespacesView, runToolset, updateNamespaces } from "./tool-namespaces";
+import { disabledNamespaces, namespacesView, runToolset, updateNamespaces, userTools } from "./tool-namespaces";
 import { pruneToolCalls, recordToolCall, toolUsage } from "./tool-usage";
 
 type ToolsRouteId = "listTools" | "callTool" | "getToolNamespaces" | "setToolNamespaces" | "listToolIntegrations" | "deleteToolIntegration";
@@ -40,7 +41,7 @@ export function toolsHandlers(app: AppContext): RouteHandlers<ToolsRouteId> {
       const { credential, userId } = principal;
       const { tool: name, params, userTimezone } = input.body;
       // Unknown and switched off read alike: neither can be called, by anyone, until enabled.
-      const tool = findTool(name);
+      const tool = findTool(name, await userTools(db, userId));
       if (!tool) throw new ApiError(404, "unknown_tool", `no tool is named "${name}"; GET /tools lists them`);
       if ((await disabledNamespaces(db, userId)).has(tool.namespace)) {
         throw new ApiError(404, "unknown_tool", `the tool "${name}" is in the namespace ${tool.namespace}, which is disabled`);
@@ -87,10 +88,24 @@ export function toolsHandlers(app: AppContext): RouteHandlers<ToolsRouteId> {
       ...(await updateNamespaces(db, principal.userId, input.body, clock.now())),
     }),
 
-    // No OAuth integration or remote tool server exists yet: the list is empty and no id names one.
-    listToolIntegrations: async () => ({ success: true, integrations: [] }),
-    deleteToolIntegration: async ({ input }) => {
-      throw notFound(`integration ${input.params.id}`);
+    // No OAuth integration exists yet: the list is the caller's remote tool servers.
+    listToolIntegrations: async ({ principal }) => ({
+      success: true,
+      integrations: (await ownerServers(db, principal.userId)).map((row) => ({
+        id: row.id,
+        name: row.name,
+        kind: "mcp" as const,
+        status: row.status,
+        toolCount: offersTools(row) ? (JSON.parse(row.tools) as unknown[]).length : 0,
+        error: row.error,
+      })),
+    }),
+    deleteToolIntegration: async ({ input, principal }) => {
+      const row = await ownedServer(db, principal.userId, input.params.id).catch(() => {
+        throw notFound(`integration ${input.params.id}`);
+      });
+      await db.deleteFrom("mcp_servers").where("id", "=", row.id).where("owner_id", "=", principal.userId).execute();
+      return { success: true };
     },
   };
 }

@@ -19,6 +19,7 @@ import * as briefings from "./0018-briefings";
 import * as searchRanking from "./0019-search-ranking";
 import * as heartbeat from "./0020-heartbeat";
 import * as tools from "./0021-tools";
+import * as mcpServers from "./0023-mcp-servers";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0019-search-ranking": searchRanking,
   "0020-heartbeat": heartbeat,
   "0021-tools": tools,
+  "0023-mcp-servers": mcpServers,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
