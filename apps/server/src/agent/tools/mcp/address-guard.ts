@@ -34,7 +34,6 @@ for (const [network, prefix] of [
 }
 for (const [network, prefix] of [
   ["::", 96], // unspecified, loopback and the old IPv4-compatible forms
-  ["::ffff:0:0", 96], // IPv4-mapped forms not caught above
   ["64:ff9b::", 96], // NAT64: an IPv4 address in disguise
   ["64:ff9b:1::", 48],
   ["100::", 64],
@@ -70,7 +69,8 @@ export function isPublicAddress(address: string): boolean {
     const v4 = mappedIpv4(bare);
     if (v4 !== undefined) return isIP(v4) === 4 && !refused.check(v4, "ipv4");
     // Any other IPv6 form that carries an IPv4 address (`::a.b.c.d`, `::ffff:0:a.b.c.d`): refused.
-    if (bare.includes(".")) return false;
+    // (BlockList checks IPv4 rules against IPv4-mapped addresses itself, so no mapped range is listed.)
+    if (bare.includes(".") || bare.toLowerCase().startsWith("::ffff:")) return false;
     return !refused.check(bare, "ipv6");
   }
   return false;
@@ -86,10 +86,13 @@ function resolveAll(hostname: string): Promise<LookupAddress[]> {
  * The addresses `hostname` resolves to, when every one of them is public; an {@link AddressRefused}
  * naming the host otherwise (one private answer is enough: a client may pick any of them).
  */
-export async function vettedAddresses(hostname: string): Promise<LookupAddress[]> {
+export async function vettedAddresses(
+  hostname: string,
+  isPublic: (address: string) => boolean = isPublicAddress,
+): Promise<LookupAddress[]> {
   const bare = hostname.replace(/^\[|\]$/g, "");
   if (isIP(bare)) {
-    if (!isPublicAddress(bare)) throw new AddressRefused(`${hostname} is a loopback, private, link-local or reserved address`);
+    if (!isPublic(bare)) throw new AddressRefused(`${hostname} is a loopback, private, link-local or reserved address`);
     return [{ address: bare, family: isIP(bare) }];
   }
   let addresses: LookupAddress[];
@@ -99,7 +102,7 @@ export async function vettedAddresses(hostname: string): Promise<LookupAddress[]
     throw new AddressRefused(`${hostname} does not resolve`);
   }
   if (addresses.length === 0) throw new AddressRefused(`${hostname} does not resolve`);
-  const bad = addresses.find((entry) => !isPublicAddress(entry.address));
+  const bad = addresses.find((entry) => !isPublic(entry.address));
   if (bad) throw new AddressRefused(`${hostname} resolves to ${bad.address}, a loopback, private, link-local or reserved address`);
   return addresses;
 }

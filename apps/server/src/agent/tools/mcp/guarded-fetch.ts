@@ -18,6 +18,8 @@ export interface GuardedFetchOptions {
   /** How long to wait for a response's headers, in ms. */
   headersTimeoutMs: number;
   maxRedirects?: number;
+  /** Which addresses count as public; tests widen it to reach a server on loopback as if it were public. */
+  isPublic?: (address: string) => boolean;
 }
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -81,7 +83,7 @@ async function requestOnce(
   options: GuardedFetchOptions,
 ): Promise<Response> {
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new AddressRefused(`${url.protocol} URLs are not fetched`);
-  const addresses = options.allowPrivate ? undefined : await vettedAddresses(url.hostname);
+  const addresses = options.allowPrivate ? undefined : await vettedAddresses(url.hostname, options.isPublic);
   init.signal?.throwIfAborted();
   const client = url.protocol === "https:" ? https : http;
   const headers: Record<string, string> = {};

@@ -118,7 +118,8 @@ export async function withRemoteServer<T>(
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   const provider = new StoredOAuthProvider(app, row.id, undefined, "background", serverConfig(row).scope);
-  const hadTokens = row.oauth_tokens !== null;
+  // Once it needs reauthorization it keeps saying so (the SDK drops tokens that stopped working).
+  const hadTokens = row.oauth_tokens !== null || row.status === "needs_reauth";
   const candidates = transportsFor(app, row, provider);
   let failure: unknown;
   for (const [index, makeTransport] of candidates.entries()) {

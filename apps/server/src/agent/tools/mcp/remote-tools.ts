@@ -19,8 +19,9 @@ const RemoteArguments = z.record(z.string(), z.unknown()).refine((args) => Buffe
 });
 
 /**
- * The owner's remote tools. A remote tool whose bare name is taken (by one of ours, or by a server
- * added earlier) is left out, so a bare name always means one tool.
+ * The owner's remote tools. Bare names stay unique: a remote tool whose name is taken (by one of
+ * ours, or by a server added earlier) is named `<server>_<tool>` instead, and is still called by
+ * `<server>.<tool>`; if even that is taken, it is left out.
  */
 export async function remoteToolsFor(db: Kysely<Schema>, ownerId: number, taken: ReadonlySet<string>): Promise<AnyAgentTool[]> {
   const names = new Set(taken);
@@ -28,10 +29,12 @@ export async function remoteToolsFor(db: Kysely<Schema>, ownerId: number, taken:
   for (const server of await ownerServers(db, ownerId)) {
     if (!offersTools(server)) continue;
     for (const spec of cachedTools(server)) {
-      if (names.has(spec.name)) continue;
-      names.add(spec.name);
+      const name = names.has(spec.name) ? `${server.name}_${spec.name}` : spec.name;
+      if (names.has(name) || name.length > 64) continue;
+      names.add(name);
       tools.push({
-        name: spec.name,
+        name,
+        ...(name !== spec.name ? { remoteName: spec.name } : {}),
         namespace: server.name,
         source: "mcp",
         readWrite: spec.readWrite,
