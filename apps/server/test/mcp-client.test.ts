@@ -180,6 +180,16 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     expect((await tools(alice, "stringy")).status).toBe(404);
   });
 
+  it("speaks the older HTTP+SSE transport to a server that refuses Streamable HTTP", async () => {
+    const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "legacy", serverUrl: mcp.legacyUrl });
+    expect(added.server).toMatchObject({ status: "connected", toolCount: 4 });
+    expect((await tools(alice, "legacy.echo", { text: "old" })).body).toMatchObject({
+      tool: "legacy.legacy_echo",
+      result: "legacy says old",
+    });
+    expect((await call<Json>(t, alice.apiKey, "DELETE", `/tools/mcp/${added.server.id}`)).status).toBe(200);
+  });
+
   it("shows an erroring server with status error, and it harms nothing else", async () => {
     const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "broken", serverUrl: mcp.brokenUrl });
     expect(added.server).toMatchObject({ status: "error", toolCount: 0 });
@@ -270,6 +280,12 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     mcp.auth.expireAccessTokens();
     expect((await tools(alice, "secured.echo", { text: "after expiry" })).body.result).toBe("secured says after expiry");
     expect(mcp.auth.refreshes).toBe(before + 1);
+    expect((await server(securedId)).status).toBe("connected");
+
+    // Several calls finding the token expired at once: refresh tokens rotate, and none loses the authorization.
+    mcp.auth.expireAccessTokens();
+    const together = await Promise.all([1, 2, 3].map((n) => tools(alice, "secured.echo", { text: `n${n}` })));
+    expect(together.map((answer) => answer.body.result)).toEqual(["secured says n1", "secured says n2", "secured says n3"]);
     expect((await server(securedId)).status).toBe("connected");
 
     mcp.auth.refreshWorks = false;

@@ -13,6 +13,7 @@ import { getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from "@modelconte
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { Server as LowLevelServer } from "@modelcontextprotocol/sdk/server/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { OAuthClientInformationFull, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -151,6 +152,8 @@ export interface FakeMcpServers {
   securedUrl: string;
   liarUrl: string;
   brokenUrl: string;
+  /** An older server: the HTTP+SSE transport only (POST to it is a 405). */
+  legacyUrl: string;
   auth: AutoApprovingAuthServer;
   close(): Promise<void>;
 }
@@ -202,6 +205,25 @@ export async function startFakeMcpServers(): Promise<FakeMcpServers> {
     requireBearerAuth({ verifier: auth, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(securedUrl)) }),
     serve(() => buildToolServer("secured")),
   );
+  // The older HTTP+SSE transport: a GET opens the stream, whose first event names where to POST.
+  const legacy = new Map<string, SSEServerTransport>();
+  app.get("/legacy/sse", async (_req, res) => {
+    const transport = new SSEServerTransport("/legacy/messages", res);
+    legacy.set(transport.sessionId, transport);
+    res.on("close", () => legacy.delete(transport.sessionId));
+    await buildToolServer("legacy").connect(transport);
+  });
+  app.post("/legacy/sse", (_req, res) => {
+    res.status(405).set("Allow", "GET").end();
+  });
+  app.post("/legacy/messages", async (req, res) => {
+    const transport = legacy.get(String(req.query.sessionId));
+    if (!transport) {
+      res.status(404).end();
+      return;
+    }
+    await transport.handlePostMessage(req, res, req.body);
+  });
   app.all("/broken/mcp", (_req, res) => {
     res.status(500).json({ error: "everything is on fire" });
   });
@@ -212,6 +234,7 @@ export async function startFakeMcpServers(): Promise<FakeMcpServers> {
     securedUrl,
     liarUrl: `${base}/liar/mcp`,
     brokenUrl: `${base}/broken/mcp`,
+    legacyUrl: `${base}/legacy/sse`,
     auth,
     close: () =>
       new Promise<void>((resolve) => {

@@ -59,9 +59,13 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     };
   }
 
+  /** The sealed tokens as this provider last read them, so it only ever drops those (see invalidateCredentials). */
+  private tokensRead: string | null = null;
+
   private async open<T>(column: "oauth_client" | "oauth_tokens" | "oauth_verifier", purpose: string): Promise<T | undefined> {
     const row = await serverById(this.app.db, this.serverId);
     const sealed = row?.[column];
+    if (column === "oauth_tokens") this.tokensRead = sealed ?? null;
     if (!sealed) return undefined;
     try {
       return JSON.parse(this.app.secrets.open(sealed, `${purpose}:${this.serverId}`)) as T;
@@ -123,9 +127,22 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
     if (scope === "discovery") return;
+    if (scope === "tokens") {
+      // Two calls may find the access token expired at once; the refresh token rotates, so the
+      // slower one's refresh fails. The tokens it would drop are then already replaced by the
+      // other's: only the tokens this provider read are dropped, never newer ones.
+      if (this.tokensRead === null) return;
+      await this.app.db
+        .updateTable("mcp_servers")
+        .set({ oauth_tokens: null, updated_at: this.app.clock.now().toISOString() })
+        .where("id", "=", this.serverId)
+        .where("oauth_tokens", "=", this.tokensRead)
+        .execute();
+      return;
+    }
     await this.save({
       ...(scope === "all" || scope === "client" ? { oauth_client: null } : {}),
-      ...(scope === "all" || scope === "tokens" ? { oauth_tokens: null } : {}),
+      ...(scope === "all" ? { oauth_tokens: null } : {}),
       ...(scope === "all" || scope === "verifier" ? { oauth_verifier: null } : {}),
     });
   }
