@@ -114,6 +114,8 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     expect((await add({ name: "Bad Name", serverUrl: mcp.openUrl })).status).toBe(400);
     expect((await add({ name: "ftp", serverUrl: "ftp://example.com/mcp" })).status).toBe(400);
     expect((await add({ name: "x", serverUrl: mcp.openUrl, config: { headers: { a: 1 } } })).status).toBe(400);
+    const open = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${openId}/authorize`, undefined, [409]);
+    expect(open.error).toBe("authorization_not_needed");
     const native = await add({ name: "notes", serverUrl: mcp.openUrl });
     expect(native.status).toBe(409);
     expect(native.body.error).toBe("name_taken");
@@ -282,10 +284,13 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     expect(mcp.auth.refreshes).toBe(before + 1);
     expect((await server(securedId)).status).toBe("connected");
 
-    // Several calls finding the token expired at once: refresh tokens rotate, and none loses the authorization.
+    // Several calls finding the token expired at once: refresh tokens rotate, so they refresh once
+    // between them (the others take the new tokens), and none loses the authorization.
     mcp.auth.expireAccessTokens();
-    const together = await Promise.all([1, 2, 3].map((n) => tools(alice, "secured.echo", { text: `n${n}` })));
-    expect(together.map((answer) => answer.body.result)).toEqual(["secured says n1", "secured says n2", "secured says n3"]);
+    const refreshesBefore = mcp.auth.refreshes;
+    const together = await Promise.all([1, 2, 3, 4, 5].map((n) => tools(alice, "secured.echo", { text: `n${n}` })));
+    expect(together.map((answer) => answer.body.result)).toEqual([1, 2, 3, 4, 5].map((n) => `secured says n${n}`));
+    expect(mcp.auth.refreshes).toBe(refreshesBefore + 1);
     expect((await server(securedId)).status).toBe("connected");
 
     mcp.auth.refreshWorks = false;
@@ -330,8 +335,11 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
   });
 
   it("disconnect drops the authorization and the tools; delete removes the server and its tools at once", async () => {
+    const revokedBefore = mcp.auth.revoked.length;
     const disconnected = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/disconnect`);
     expect(disconnected.server).toMatchObject({ status: "disconnected", authorized: false, toolCount: 0 });
+    // The authorization server was asked to revoke both tokens.
+    expect(mcp.auth.revoked.length).toBe(revokedBefore + 2);
     const row = await rowOf(securedId);
     expect([row.oauth_tokens, row.oauth_client, row.oauth_verifier]).toEqual([null, null, null]);
     expect((await tools(alice, "secured.echo", { text: "x" })).status).toBe(404);

@@ -30,6 +30,8 @@ export class AutoApprovingAuthServer implements OAuthServerProvider {
   private readonly refresh = new Map<string, { clientId: string; resource?: string }>();
   refreshWorks = true;
   refreshes = 0;
+  /** Tokens revoked through the revocation endpoint (RFC 7009). */
+  readonly revoked: string[] = [];
   /** The `resource` of each authorization request (RFC 8707). */
   readonly resources: (string | undefined)[] = [];
 
@@ -86,6 +88,12 @@ export class AutoApprovingAuthServer implements OAuthServerProvider {
     const known = this.access.get(accessToken);
     if (!known || known.expiresAt <= Date.now()) throw new InvalidTokenError("the access token is not valid");
     return { token: accessToken, clientId: known.clientId, scopes: [], expiresAt: Math.floor(known.expiresAt / 1000) };
+  }
+
+  async revokeToken(_client: OAuthClientInformationFull, request: { token: string }): Promise<void> {
+    this.revoked.push(request.token);
+    this.access.delete(request.token);
+    this.refresh.delete(request.token);
   }
 
   /** Every access token issued so far stops working, as if its time ran out. */

@@ -2,7 +2,8 @@ import { type RouteDefinition, routes } from "@tandem/core";
 import type { AppContext } from "../../context";
 import { ApiError, badRequest, forbidden, notFound, unprocessable } from "../../http/errors";
 import type { RouteHandlers } from "../../http/router";
-import { offersTools, ownedServer, ownerServers } from "./mcp/mcp-store";
+import { revokeStoredAuthorization } from "./mcp/mcp-authorize";
+import { cachedTools, offersTools, ownedServer, ownerServers } from "./mcp/mcp-store";
 import { findTool } from "./registry";
 import { ownerGrant } from "./run-grant";
 import { executeTool, inputJsonSchema, parseToolArguments, ToolFailure } from "./to-ai-tools";
@@ -96,7 +97,7 @@ export function toolsHandlers(app: AppContext): RouteHandlers<ToolsRouteId> {
         name: row.name,
         kind: "mcp" as const,
         status: row.status,
-        toolCount: offersTools(row) ? (JSON.parse(row.tools) as unknown[]).length : 0,
+        toolCount: offersTools(row) ? cachedTools(row).length : 0,
         error: row.error,
       })),
     }),
@@ -105,6 +106,7 @@ export function toolsHandlers(app: AppContext): RouteHandlers<ToolsRouteId> {
         throw notFound(`integration ${input.params.id}`);
       });
       await db.deleteFrom("mcp_servers").where("id", "=", row.id).where("owner_id", "=", principal.userId).execute();
+      await revokeStoredAuthorization(app, row);
       return { success: true };
     },
   };

@@ -4,13 +4,14 @@
 // (a public client), PKCE S256 and `resource`. We keep the state: single use, expiring, and bound
 // to the server's row, so to its owner.
 
-import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, discoverOAuthServerInfo, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import type { AppContext } from "../../../context";
 import { ApiError } from "../../../http/errors";
 import { AddressRefused } from "./address-guard";
 import { refreshServer, remoteFetch } from "./mcp-connection";
-import { hashState, type McpServerRow, serverConfig, updateServer } from "./mcp-store";
+import { hashState, type McpServerRow, openSealed, SEALED, serverConfig, updateServer } from "./mcp-store";
 import { StoredOAuthProvider } from "./stored-oauth-provider";
 
 /** What the server's 401 says about where its authorization lives, if it answers one. */
@@ -26,6 +27,9 @@ async function probe(app: AppContext, row: McpServerRow): Promise<{ resourceMeta
     }),
   });
   await response.body?.cancel().catch(() => {});
+  if (response.status < 400) {
+    throw new ApiError(409, "authorization_not_needed", "the tool server answers without authorization; refresh it instead");
+  }
   if (response.status !== 401) return {};
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
   return { resourceMetadataUrl, scope };
@@ -51,6 +55,7 @@ export async function startAuthorization(app: AppContext, row: McpServerRow, cal
       fetchFn: remoteFetch(app),
     });
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     throw authorizationFailed(error);
   }
   if (result !== "REDIRECT" || !provider.authorizationUrl || !provider.issuedState) {
@@ -110,4 +115,41 @@ export async function completeAuthorization(
   await updateServer(app.db, row.id, { oauth_verifier: null }, app.clock.now());
   const fresh = await app.db.selectFrom("mcp_servers").selectAll().where("id", "=", row.id).executeTakeFirstOrThrow();
   return { ok: true, server: await refreshServer(app, fresh) };
+}
+
+/**
+ * Asks the authorization server to revoke the stored tokens (RFC 7009), when it has a revocation
+ * endpoint. Best effort, bounded by the tool-server timeout: the tokens are dropped here whatever
+ * it answers.
+ */
+export async function revokeStoredAuthorization(app: AppContext, row: McpServerRow): Promise<void> {
+  // From the row as it was: the caller has usually dropped them from storage already.
+  const tokens = openSealed<OAuthTokens>(app.secrets, row.oauth_tokens, SEALED.tokens, row.id);
+  const client = openSealed<OAuthClientInformationMixed>(app.secrets, row.oauth_client, SEALED.client, row.id);
+  if (!tokens || !client) return;
+  const fetchFn = remoteFetch(app);
+  const signal = AbortSignal.timeout(app.config.toolServerTimeoutMs);
+  try {
+    const info = await discoverOAuthServerInfo(row.server_url, { fetchFn });
+    // OAuth metadata (RFC 8414) names it; the SDK's type of OpenID metadata does not.
+    const endpoint = (info.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)?.revocation_endpoint;
+    if (!endpoint) return;
+    for (const [token, hint] of [
+      [tokens.refresh_token, "refresh_token"],
+      [tokens.access_token, "access_token"],
+    ] as const) {
+      if (!token) continue;
+      const body = new URLSearchParams({ token, token_type_hint: hint, client_id: client.client_id });
+      if (client.client_secret) body.set("client_secret", client.client_secret);
+      const answer = await fetchFn(endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body,
+        signal,
+      });
+      await answer.body?.cancel().catch(() => {});
+    }
+  } catch (error) {
+    app.logger.info({ err: error, server: row.id }, "the tool server's authorization server did not revoke its tokens");
+  }
 }

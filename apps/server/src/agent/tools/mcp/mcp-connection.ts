@@ -15,6 +15,7 @@ import { AddressRefused } from "./address-guard";
 import { guardedFetch } from "./guarded-fetch";
 import { type McpServerRow, type McpStatus, serverById, serverConfig, updateServer } from "./mcp-store";
 import { vetToolList } from "./remote-schema";
+import { singleFlightRefresh } from "./single-flight-refresh";
 import { StoredOAuthProvider } from "./stored-oauth-provider";
 
 /** The most bytes one answer of a remote server may have before it is refused (results are cut far smaller later). */
@@ -59,7 +60,7 @@ export function remoteFetch(app: AppContext) {
 }
 
 function transportsFor(app: AppContext, row: McpServerRow, provider: StoredOAuthProvider): Array<() => Transport> {
-  const fetch = remoteFetch(app);
+  const fetch = singleFlightRefresh(app, row.id, remoteFetch(app), provider);
   const url = new URL(row.server_url);
   const streamable = () => new StreamableHTTPClientTransport(url, { authProvider: provider, fetch });
   const sse = () => new SSEClientTransport(url, { authProvider: provider, fetch });

@@ -7,7 +7,7 @@ import { HANDLED, type RouteHandlers } from "../../../http/router";
 import { newId } from "../../../ids";
 import { NATIVE_TOOLS } from "../registry";
 import { AddressRefused, vettedAddresses } from "./address-guard";
-import { completeAuthorization, startAuthorization } from "./mcp-authorize";
+import { completeAuthorization, revokeStoredAuthorization, startAuthorization } from "./mcp-authorize";
 import { refreshServer } from "./mcp-connection";
 import { type McpServerConfig, ownedServer, serverView, updateServer } from "./mcp-store";
 
@@ -23,6 +23,8 @@ type McpRouteId =
   | "disconnectMcpServer";
 
 const NATIVE_NAMESPACES = new Set(NATIVE_TOOLS.map((tool) => tool.namespace));
+/** Remote tool servers one user may add. */
+export const MAX_SERVERS_PER_USER = 50;
 
 /** Where the browser comes back: the configured public URL, else the origin the caller used. */
 function callbackUrl(app: AppContext, req: Request): string {
@@ -74,6 +76,14 @@ export function mcpHandlers(app: AppContext): RouteHandlers<McpRouteId> {
     addMcpServer: async ({ input, principal, res }) => {
       const { name, serverUrl, config } = input.body;
       await checkName(app, principal.userId, name);
+      const { count } = await db
+        .selectFrom("mcp_servers")
+        .select((eb) => eb.fn.countAll<number>().as("count"))
+        .where("owner_id", "=", principal.userId)
+        .executeTakeFirstOrThrow();
+      if (Number(count) >= MAX_SERVERS_PER_USER) {
+        throw new ApiError(409, "too_many_servers", `you have ${MAX_SERVERS_PER_USER} tool servers already; remove one first`);
+      }
       await checkAddress(app, serverUrl);
       const now = clock.now().toISOString();
       const id = newId("mcp");
@@ -142,6 +152,7 @@ export function mcpHandlers(app: AppContext): RouteHandlers<McpRouteId> {
     deleteMcpServer: async ({ input, principal }) => {
       const row = await ownedServer(db, principal.userId, input.params.id);
       await db.deleteFrom("mcp_servers").where("id", "=", row.id).where("owner_id", "=", principal.userId).execute();
+      await revokeStoredAuthorization(app, row);
       return { success: true };
     },
 
@@ -183,6 +194,7 @@ export function mcpHandlers(app: AppContext): RouteHandlers<McpRouteId> {
 
     disconnectMcpServer: async ({ input, principal }) => {
       const row = await ownedServer(db, principal.userId, input.params.id);
+      // Dropped here first, so the tools leave at once whatever the authorization server does.
       await updateServer(
         db,
         row.id,
@@ -198,6 +210,7 @@ export function mcpHandlers(app: AppContext): RouteHandlers<McpRouteId> {
         },
         clock.now(),
       );
+      await revokeStoredAuthorization(app, row);
       return view(principal.userId, row.id);
     },
   };

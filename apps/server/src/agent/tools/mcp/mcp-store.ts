@@ -30,6 +30,24 @@ export const SEALED = {
   verifier: "mcp.oauth.verifier",
 } as const;
 
+/** The associated data a sealed value is bound to: its column's purpose and its server. */
+export const sealedFor = (purpose: (typeof SEALED)[keyof typeof SEALED], serverId: string) => `${purpose}:${serverId}`;
+
+/** A sealed column's value, or undefined when absent or unreadable (sealed with another key, or altered). */
+export function openSealed<T>(
+  secrets: { open(sealed: string, purpose: string): string },
+  sealed: string | null | undefined,
+  purpose: (typeof SEALED)[keyof typeof SEALED],
+  serverId: string,
+): T | undefined {
+  if (!sealed) return undefined;
+  try {
+    return JSON.parse(secrets.open(sealed, sealedFor(purpose, serverId))) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 export const hashState = (state: string) => createHash("sha256").update(state, "utf8").digest("base64url");
 
 export function cachedTools(row: Pick<McpServerRow, "tools">): RemoteToolSpec[] {

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { AppContext } from "../../../context";
-import { hashState, SEALED, serverById, updateServer } from "./mcp-store";
+import { hashState, openSealed, SEALED, sealedFor, serverById, updateServer } from "./mcp-store";
 
 /** How long an authorization the user started may take to come back. */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -21,6 +21,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   issuedState: string | undefined;
   /** Set when the SDK wanted a new authorization in background mode. */
   needsAuthorization = false;
+  /** Called once new tokens are stored (a refresh's turn ends then: see single-flight-refresh.ts). */
+  onTokensSaved?: () => void;
   /**
    * Only an authorization the user started registers a client: in the background, a server
    * without a registration needs the user, and must not be sent a registration per tool call.
@@ -61,22 +63,25 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   /** The sealed tokens as this provider last read them, so it only ever drops those (see invalidateCredentials). */
   private tokensRead: string | null = null;
+  /** The sealed tokens as this provider first read them: what its call started with (see single-flight-refresh.ts). */
+  firstTokensSeen: string | null | undefined;
 
-  private async open<T>(column: "oauth_client" | "oauth_tokens" | "oauth_verifier", purpose: string): Promise<T | undefined> {
+  private async open<T>(
+    column: "oauth_client" | "oauth_tokens" | "oauth_verifier",
+    purpose: (typeof SEALED)[keyof typeof SEALED],
+  ): Promise<T | undefined> {
     const row = await serverById(this.app.db, this.serverId);
     const sealed = row?.[column];
-    if (column === "oauth_tokens") this.tokensRead = sealed ?? null;
-    if (!sealed) return undefined;
-    try {
-      return JSON.parse(this.app.secrets.open(sealed, `${purpose}:${this.serverId}`)) as T;
-    } catch {
-      // Sealed with another key (TANDEM_SECRET_KEY changed) or altered: as good as absent.
-      return undefined;
+    if (column === "oauth_tokens") {
+      this.tokensRead = sealed ?? null;
+      if (this.firstTokensSeen === undefined) this.firstTokensSeen = this.tokensRead;
     }
+    // Sealed with another key (TANDEM_SECRET_KEY changed) or altered: as good as absent.
+    return openSealed<T>(this.app.secrets, sealed, purpose, this.serverId);
   }
 
-  private seal(value: unknown, purpose: string): string {
-    return this.app.secrets.seal(JSON.stringify(value), `${purpose}:${this.serverId}`);
+  private seal(value: unknown, purpose: (typeof SEALED)[keyof typeof SEALED]): string {
+    return this.app.secrets.seal(JSON.stringify(value), sealedFor(purpose, this.serverId));
   }
 
   private save(change: Parameters<typeof updateServer>[2]) {
@@ -108,6 +113,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     await this.save({ oauth_tokens: this.seal(tokens, SEALED.tokens) });
+    this.onTokensSaved?.();
   }
 
   redirectToAuthorization(url: URL): void {
