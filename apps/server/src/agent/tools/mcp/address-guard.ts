@@ -10,6 +10,13 @@ import { BlockList, isIP } from "node:net";
 /** Thrown when a URL's host is, or resolves to, an address tool servers may not use. */
 export class AddressRefused extends Error {
   override readonly name = "AddressRefused";
+  constructor(
+    message: string,
+    /** `private`: a refused address (an operator may allow those); `unresolvable`: no address at all. */
+    readonly reason: "private" | "unresolvable" = "private",
+  ) {
+    super(message);
+  }
 }
 
 const refused = new BlockList();
@@ -99,9 +106,9 @@ export async function vettedAddresses(
   try {
     addresses = await resolveAll(bare);
   } catch {
-    throw new AddressRefused(`${hostname} does not resolve`);
+    throw new AddressRefused(`${hostname} does not resolve`, "unresolvable");
   }
-  if (addresses.length === 0) throw new AddressRefused(`${hostname} does not resolve`);
+  if (addresses.length === 0) throw new AddressRefused(`${hostname} does not resolve`, "unresolvable");
   const bad = addresses.find((entry) => !isPublic(entry.address));
   if (bad) throw new AddressRefused(`${hostname} resolves to ${bad.address}, a loopback, private, link-local or reserved address`);
   return addresses;

@@ -10,13 +10,14 @@ import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import type { AppContext } from "../../../context";
 import { ApiError } from "../../../http/errors";
 import { AddressRefused } from "./address-guard";
+import type { FetchLike } from "./guarded-fetch";
 import { refreshServer, remoteFetch } from "./mcp-connection";
 import { hashState, type McpServerRow, openSealed, SEALED, serverConfig, updateServer } from "./mcp-store";
 import { StoredOAuthProvider } from "./stored-oauth-provider";
 
 /** What the server's 401 says about where its authorization lives, if it answers one. */
-async function probe(app: AppContext, row: McpServerRow): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
-  const response = await remoteFetch(app)(row.server_url, {
+async function probe(row: McpServerRow, fetchFn: FetchLike): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  const response = await fetchFn(row.server_url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
     body: JSON.stringify({
@@ -46,13 +47,15 @@ export async function startAuthorization(app: AppContext, row: McpServerRow, cal
   const { scope } = serverConfig(row);
   const provider = new StoredOAuthProvider(app, row.id, callbackUrl, "interactive", scope);
   let result: Awaited<ReturnType<typeof auth>>;
+  // Discovery and registration are several requests: together they get the time of one call.
+  const fetchFn = remoteFetch(app, AbortSignal.timeout(app.config.toolServerTimeoutMs));
   try {
-    const found = await probe(app, row);
+    const found = await probe(row, fetchFn);
     result = await auth(provider, {
       serverUrl: row.server_url,
       resourceMetadataUrl: found.resourceMetadataUrl,
       scope: scope ?? found.scope,
-      fetchFn: remoteFetch(app),
+      fetchFn,
     });
   } catch (error) {
     if (error instanceof ApiError) throw error;
@@ -106,7 +109,8 @@ export async function completeAuthorization(
   const { scope } = serverConfig(row);
   const provider = new StoredOAuthProvider(app, row.id, callbackUrl, "interactive", scope);
   try {
-    await auth(provider, { serverUrl: row.server_url, authorizationCode: query.code, scope, fetchFn: remoteFetch(app) });
+    const fetchFn = remoteFetch(app, AbortSignal.timeout(app.config.toolServerTimeoutMs));
+    await auth(provider, { serverUrl: row.server_url, authorizationCode: query.code, scope, fetchFn });
   } catch (error) {
     await updateServer(app.db, row.id, { oauth_verifier: null }, app.clock.now());
     const message = error instanceof Error ? error.message : String(error);
@@ -127,8 +131,8 @@ export async function revokeStoredAuthorization(app: AppContext, row: McpServerR
   const tokens = openSealed<OAuthTokens>(app.secrets, row.oauth_tokens, SEALED.tokens, row.id);
   const client = openSealed<OAuthClientInformationMixed>(app.secrets, row.oauth_client, SEALED.client, row.id);
   if (!tokens || !client) return;
-  const fetchFn = remoteFetch(app);
   const signal = AbortSignal.timeout(app.config.toolServerTimeoutMs);
+  const fetchFn = remoteFetch(app, signal);
   try {
     const info = await discoverOAuthServerInfo(row.server_url, { fetchFn });
     // OAuth metadata (RFC 8414) names it; the SDK's type of OpenID metadata does not.

@@ -12,7 +12,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { AppContext } from "../../../context";
 import { AddressRefused } from "./address-guard";
-import { guardedFetch } from "./guarded-fetch";
+import { type FetchLike, guardedFetch } from "./guarded-fetch";
 import { type McpServerRow, type McpStatus, serverById, serverConfig, updateServer } from "./mcp-store";
 import { vetToolList } from "./remote-schema";
 import { singleFlightRefresh } from "./single-flight-refresh";
@@ -50,13 +50,19 @@ const LooseCall = z
 
 const short = (text: string) => (text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text);
 
-/** The fetch for everything sent to remote tool servers and their authorization servers. */
-export function remoteFetch(app: AppContext) {
-  return guardedFetch({
+/**
+ * The fetch for everything sent to remote tool servers and their authorization servers. With a
+ * `deadline`, every request it makes ends with it: for flows of several requests (OAuth discovery,
+ * registration, the token exchange) that take no signal of their own.
+ */
+export function remoteFetch(app: AppContext, deadline?: AbortSignal): FetchLike {
+  const fetch = guardedFetch({
     allowPrivate: app.config.allowPrivateToolServers,
     maxResponseBytes: MAX_REMOTE_RESPONSE_BYTES,
     headersTimeoutMs: app.config.toolServerTimeoutMs,
   });
+  if (!deadline) return fetch;
+  return (url, init = {}) => fetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, deadline]) : deadline });
 }
 
 function transportsFor(app: AppContext, row: McpServerRow, provider: StoredOAuthProvider): Array<() => Transport> {

@@ -46,6 +46,7 @@ async function checkAddress(app: AppContext, serverUrl: string): Promise<void> {
     await vettedAddresses(new URL(serverUrl).hostname);
   } catch (error) {
     if (error instanceof AddressRefused) {
+      if (error.reason === "unresolvable") throw badRequest("address_refused", error.message);
       throw badRequest("address_refused", `${error.message}; an operator may allow this with TANDEM_ALLOW_PRIVATE_TOOL_SERVERS=1`);
     }
     throw error;
