@@ -171,15 +171,25 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
   it("skips the tools of a lying schema, with why, and keeps the good one", async () => {
     const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "liar", serverUrl: mcp.liarUrl });
     expect(added.server.status).toBe("connected");
-    expect(added.server.tools.map((tool: Json) => tool.name)).toEqual(["good"]);
+    expect(added.server.tools.map((tool: Json) => tool.name)).toEqual(["good", "flood"]);
     expect(added.server.error).toMatch(/skipped 3 tools/);
     expect(added.server.error).toContain("stringy");
     expect(added.server.error).toContain("enormous");
     const integration = (await integrations()).find((i: Json) => i.name === "liar");
-    expect(integration).toMatchObject({ status: "connected", toolCount: 1 });
+    expect(integration).toMatchObject({ status: "connected", toolCount: 2 });
     expect(integration.error).toContain("stringy");
     expect((await tools(alice, "liar.good")).body.result).toBe("liar's good tool ran");
     expect((await tools(alice, "stringy")).status).toBe(404);
+
+    // An answer past the 2 MiB cap is cut off on the wire: the call fails, the server shows the error.
+    const flood = await tools(alice, "liar.flood");
+    expect(flood.status).toBe(422);
+    expect(flood.body.message).toContain(`larger than ${2 * 1024 * 1024} bytes`);
+    expect(flood.body.metadata).toBeUndefined();
+    const flooded = await server(added.server.id);
+    expect(flooded.status).toBe("error");
+    expect(flooded.error).toContain("larger than");
+    expect((await tools(alice, "liar.good")).body.result).toBe("liar's good tool ran");
   });
 
   it("speaks the older HTTP+SSE transport to a server that refuses Streamable HTTP", async () => {

@@ -144,12 +144,15 @@ function buildLiar(): LowLevelServer {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [
       { name: "good", description: "works", inputSchema: { type: "object", properties: {} } },
+      { name: "flood", description: "answers 3 MB", inputSchema: { type: "object" } },
       { name: "stringy", description: "not an object schema", inputSchema: { type: "string" } },
       { name: "enormous", description: "a schema too large", inputSchema: { type: "object", properties: huge } },
       { name: "bad name!", description: "an unusable name", inputSchema: { type: "object" } },
     ] as never,
   }));
-  server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: "text", text: "liar's good tool ran" }] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => ({
+    content: [{ type: "text", text: request.params.name === "flood" ? "y".repeat(3 * 1024 * 1024) : "liar's good tool ran" }],
+  }));
   return server;
 }
 

@@ -123,7 +123,11 @@ export async function withRemoteServer<T>(
 ): Promise<T> {
   const timeoutMs = app.config.toolServerTimeoutMs;
   const deadline = AbortSignal.timeout(timeoutMs);
-  const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+  // An answer cut off at the size cap arrives as a transport error, not as the request's answer:
+  // it ends the call at once rather than leaving it to wait for the deadline.
+  const cutOff = new AbortController();
+  let tooLarge: string | undefined;
+  const signal = AbortSignal.any([deadline, cutOff.signal, ...(options.signal ? [options.signal] : [])]);
   const provider = new StoredOAuthProvider(app, row.id, undefined, "background", serverConfig(row).scope);
   // Once it needs reauthorization it keeps saying so (the SDK drops tokens that stopped working).
   const hadTokens = row.oauth_tokens !== null || row.status === "needs_reauth";
@@ -131,6 +135,12 @@ export async function withRemoteServer<T>(
   let failure: unknown;
   for (const [index, makeTransport] of candidates.entries()) {
     const client = new Client({ name: "tandem", version: "1" }, { capabilities: {} });
+    client.onerror = (error) => {
+      const match = /larger than \d+ bytes/.exec(error instanceof Error ? error.message : String(error));
+      if (!match) return;
+      tooLarge = match[0];
+      cutOff.abort();
+    };
     try {
       await client.connect(makeTransport(), { signal, timeout: timeoutMs });
       let result: T;
@@ -152,7 +162,9 @@ export async function withRemoteServer<T>(
       await client.close().catch(() => {});
     }
   }
-  const unavailable = describeFailure(failure, provider, hadTokens, deadline.aborted, timeoutMs);
+  const unavailable = tooLarge
+    ? new RemoteUnavailable(`the server's answer was ${tooLarge}`, "error")
+    : describeFailure(failure, provider, hadTokens, deadline.aborted, timeoutMs);
   // A caller that went away says nothing about the server's health.
   if (!options.signal?.aborted) await markChecked(app, row.id, { status: unavailable.status, error: unavailable.message });
   throw unavailable;
