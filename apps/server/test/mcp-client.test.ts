@@ -99,6 +99,14 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     });
     const namespaces = await ok<Json>(t, alice.apiKey, "GET", "/tools/namespaces");
     expect(namespaces.namespaces).toContainEqual({ namespace: "openbox", sources: ["mcp"], toolCount: 4, enabled: true });
+
+    // Switching its namespace off takes its tools away everywhere, like any namespace.
+    await ok<Json>(t, alice.apiKey, "PUT", "/tools/namespaces", { disable: ["openbox"] });
+    expect((await tools(alice, "echo", { text: "x" })).status).toBe(404);
+    const grant = ownerGrant(alice.userId, new Set(ALL_SCOPES), null);
+    expect((await runToolset(t.server.context.db, grant)).some((tool) => tool.namespace === "openbox")).toBe(false);
+    await ok<Json>(t, alice.apiKey, "PUT", "/tools/namespaces", { enable: ["openbox"] });
+    expect((await tools(alice, "echo", { text: "on" })).body.result).toBe("open says on");
   });
 
   it("needs os.tools scopes: a key without them neither sees nor calls remote tools, nor manages servers", async () => {
