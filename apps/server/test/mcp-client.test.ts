@@ -188,6 +188,7 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     expect(integration.error).toContain("stringy");
     expect((await tools(alice, "liar.good")).body.result).toBe("liar's good tool ran");
     expect((await tools(alice, "stringy")).status).toBe(404);
+    expect((await server(added.server.id)).error).toContain("stringy");
 
     // An answer past the 2 MiB cap is cut off on the wire: the call fails, the server shows the error.
     const flood = await tools(alice, "liar.flood");

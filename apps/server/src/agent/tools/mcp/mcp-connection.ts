@@ -132,6 +132,8 @@ export async function withRemoteServer<T>(
   // Once it needs reauthorization it keeps saying so (the SDK drops tokens that stopped working).
   const hadTokens = row.oauth_tokens !== null || row.status === "needs_reauth";
   const candidates = transportsFor(app, row, provider);
+  // A call that works clears a failure, but not the note on tools skipped at the last listing.
+  const healthy = { status: "connected" as const, ...(row.status === "connected" ? {} : { error: null }) };
   let failure: unknown;
   for (const [index, makeTransport] of candidates.entries()) {
     const client = new Client({ name: "tandem", version: "1" }, { capabilities: {} });
@@ -148,11 +150,11 @@ export async function withRemoteServer<T>(
         result = await work(client, { signal, timeout: timeoutMs });
       } catch (error) {
         if (error instanceof RemoteToolError) {
-          await markChecked(app, row.id, { status: "connected", error: null });
+          await markChecked(app, row.id, healthy);
         }
         throw error;
       }
-      await markChecked(app, row.id, { status: "connected", error: null, ...options.onSuccess?.(result) });
+      await markChecked(app, row.id, { ...healthy, ...options.onSuccess?.(result) });
       return result;
     } catch (error) {
       if (error instanceof RemoteToolError) throw error;
