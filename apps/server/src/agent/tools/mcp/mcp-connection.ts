@@ -92,6 +92,7 @@ function describeFailure(
   hadTokens: boolean,
   timedOut: boolean,
   timeoutMs: number,
+  serverId: string,
 ): RemoteUnavailable {
   if (error instanceof RemoteUnavailable) return error;
   const authorization =
@@ -100,8 +101,11 @@ function describeFailure(
     (error instanceof Error && /dynamic registration|authorization is required/i.test(error.message));
   if (authorization) {
     return hadTokens
-      ? new RemoteUnavailable("the stored authorization no longer works: authorize again (POST .../authorize)", "needs_reauth")
-      : new RemoteUnavailable("the server needs authorization: POST /tools/mcp/{id}/authorize", "disconnected");
+      ? new RemoteUnavailable(
+          `the stored authorization no longer works: authorize again (POST /tools/mcp/${serverId}/authorize)`,
+          "needs_reauth",
+        )
+      : new RemoteUnavailable(`the server needs authorization: POST /tools/mcp/${serverId}/authorize`, "disconnected");
   }
   if (timedOut || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
     return new RemoteUnavailable(`the server did not answer within ${timeoutMs} ms`, "error");
@@ -166,7 +170,7 @@ export async function withRemoteServer<T>(
   }
   const unavailable = tooLarge
     ? new RemoteUnavailable(`the server's answer was ${tooLarge}`, "error")
-    : describeFailure(failure, provider, hadTokens, deadline.aborted, timeoutMs);
+    : describeFailure(failure, provider, hadTokens, deadline.aborted, timeoutMs, row.id);
   // A caller that went away says nothing about the server's health.
   if (!options.signal?.aborted) await markChecked(app, row.id, { status: unavailable.status, error: unavailable.message });
   throw unavailable;
