@@ -293,6 +293,11 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     const denied = await t.fetch(`/api/v1/tools/mcp/oauth/callback?error=access_denied&state=${again.state}`);
     expect(denied.status).toBe(400);
     expect(await denied.text()).toContain("access_denied");
+    // A state older than 10 minutes is refused, even unused.
+    const late = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    t.server.context.clock.advance(11 * 60_000);
+    const lateCallback = (await fetch(late.authorizeUrl, { redirect: "manual" })).headers.get("location") as string;
+    expect((await fetch(lateCallback)).status).toBe(400);
     expect((await server(securedId)).status).toBe("connected");
   });
 
