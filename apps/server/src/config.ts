@@ -110,6 +110,17 @@ export const ServerConfigSchema = z.object({
    * sharing one PostgreSQL database must all set the same value.
    */
   secretKey: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
+  /**
+   * Lets remote tool servers (and their authorization servers) live at loopback, private,
+   * link-local or metadata addresses. Off by default: the server fetches URLs users type, and must
+   * not become a way into the operator's network. Turn on for single-machine setups and tests.
+   */
+  allowPrivateToolServers: z
+    .union([z.boolean(), z.enum(["1", "0", "true", "false"])])
+    .transform((value) => value === true || value === "1" || value === "true")
+    .default(false),
+  /** The longest one call to a remote tool server may take (connect included), in ms. */
+  toolServerTimeoutMs: z.coerce.number().int().min(100).max(600_000).default(30_000),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -155,6 +166,8 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   shareFailuresPerMinute: ["TANDEM_SHARE_FAILURES_PER_MINUTE"],
   guestLocalWaitMs: ["TANDEM_GUEST_LOCAL_WAIT_MS"],
   secretKey: ["TANDEM_SECRET_KEY"],
+  allowPrivateToolServers: ["TANDEM_ALLOW_PRIVATE_TOOL_SERVERS"],
+  toolServerTimeoutMs: ["TANDEM_TOOL_SERVER_TIMEOUT_MS"],
 };
 
 export class ConfigError extends Error {

@@ -693,6 +693,29 @@ export interface OAuthSecretsTable {
   created_at: string;
 }
 
+/** A remote tool server a user added (migration 0023). OAuth values are sealed (SecretBox), never clear. */
+export interface McpServersTable {
+  id: string;
+  owner_id: number;
+  /** The namespace its tools appear under; unique per owner. */
+  name: string;
+  server_url: string;
+  /** JSON: `{transport, scope?}`. */
+  config: string;
+  status: "connected" | "needs_reauth" | "disconnected" | "error";
+  error: string | null;
+  /** JSON: the cached, vetted tool list. */
+  tools: string;
+  oauth_client: string | null;
+  oauth_tokens: string | null;
+  oauth_verifier: string | null;
+  oauth_state_hash: string | null;
+  oauth_state_expires_at: string | null;
+  last_checked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -745,6 +768,7 @@ export interface Schema {
   web_sessions: WebSessionsTable;
   oauth_models: OAuthModelsTable;
   oauth_secrets: OAuthSecretsTable;
+  mcp_servers: McpServersTable;
 }
 
 /** A share link: the owner's agent (or one note) for guests, with the capabilities it gives. */

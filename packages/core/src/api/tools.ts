@@ -57,7 +57,50 @@ export const ToolIntegration = z.object({
   kind: z.enum(["oauth", "mcp"]),
   status: z.enum(["connected", "needs_reauth", "disconnected", "error"]),
   toolCount: z.number().int(),
+  error: z.string().nullable().optional().describe("what went wrong last, and tools skipped (with why)"),
 });
+
+export const McpServerStatus = z.enum(["connected", "needs_reauth", "disconnected", "error"]);
+
+const McpServerName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, { error: "must be lower-case letters, digits, _ or -, starting with a letter or digit" })
+  .describe("the namespace its tools appear under");
+
+const McpServerUrl = z
+  .string()
+  .max(2000)
+  .url()
+  .regex(/^https?:\/\//i, { error: "must be an http:// or https:// URL" })
+  .describe("the server's MCP endpoint (Streamable HTTP; older SSE servers are tried too)");
+
+const McpServerConfig = z
+  .object({
+    transport: z.enum(["auto", "streamable-http", "sse"]).default("auto").describe("auto: Streamable HTTP, then SSE for older servers"),
+    scope: z.string().max(1000).optional().describe("OAuth scopes to ask for (default: what the server advertises)"),
+  })
+  .strict();
+
+/** A remote tool server as the API shows it: never a token. */
+export const McpServer = z.object({
+  id: z.string(),
+  name: z.string(),
+  serverUrl: z.string(),
+  config: z.object({ transport: z.string(), scope: z.string().optional() }),
+  status: McpServerStatus,
+  error: z.string().nullable(),
+  authorized: z.boolean().describe("an authorization is stored (its tokens are never shown)"),
+  toolCount: z.number().int(),
+  tools: z.array(z.object({ name: z.string(), description: z.string(), readWrite: z.enum(["read", "write"]) })),
+  lastCheckedAt: Timestamp.nullable(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const McpServerAnswer = success({ server: McpServer });
+const McpServerId = z.object({ id: z.string().min(1).max(200) });
 
 export const toolRoutes = {
   listTools: defineRoute({
@@ -133,7 +176,112 @@ export const toolRoutes = {
     category: "tools",
     summary: "Remove an integration; its tools stop resolving at once",
     auth: "user",
+    scope: "os.tools:write",
     params: z.object({ id: z.string().min(1).max(200) }),
     response: success({}),
+  }),
+  listMcpServers: defineRoute({
+    method: "GET",
+    path: "/tools/mcp",
+    category: "tools",
+    summary: "The caller's remote tool servers (MCP), their status and tools",
+    auth: "user",
+    scope: "os.tools:read",
+    response: success({ servers: z.array(McpServer) }),
+  }),
+  addMcpServer: defineRoute({
+    method: "POST",
+    path: "/tools/mcp",
+    category: "tools",
+    summary: "Add a remote tool server; it is contacted at once (its tools are listed, or it says it needs authorization)",
+    auth: "user",
+    scope: "os.tools:write",
+    bodyLimit: 16 * 1024,
+    body: z.object({ name: McpServerName, serverUrl: McpServerUrl, config: McpServerConfig.default({ transport: "auto" }) }),
+    response: McpServerAnswer,
+    successStatuses: [201],
+  }),
+  getMcpServer: defineRoute({
+    method: "GET",
+    path: "/tools/mcp/:id",
+    category: "tools",
+    summary: "One remote tool server",
+    auth: "user",
+    scope: "os.tools:read",
+    params: McpServerId,
+    response: McpServerAnswer,
+  }),
+  updateMcpServer: defineRoute({
+    method: "PATCH",
+    path: "/tools/mcp/:id",
+    category: "tools",
+    summary: "Rename a remote tool server or change its URL or config (a new URL drops its authorization)",
+    auth: "user",
+    scope: "os.tools:write",
+    bodyLimit: 16 * 1024,
+    params: McpServerId,
+    body: z
+      .object({ name: McpServerName.optional(), serverUrl: McpServerUrl.optional(), config: McpServerConfig.optional() })
+      .refine((body) => Object.values(body).some((value) => value !== undefined), { error: "give name, serverUrl or config" }),
+    response: McpServerAnswer,
+  }),
+  deleteMcpServer: defineRoute({
+    method: "DELETE",
+    path: "/tools/mcp/:id",
+    category: "tools",
+    summary: "Remove a remote tool server and its authorization; its tools stop resolving at once",
+    auth: "user",
+    scope: "os.tools:write",
+    params: McpServerId,
+    response: success({}),
+  }),
+  authorizeMcpServer: defineRoute({
+    method: "POST",
+    path: "/tools/mcp/:id/authorize",
+    category: "tools",
+    summary: "Start OAuth with the server's authorization server: the URL for the user to open, and its single-use state",
+    auth: "user",
+    scope: "os.tools:write",
+    params: McpServerId,
+    response: success({
+      authorizeUrl: z.string().describe("open in a browser; the authorization server sends it back to the callback"),
+      state: z.string().describe("single use, expires in 10 minutes"),
+      expiresAt: Timestamp,
+    }),
+  }),
+  mcpOAuthCallback: defineRoute({
+    method: "GET",
+    path: "/tools/mcp/oauth/callback",
+    category: "tools",
+    summary: "Where the authorization server sends the browser back (no credential: the state names the user and server)",
+    auth: "public",
+    query: z.object({
+      code: z.string().max(2000).optional(),
+      state: z.string().max(200).optional(),
+      error: z.string().max(200).optional(),
+      error_description: z.string().max(1000).optional(),
+      iss: z.string().max(2000).optional(),
+    }),
+    response: z.string().describe("text/html"),
+  }),
+  refreshMcpServer: defineRoute({
+    method: "POST",
+    path: "/tools/mcp/:id/refresh",
+    category: "tools",
+    summary: "Check the server's health and read its tool list again",
+    auth: "user",
+    scope: "os.tools:write",
+    params: McpServerId,
+    response: McpServerAnswer,
+  }),
+  disconnectMcpServer: defineRoute({
+    method: "POST",
+    path: "/tools/mcp/:id/disconnect",
+    category: "tools",
+    summary: "Drop the stored authorization; the server stays configured, its tools leave until it connects again",
+    auth: "user",
+    scope: "os.tools:write",
+    params: McpServerId,
+    response: McpServerAnswer,
   }),
 } as const;

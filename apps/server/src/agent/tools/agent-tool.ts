@@ -30,6 +30,16 @@ export interface AgentTool<I = unknown, O = unknown> {
   readonly description: string;
   /** Validates the model's (or a client's) arguments; its JSON Schema is what models are shown. */
   readonly input: z.ZodType<I>;
+  /**
+   * The JSON Schema models are shown, when it is not `input`'s: a remote tool's own (vetted)
+   * schema, which its server checks; `input` then only makes sure the arguments are an object.
+   */
+  readonly parameters?: Readonly<Record<string, unknown>>;
+  /**
+   * A remote tool's name on its server, when the registry had to give it another (`name` was
+   * taken): `namespace.remoteName` still calls it.
+   */
+  readonly remoteName?: string;
   /** The scope a grant must hold for this tool to exist in a run. */
   readonly needs: Scope;
   /** Scopes it needs besides, for tools that reach into another area (memory is made of notes). */

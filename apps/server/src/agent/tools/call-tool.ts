@@ -9,7 +9,7 @@ import type { AnyAgentTool } from "./agent-tool";
 import { findTool } from "./registry";
 import { ownerGrant, type RunGrant } from "./run-grant";
 import { executeTool, parseToolArguments, ToolFailure } from "./to-ai-tools";
-import { disabledNamespaces, runToolset } from "./tool-namespaces";
+import { disabledNamespaces, runToolset, userTools } from "./tool-namespaces";
 import { recordToolCall } from "./tool-usage";
 
 /** The grant of a caller acting as itself with its key: the key's scopes, the whole workspace. */
@@ -28,7 +28,7 @@ export function callableTools(app: AppContext, principal: UserPrincipal): Promis
  * naming the scopes missing.
  */
 export async function resolveCallableTool(app: AppContext, principal: UserPrincipal, name: string): Promise<AnyAgentTool> {
-  const tool = findTool(name);
+  const tool = findTool(name, await userTools(app.db, principal.userId));
   if (!tool) throw new ApiError(404, "unknown_tool", `no tool is named "${name}"; GET /tools lists them`);
   if ((await disabledNamespaces(app.db, principal.userId)).has(tool.namespace)) {
     throw new ApiError(404, "unknown_tool", `the tool "${name}" is in the namespace ${tool.namespace}, which is disabled`);

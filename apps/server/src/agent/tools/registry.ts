@@ -38,7 +38,15 @@ export function toolsetFor(
   );
 }
 
-/** A tool by its bare name (`search_notes`) or qualified by its namespace (`notes.search_notes`). */
+/**
+ * A tool by its bare name (`search_notes`) or qualified by its namespace (`notes.search_notes`;
+ * for a renamed remote tool, also `namespace.<its name on the server>`).
+ */
 export function findTool(name: string, tools: readonly AnyAgentTool[] = NATIVE_TOOLS): AnyAgentTool | undefined {
-  return tools.find((tool) => tool.name === name || `${tool.namespace}.${tool.name}` === name);
+  return tools.find(
+    (tool) =>
+      tool.name === name ||
+      `${tool.namespace}.${tool.name}` === name ||
+      (tool.remoteName !== undefined && `${tool.namespace}.${tool.remoteName}` === name),
+  );
 }

@@ -25,6 +25,7 @@ const MAX_ARGUMENT_PROBLEMS_CHARS = 500;
 
 /** The JSON Schema of a tool's arguments as models (and `GET /tools`) are shown it. */
 export function inputJsonSchema(agentTool: AnyAgentTool): JSONSchema7 {
+  if (agentTool.parameters) return agentTool.parameters as JSONSchema7;
   return zodSchema(agentTool.input).jsonSchema as JSONSchema7;
 }
 
@@ -54,6 +55,8 @@ export async function executeTool(agentTool: AnyAgentTool, args: unknown, contex
   try {
     return capResult(await agentTool.execute(parsed.data, context));
   } catch (error) {
+    // A failure the tool put into words (a remote tool's own error) is said as it is.
+    if (error instanceof ToolFailure) throw error;
     if (error instanceof ApiError && error.status < 500) throw new ToolFailure(error.message);
     if (!context.signal.aborted) context.app.logger.error({ err: error, tool: agentTool.name }, "agent tool failed");
     throw new ToolFailure(context.signal.aborted ? "the run was cancelled" : UNEXPECTED_FAILURE);

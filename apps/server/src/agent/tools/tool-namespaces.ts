@@ -6,6 +6,7 @@ import type { Kysely } from "kysely";
 import type { Schema } from "../../db/schema";
 import { badRequest } from "../../http/errors";
 import type { AnyAgentTool, ToolSource } from "./agent-tool";
+import { remoteToolsFor } from "./mcp/remote-tools";
 import { NATIVE_TOOLS, toolsetFor } from "./registry";
 import type { RunGrant } from "./run-grant";
 
@@ -26,15 +27,25 @@ export async function disabledNamespaces(db: Kysely<Schema>, userId: number): Pr
   return new Set(rows.map((row) => row.namespace));
 }
 
+const NATIVE_NAMES: ReadonlySet<string> = new Set(NATIVE_TOOLS.map((tool) => tool.name));
+
+/** Every tool of the user's registry: ours, then their remote tool servers' (namespace = server name). */
+export async function userTools(db: Kysely<Schema>, userId: number): Promise<AnyAgentTool[]> {
+  return [...NATIVE_TOOLS, ...(await remoteToolsFor(db, userId, NATIVE_NAMES))];
+}
+
 /** The tools a run under `grant` has: its scopes' tools, less the owner's disabled namespaces. */
 export async function runToolset(db: Kysely<Schema>, grant: RunGrant): Promise<AnyAgentTool[]> {
-  return toolsetFor(grant, NATIVE_TOOLS, await disabledNamespaces(db, grant.ownerId));
+  // Remote tools need an os.tools scope: a grant without one need not look them up.
+  const remote = grant.scopes.has("os.tools:read") || grant.scopes.has("os.tools:write");
+  const tools = remote ? await userTools(db, grant.ownerId) : NATIVE_TOOLS;
+  return toolsetFor(grant, tools, await disabledNamespaces(db, grant.ownerId));
 }
 
 export async function namespacesView(db: Kysely<Schema>, userId: number): Promise<NamespacesView> {
   const disabled = await disabledNamespaces(db, userId);
   const byName = new Map<string, NamespaceState>();
-  for (const tool of NATIVE_TOOLS) {
+  for (const tool of await userTools(db, userId)) {
     const state = byName.get(tool.namespace) ?? {
       namespace: tool.namespace,
       sources: [],
@@ -57,7 +68,7 @@ export async function updateNamespaces(
   change: { enable?: readonly string[]; disable?: readonly string[] },
   now: Date,
 ): Promise<NamespacesView> {
-  const known = new Set(NATIVE_TOOLS.map((tool) => tool.namespace));
+  const known = new Set((await userTools(db, userId)).map((tool) => tool.namespace));
   const enable = [...new Set(change.enable ?? [])];
   const disable = [...new Set(change.disable ?? [])];
   const unknown = [...enable, ...disable].filter((name) => !known.has(name));

@@ -6,6 +6,8 @@ import { callableTools, resolveCallableTool, runToolCall } from "./call-tool";
 import { inputJsonSchema } from "./to-ai-tools";
 import { namespacesView, updateNamespaces } from "./tool-namespaces";
 import { pruneToolCalls, toolUsage } from "./tool-usage";
+import { revokeStoredAuthorization } from "./mcp/mcp-authorize";
+import { cachedTools, offersTools, ownedServer, ownerServers } from "./mcp/mcp-store";
 
 type ToolsRouteId = "listTools" | "callTool" | "getToolNamespaces" | "setToolNamespaces" | "listToolIntegrations" | "deleteToolIntegration";
 
@@ -52,10 +54,25 @@ export function toolsHandlers(app: AppContext): RouteHandlers<ToolsRouteId> {
       ...(await updateNamespaces(db, principal.userId, input.body, clock.now())),
     }),
 
-    // No OAuth integration or remote tool server exists yet: the list is empty and no id names one.
-    listToolIntegrations: async () => ({ success: true, integrations: [] }),
-    deleteToolIntegration: async ({ input }) => {
-      throw notFound(`integration ${input.params.id}`);
+    // No OAuth integration exists yet: the list is the caller's remote tool servers.
+    listToolIntegrations: async ({ principal }) => ({
+      success: true,
+      integrations: (await ownerServers(db, principal.userId)).map((row) => ({
+        id: row.id,
+        name: row.name,
+        kind: "mcp" as const,
+        status: row.status,
+        toolCount: offersTools(row) ? cachedTools(row).length : 0,
+        error: row.error,
+      })),
+    }),
+    deleteToolIntegration: async ({ input, principal }) => {
+      const row = await ownedServer(db, principal.userId, input.params.id).catch(() => {
+        throw notFound(`integration ${input.params.id}`);
+      });
+      await db.deleteFrom("mcp_servers").where("id", "=", row.id).where("owner_id", "=", principal.userId).execute();
+      await revokeStoredAuthorization(app, row);
+      return { success: true };
     },
   };
 }

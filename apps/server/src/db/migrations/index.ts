@@ -23,6 +23,7 @@ import * as oauth from "./0022-oauth";
 import * as messaging from "./0024-messaging";
 import * as shareLinks from "./0025-share-links";
 import * as team from "./0026-team";
+import * as mcpServers from "./0023-mcp-servers";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0024-messaging": messaging,
   "0025-share-links": shareLinks,
   "0026-team": team,
+  "0023-mcp-servers": mcpServers,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

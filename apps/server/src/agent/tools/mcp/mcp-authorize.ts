@@ -1,0 +1,159 @@
+// The OAuth 2.1 flow a user starts for a remote tool server, with the SDK doing the protocol:
+// discovery from the server's 401 (its `WWW-Authenticate: Bearer resource_metadata=...`) to the
+// protected-resource metadata to the authorization server's metadata, dynamic client registration
+// (a public client), PKCE S256 and `resource`. We keep the state: single use, expiring, and bound
+// to the server's row, so to its owner.
+
+import { auth, discoverOAuthServerInfo, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import type { AppContext } from "../../../context";
+import { ApiError } from "../../../http/errors";
+import { AddressRefused } from "./address-guard";
+import type { FetchLike } from "./guarded-fetch";
+import { refreshServer, remoteFetch } from "./mcp-connection";
+import { hashState, type McpServerRow, openSealed, SEALED, serverConfig, updateServer } from "./mcp-store";
+import { StoredOAuthProvider } from "./stored-oauth-provider";
+
+/** What the server's 401 says about where its authorization lives, if it answers one. */
+async function probe(row: McpServerRow, fetchFn: FetchLike): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  const response = await fetchFn(row.server_url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "tandem", version: "1" } },
+    }),
+  });
+  await response.body?.cancel().catch(() => {});
+  if (response.status < 400) {
+    throw new ApiError(409, "authorization_not_needed", "the tool server answers without authorization; refresh it instead");
+  }
+  if (response.status !== 401) return {};
+  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
+  return { resourceMetadataUrl, scope };
+}
+
+function authorizationFailed(error: unknown): ApiError {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof AddressRefused) return new ApiError(400, "address_refused", `refused: ${message}`);
+  return new ApiError(502, "authorization_failed", `the tool server's authorization could not be started: ${message.slice(0, 300)}`);
+}
+
+/** Starts an authorization: the URL the user opens and its state. */
+export async function startAuthorization(app: AppContext, row: McpServerRow, callbackUrl: string) {
+  const { scope } = serverConfig(row);
+  const provider = new StoredOAuthProvider(app, row.id, callbackUrl, "interactive", scope);
+  let result: Awaited<ReturnType<typeof auth>>;
+  // Discovery and registration are several requests: together they get the time of one call.
+  const fetchFn = remoteFetch(app, AbortSignal.timeout(app.config.toolServerTimeoutMs));
+  try {
+    const found = await probe(row, fetchFn);
+    result = await auth(provider, {
+      serverUrl: row.server_url,
+      resourceMetadataUrl: found.resourceMetadataUrl,
+      scope: scope ?? found.scope,
+      fetchFn,
+    });
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw authorizationFailed(error);
+  }
+  if (result !== "REDIRECT" || !provider.authorizationUrl || !provider.issuedState) {
+    throw new ApiError(502, "authorization_failed", "the tool server's authorization server gave no authorization URL");
+  }
+  const stored = await app.db.selectFrom("mcp_servers").select("oauth_state_expires_at").where("id", "=", row.id).executeTakeFirstOrThrow();
+  return {
+    authorizeUrl: provider.authorizationUrl.toString(),
+    state: provider.issuedState,
+    expiresAt: stored.oauth_state_expires_at as string,
+  };
+}
+
+export type CallbackOutcome = { ok: true; server: McpServerRow } | { ok: false; status: number; message: string };
+
+/**
+ * Completes an authorization from the callback: the state names the pending authorization (and
+ * is spent here, whatever follows); the code is exchanged, with the stored PKCE verifier, for
+ * tokens that are stored sealed; then the server's tools are listed.
+ */
+export async function completeAuthorization(
+  app: AppContext,
+  query: { state?: string; code?: string; error?: string; error_description?: string },
+  callbackUrl: string,
+): Promise<CallbackOutcome> {
+  if (!query.state) return { ok: false, status: 400, message: "The authorization answer carries no state." };
+  const hash = hashState(query.state);
+  const row = await app.db.selectFrom("mcp_servers").selectAll().where("oauth_state_hash", "=", hash).executeTakeFirst();
+  const now = app.clock.now();
+  const expired = !row?.oauth_state_expires_at || row.oauth_state_expires_at <= now.toISOString();
+  // Spent at once, and only once: of two callbacks racing on one state, one updates the row.
+  const spent = row
+    ? await app.db
+        .updateTable("mcp_servers")
+        .set({ oauth_state_hash: null, oauth_state_expires_at: null })
+        .where("id", "=", row.id)
+        .where("oauth_state_hash", "=", hash)
+        .executeTakeFirst()
+    : undefined;
+  if (!row || expired || Number(spent?.numUpdatedRows ?? 0) !== 1) {
+    return { ok: false, status: 400, message: "This authorization link has expired or was already used. Start again from Tandem." };
+  }
+  if (query.error || !query.code) {
+    await updateServer(app.db, row.id, { oauth_verifier: null }, now);
+    const reason = query.error ? `${query.error}${query.error_description ? `: ${query.error_description}` : ""}` : "no code was given";
+    return { ok: false, status: 400, message: `The authorization was not given (${reason.slice(0, 300)}).` };
+  }
+  const { scope } = serverConfig(row);
+  const provider = new StoredOAuthProvider(app, row.id, callbackUrl, "interactive", scope);
+  try {
+    const fetchFn = remoteFetch(app, AbortSignal.timeout(app.config.toolServerTimeoutMs));
+    await auth(provider, { serverUrl: row.server_url, authorizationCode: query.code, scope, fetchFn });
+  } catch (error) {
+    await updateServer(app.db, row.id, { oauth_verifier: null }, app.clock.now());
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, status: 502, message: `The authorization server refused the code (${message.slice(0, 300)}).` };
+  }
+  await updateServer(app.db, row.id, { oauth_verifier: null }, app.clock.now());
+  const fresh = await app.db.selectFrom("mcp_servers").selectAll().where("id", "=", row.id).executeTakeFirstOrThrow();
+  return { ok: true, server: await refreshServer(app, fresh) };
+}
+
+/**
+ * Asks the authorization server to revoke the stored tokens (RFC 7009), when it has a revocation
+ * endpoint. Best effort, bounded by the tool-server timeout: the tokens are dropped here whatever
+ * it answers.
+ */
+export async function revokeStoredAuthorization(app: AppContext, row: McpServerRow): Promise<void> {
+  // From the row as it was: the caller has usually dropped them from storage already.
+  const tokens = openSealed<OAuthTokens>(app.secrets, row.oauth_tokens, SEALED.tokens, row.id);
+  const client = openSealed<OAuthClientInformationMixed>(app.secrets, row.oauth_client, SEALED.client, row.id);
+  if (!tokens || !client) return;
+  const signal = AbortSignal.timeout(app.config.toolServerTimeoutMs);
+  const fetchFn = remoteFetch(app, signal);
+  try {
+    const info = await discoverOAuthServerInfo(row.server_url, { fetchFn });
+    // OAuth metadata (RFC 8414) names it; the SDK's type of OpenID metadata does not.
+    const endpoint = (info.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)?.revocation_endpoint;
+    if (!endpoint) return;
+    for (const [token, hint] of [
+      [tokens.refresh_token, "refresh_token"],
+      [tokens.access_token, "access_token"],
+    ] as const) {
+      if (!token) continue;
+      const body = new URLSearchParams({ token, token_type_hint: hint, client_id: client.client_id });
+      if (client.client_secret) body.set("client_secret", client.client_secret);
+      const answer = await fetchFn(endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body,
+        signal,
+      });
+      await answer.body?.cancel().catch(() => {});
+    }
+  } catch (error) {
+    app.logger.info({ err: error, server: row.id }, "the tool server's authorization server did not revoke its tokens");
+  }
+}

@@ -1,0 +1,483 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ALL_SCOPES, type Scope } from "@tandem/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isPublicAddress, vettedAddresses } from "../src/agent/tools/mcp/address-guard";
+import { guardedFetch } from "../src/agent/tools/mcp/guarded-fetch";
+import { toolsetFor } from "../src/agent/tools/registry";
+import { ownerGrant } from "../src/agent/tools/run-grant";
+import { toAiToolSet } from "../src/agent/tools/to-ai-tools";
+import { runToolset } from "../src/agent/tools/tool-namespaces";
+import { createApiKey } from "../src/auth/api-keys";
+import { chatJson } from "./agent/chat-client";
+import { call, ok, storages } from "./delegation-fixture";
+import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
+import { type FakeMcpServers, startFakeMcpServers } from "./fakes/mcp-servers";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
+
+// biome-ignore lint/suspicious/noExplicitAny: answers are checked by shape below
+type Json = any;
+
+const TIMEOUT_MS = 1500;
+
+describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
+  let t: TestServer;
+  let mcp: FakeMcpServers;
+  let fake: FakeProvider;
+  let alice: TestUser;
+  let bob: TestUser;
+  /** Alice's key without any os.tools scope. */
+  let aliceNoTools: TestUser;
+  let openId: string;
+  let securedId: string;
+
+  const tools = (user: TestUser, tool: string, params: Record<string, unknown> = {}) =>
+    call<Json>(t, user.apiKey, "POST", "/tools", { tool, params });
+  const server = async (id: string) => (await ok<Json>(t, alice.apiKey, "GET", `/tools/mcp/${id}`)).server;
+  const integrations = async () => (await ok<Json>(t, alice.apiKey, "GET", "/tools/integrations")).integrations;
+  /** Opens the authorize URL as a browser would: the authorization server approves and sends it to our callback. */
+  const browse = async (authorizeUrl: string) => {
+    const atServer = await fetch(authorizeUrl, { redirect: "manual" });
+    expect(atServer.status).toBe(302);
+    const callback = atServer.headers.get("location") as string;
+    expect(callback.startsWith(`${t.server.apiUrl}/tools/mcp/oauth/callback?`)).toBe(true);
+    return fetch(callback, { redirect: "manual" });
+  };
+  const rowOf = (id: string) => t.server.context.db.selectFrom("mcp_servers").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+
+  beforeAll(async () => {
+    mcp = await startFakeMcpServers();
+    fake = await startFakeOpenAI();
+    t = await startTestServer(
+      {
+        allowPrivateToolServers: true,
+        toolServerTimeoutMs: TIMEOUT_MS,
+        modelProvider: "openai-compatible",
+        modelBaseUrl: fake.baseUrl,
+        model: "fake",
+      },
+      storage,
+    );
+    alice = await t.addUser("alice");
+    bob = await t.addUser("bob");
+    const limited = await createApiKey(t.server.context.db, {
+      userId: alice.userId,
+      scopes: ALL_SCOPES.filter((scope) => !scope.startsWith("os.tools")),
+    });
+    aliceNoTools = { ...alice, apiKey: limited.apiKey };
+  });
+  afterAll(async () => {
+    await t.stop();
+    await mcp.close();
+    await fake.close();
+  });
+
+  it("adds an open server: its tools appear under its name with source mcp, and POST /tools calls them", async () => {
+    const added = await call<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "openbox", serverUrl: mcp.openUrl });
+    expect(added.status).toBe(201);
+    openId = added.body.server.id;
+    expect(added.body.server).toMatchObject({ name: "openbox", status: "connected", error: null, authorized: false, toolCount: 4 });
+
+    const listed = await ok<Json>(t, alice.apiKey, "GET", "/tools");
+    const echo = listed.tools.find((tool: Json) => tool.name === "echo");
+    expect(echo).toMatchObject({ namespace: "openbox", source: "mcp", readWrite: "read", description: "Says the text back" });
+    expect(echo.parameters).toMatchObject({ type: "object", properties: { text: { type: "string" } }, required: ["text"] });
+    expect(listed.tools.find((tool: Json) => tool.name === "huge")).toMatchObject({ readWrite: "write" });
+
+    const byBare = await tools(alice, "echo", { text: "hi" });
+    expect(byBare.status).toBe(200);
+    expect(byBare.body).toMatchObject({ success: true, tool: "openbox.echo", result: "open says hi" });
+    expect((await tools(alice, "openbox.echo", { text: "again" })).body.result).toBe("open says again");
+
+    expect(await integrations()).toContainEqual({
+      id: openId,
+      name: "openbox",
+      kind: "mcp",
+      status: "connected",
+      toolCount: 4,
+      error: null,
+    });
+    const namespaces = await ok<Json>(t, alice.apiKey, "GET", "/tools/namespaces");
+    expect(namespaces.namespaces).toContainEqual({ namespace: "openbox", sources: ["mcp"], toolCount: 4, enabled: true });
+
+    // Switching its namespace off takes its tools away everywhere, like any namespace.
+    await ok<Json>(t, alice.apiKey, "PUT", "/tools/namespaces", { disable: ["openbox"] });
+    expect((await tools(alice, "echo", { text: "x" })).status).toBe(404);
+    const grant = ownerGrant(alice.userId, new Set(ALL_SCOPES), null);
+    expect((await runToolset(t.server.context.db, grant)).some((tool) => tool.namespace === "openbox")).toBe(false);
+    await ok<Json>(t, alice.apiKey, "PUT", "/tools/namespaces", { enable: ["openbox"] });
+    expect((await tools(alice, "echo", { text: "on" })).body.result).toBe("open says on");
+  });
+
+  it("needs os.tools scopes: a key without them neither sees nor calls remote tools, nor manages servers", async () => {
+    const listed = await ok<Json>(t, aliceNoTools.apiKey, "GET", "/tools");
+    expect(listed.tools.map((tool: Json) => tool.name)).not.toContain("echo");
+    expect((await tools(aliceNoTools, "echo", { text: "x" })).status).toBe(403);
+    expect((await call<Json>(t, aliceNoTools.apiKey, "GET", "/tools/mcp")).status).toBe(403);
+    expect((await call<Json>(t, aliceNoTools.apiKey, "POST", "/tools/mcp", { name: "x", serverUrl: mcp.openUrl })).status).toBe(403);
+  });
+
+  it("refuses bad input with clear 4xx: names, URLs, Tandem's own namespaces, duplicates", async () => {
+    const add = (body: unknown) => call<Json>(t, alice.apiKey, "POST", "/tools/mcp", body);
+    expect((await add({ name: "Bad Name", serverUrl: mcp.openUrl })).status).toBe(400);
+    expect((await add({ name: "ftp", serverUrl: "ftp://example.com/mcp" })).status).toBe(400);
+    expect((await add({ name: "x", serverUrl: mcp.openUrl, config: { headers: { a: 1 } } })).status).toBe(400);
+    const open = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${openId}/authorize`, undefined, [409]);
+    expect(open.error).toBe("authorization_not_needed");
+    const native = await add({ name: "notes", serverUrl: mcp.openUrl });
+    expect(native.status).toBe(409);
+    expect(native.body.error).toBe("name_taken");
+    expect((await add({ name: "openbox", serverUrl: mcp.openUrl })).status).toBe(409);
+  });
+
+  it("keeps another user's server out of reach: 404 on every route, and its tools are not theirs", async () => {
+    for (const [method, path] of [
+      ["GET", `/tools/mcp/${openId}`],
+      ["PATCH", `/tools/mcp/${openId}`],
+      ["DELETE", `/tools/mcp/${openId}`],
+      ["POST", `/tools/mcp/${openId}/authorize`],
+      ["POST", `/tools/mcp/${openId}/refresh`],
+      ["POST", `/tools/mcp/${openId}/disconnect`],
+      ["DELETE", `/tools/integrations/${openId}`],
+    ] as const) {
+      const answer = await call<Json>(t, bob.apiKey, method, path, method === "PATCH" ? { name: "mine" } : undefined);
+      expect(answer.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await ok<Json>(t, bob.apiKey, "GET", "/tools/mcp")).servers).toEqual([]);
+    expect((await tools(bob, "echo", { text: "x" })).status).toBe(404);
+    expect((await tools(bob, "openbox.echo", { text: "x" })).status).toBe(404);
+  });
+
+  it("caps a huge result, and says a remote tool's own failure as a 422", async () => {
+    const huge = await tools(alice, "huge");
+    expect(huge.status).toBe(200);
+    expect(Buffer.byteLength(JSON.stringify(huge.body.result))).toBeLessThanOrEqual(20_000);
+    expect(huge.body.result).toMatchObject({ truncated: true });
+
+    const failed = await tools(alice, "fail");
+    expect(failed.status).toBe(422);
+    expect(failed.body.message ?? failed.body.error).toBeDefined();
+    expect(JSON.stringify(failed.body)).toContain("the remote tool broke");
+    expect((await server(openId)).status).toBe("connected");
+  });
+
+  it("times out a hanging tool with an error status, while other calls go on", async () => {
+    const started = Date.now();
+    const [hung, echoed] = await Promise.all([tools(alice, "hang"), tools(alice, "echo", { text: "meanwhile" })]);
+    expect(echoed.body.result).toBe("open says meanwhile");
+    expect(hung.status).toBe(422);
+    expect(JSON.stringify(hung.body)).toContain(`did not answer within ${TIMEOUT_MS} ms`);
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 5000);
+    const after = await server(openId);
+    expect(after.status).toBe("error");
+    expect(after.error).toContain("did not answer");
+    // Its tools are still offered (a retry may mend it), and a good call marks it healthy again.
+    expect((await tools(alice, "echo", { text: "back" })).body.result).toBe("open says back");
+    expect((await server(openId)).status).toBe("connected");
+  });
+
+  it("skips the tools of a lying schema, with why, and keeps the good one", async () => {
+    const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "liar", serverUrl: mcp.liarUrl });
+    expect(added.server.status).toBe("connected");
+    expect(added.server.tools.map((tool: Json) => tool.name)).toEqual(["good", "flood"]);
+    expect(added.server.error).toMatch(/skipped 3 tools/);
+    expect(added.server.error).toContain("stringy");
+    expect(added.server.error).toContain("enormous");
+    const integration = (await integrations()).find((i: Json) => i.name === "liar");
+    expect(integration).toMatchObject({ status: "connected", toolCount: 2 });
+    expect(integration.error).toContain("stringy");
+    expect((await tools(alice, "liar.good")).body.result).toBe("liar's good tool ran");
+    expect((await tools(alice, "stringy")).status).toBe(404);
+    expect((await server(added.server.id)).error).toContain("stringy");
+
+    // An answer past the 2 MiB cap is cut off on the wire: the call fails, the server shows the error.
+    const flood = await tools(alice, "liar.flood");
+    expect(flood.status).toBe(422);
+    expect(flood.body.message).toContain(`larger than ${2 * 1024 * 1024} bytes`);
+    expect(flood.body.metadata).toBeUndefined();
+    const flooded = await server(added.server.id);
+    expect(flooded.status).toBe("error");
+    expect(flooded.error).toContain("larger than");
+    expect((await tools(alice, "liar.good")).body.result).toBe("liar's good tool ran");
+  });
+
+  it("speaks the older HTTP+SSE transport to a server that refuses Streamable HTTP", async () => {
+    const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "legacy", serverUrl: mcp.legacyUrl });
+    expect(added.server).toMatchObject({ status: "connected", toolCount: 4 });
+    expect((await tools(alice, "legacy.echo", { text: "old" })).body).toMatchObject({
+      tool: "legacy.legacy_echo",
+      result: "legacy says old",
+    });
+    expect((await call<Json>(t, alice.apiKey, "DELETE", `/tools/mcp/${added.server.id}`)).status).toBe(200);
+  });
+
+  it("shows an erroring server with status error, and it harms nothing else", async () => {
+    const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "broken", serverUrl: mcp.brokenUrl });
+    expect(added.server).toMatchObject({ status: "error", toolCount: 0 });
+    expect(added.server.error).toBeTruthy();
+    expect((await integrations()).find((i: Json) => i.name === "broken")).toMatchObject({ status: "error", toolCount: 0 });
+    expect((await tools(alice, "echo", { text: "fine" })).body.result).toBe("open says fine");
+    expect((await call<Json>(t, alice.apiKey, "DELETE", `/tools/mcp/${added.server.id}`)).status).toBe(200);
+  });
+
+  it("authorizes a server behind OAuth: discovery, registration, PKCE, resource, callback, then calls", async () => {
+    const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "secured", serverUrl: mcp.securedUrl });
+    securedId = added.server.id;
+    expect(added.server).toMatchObject({ status: "disconnected", authorized: false, toolCount: 0 });
+    expect(added.server.error).toContain("authorize");
+    expect((await tools(alice, "secured.echo", { text: "x" })).status).toBe(404);
+
+    const started = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    expect(started.state).toEqual(expect.any(String));
+    const url = new URL(started.authorizeUrl);
+    expect(url.origin).toBe(mcp.base);
+    expect(url.searchParams.get("state")).toBe(started.state);
+    expect(url.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(url.searchParams.get("resource")).toBe(mcp.securedUrl);
+    expect(url.searchParams.get("redirect_uri")).toBe(`${t.server.apiUrl}/tools/mcp/oauth/callback`);
+    expect(mcp.auth.clients.size).toBe(1);
+
+    const page = await browse(started.authorizeUrl);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    expect(await page.text()).toContain("secured is connected");
+
+    const connected = await server(securedId);
+    expect(connected).toMatchObject({ status: "connected", authorized: true, toolCount: 4, error: null });
+    expect(mcp.auth.resources).toContain(mcp.securedUrl);
+    // Its tool names are the open server's too: bare names stay unique, `secured.echo` reaches it.
+    const listed = (await ok<Json>(t, alice.apiKey, "GET", "/tools")).tools.filter((tool: Json) => tool.namespace === "secured");
+    expect(listed.map((tool: Json) => tool.name).sort()).toEqual(["secured_echo", "secured_fail", "secured_hang", "secured_huge"]);
+    expect((await tools(alice, "secured.echo", { text: "hi" })).body).toMatchObject({
+      tool: "secured.secured_echo",
+      result: "secured says hi",
+    });
+    expect((await tools(alice, "secured_echo", { text: "hey" })).body.result).toBe("secured says hey");
+    expect((await tools(alice, "echo", { text: "hey" })).body.result).toBe("open says hey");
+  });
+
+  it("keeps tokens out of every answer and out of the database in the clear", async () => {
+    const issued = mcp.auth.issuedAccessTokens();
+    expect(issued.length).toBeGreaterThan(0);
+    const answers = JSON.stringify([
+      await ok<Json>(t, alice.apiKey, "GET", "/tools/mcp"),
+      await ok<Json>(t, alice.apiKey, "GET", `/tools/mcp/${securedId}`),
+      await ok<Json>(t, alice.apiKey, "GET", "/tools/integrations"),
+      await ok<Json>(t, alice.apiKey, "GET", "/tools"),
+    ]);
+    const row = await rowOf(securedId);
+    const stored = JSON.stringify(row);
+    for (const secret of [...issued, ...mcp.auth.clients.keys()]) {
+      expect(answers).not.toContain(secret);
+      expect(stored).not.toContain(secret);
+    }
+    expect(stored).not.toContain("refresh_token");
+    expect(row.oauth_tokens).toMatch(/^v1\./);
+    expect(row.oauth_client).toMatch(/^v1\./);
+    expect(row.oauth_verifier).toBeNull();
+    expect(row.oauth_state_hash).toBeNull();
+  });
+
+  it("spends a state once: a replayed, unknown or refused callback is a clear 400 page and changes nothing", async () => {
+    const started = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    const atServer = await fetch(started.authorizeUrl, { redirect: "manual" });
+    const callback = atServer.headers.get("location") as string;
+    expect((await fetch(callback)).status).toBe(200);
+    const replay = await fetch(callback);
+    expect(replay.status).toBe(400);
+    expect(await replay.text()).toContain("expired or was already used");
+    expect((await t.fetch("/api/v1/tools/mcp/oauth/callback?code=abc&state=nope")).status).toBe(400);
+    expect((await t.fetch("/api/v1/tools/mcp/oauth/callback?code=abc")).status).toBe(400);
+    const again = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    const denied = await t.fetch(`/api/v1/tools/mcp/oauth/callback?error=access_denied&state=${again.state}`);
+    expect(denied.status).toBe(400);
+    expect(await denied.text()).toContain("access_denied");
+    // A state older than 10 minutes is refused, even unused.
+    const late = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    t.server.context.clock.advance(11 * 60_000);
+    const lateCallback = (await fetch(late.authorizeUrl, { redirect: "manual" })).headers.get("location") as string;
+    expect((await fetch(lateCallback)).status).toBe(400);
+    expect((await server(securedId)).status).toBe("connected");
+  });
+
+  it("refreshes an expired access token on 401; when refreshing fails the server needs reauthorization", async () => {
+    const before = mcp.auth.refreshes;
+    mcp.auth.expireAccessTokens();
+    expect((await tools(alice, "secured.echo", { text: "after expiry" })).body.result).toBe("secured says after expiry");
+    expect(mcp.auth.refreshes).toBe(before + 1);
+    expect((await server(securedId)).status).toBe("connected");
+
+    // Several calls finding the token expired at once: refresh tokens rotate, so they refresh once
+    // between them (the others take the new tokens), and none loses the authorization.
+    mcp.auth.expireAccessTokens();
+    const refreshesBefore = mcp.auth.refreshes;
+    const together = await Promise.all([1, 2, 3, 4, 5].map((n) => tools(alice, "secured.echo", { text: `n${n}` })));
+    expect(together.map((answer) => answer.body.result)).toEqual([1, 2, 3, 4, 5].map((n) => `secured says n${n}`));
+    expect(mcp.auth.refreshes).toBe(refreshesBefore + 1);
+    expect((await server(securedId)).status).toBe("connected");
+
+    mcp.auth.refreshWorks = false;
+    mcp.auth.expireAccessTokens();
+    const failed = await tools(alice, "secured.echo", { text: "x" });
+    expect(failed.status).toBe(422);
+    expect(JSON.stringify(failed.body)).toContain("authorize again");
+    const stale = await server(securedId);
+    expect(stale).toMatchObject({ status: "needs_reauth", toolCount: 0 });
+    expect((await integrations()).find((i: Json) => i.id === securedId)).toMatchObject({ status: "needs_reauth", toolCount: 0 });
+    // Its tools leave the registry until it is authorized again.
+    expect((await tools(alice, "secured.echo", { text: "x" })).status).toBe(404);
+    const refreshed = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/refresh`);
+    expect(refreshed.server.status).toBe("needs_reauth");
+
+    mcp.auth.refreshWorks = true;
+    const started = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    expect((await browse(started.authorizeUrl)).status).toBe(200);
+    expect((await server(securedId)).status).toBe("connected");
+    expect((await tools(alice, "secured.echo", { text: "back" })).body.result).toBe("secured says back");
+  });
+
+  it("offers remote tools to the agent: in the run's toolset, and called by the model through the runner", async () => {
+    const grant = ownerGrant(alice.userId, new Set(ALL_SCOPES), null);
+    const toolset = await runToolset(t.server.context.db, grant);
+    const echo = toolset.find((tool) => tool.name === "echo");
+    expect(echo).toMatchObject({ namespace: "openbox", source: "mcp" });
+    // A grant without os.tools scopes (a heartbeat's, a contact's) has none of them.
+    const narrow = ownerGrant(alice.userId, new Set<Scope>(["os.notes:read"]), null);
+    expect((await runToolset(t.server.context.db, narrow)).some((tool) => tool.source === "mcp")).toBe(false);
+    expect(toolsetFor(narrow, toolset).some((tool) => tool.source === "mcp")).toBe(false);
+    const set = toAiToolSet(toolset, { app: t.server.context, grant, timezone: "UTC", signal: new AbortController().signal });
+    expect(Object.keys(set)).toContain("secured_echo");
+
+    const before = fake.requests.length;
+    fake.enqueue({ toolCalls: [{ name: "echo", args: { text: "from the model" } }] }, { text: "Done." });
+    const reply = await chatJson(t, alice.apiKey, { message: "use the echo tool" });
+    expect(reply.status).toBe(200);
+    const offered = ((fake.requests[before]?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
+    expect(offered).toContain("echo");
+    expect(JSON.stringify(fake.requests[before + 1]?.messages)).toContain("open says from the model");
+  });
+
+  it("disconnect drops the authorization and the tools; delete removes the server and its tools at once", async () => {
+    const revokedBefore = mcp.auth.revoked.length;
+    const disconnected = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/disconnect`);
+    expect(disconnected.server).toMatchObject({ status: "disconnected", authorized: false, toolCount: 0 });
+    // The authorization server was asked to revoke both tokens.
+    expect(mcp.auth.revoked.length).toBe(revokedBefore + 2);
+    const row = await rowOf(securedId);
+    expect([row.oauth_tokens, row.oauth_client, row.oauth_verifier]).toEqual([null, null, null]);
+    expect((await tools(alice, "secured.echo", { text: "x" })).status).toBe(404);
+    const refreshed = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/refresh`);
+    expect(refreshed.server.status).toBe("disconnected");
+    expect((await call<Json>(t, alice.apiKey, "DELETE", `/tools/mcp/${securedId}`)).status).toBe(200);
+    expect((await call<Json>(t, alice.apiKey, "GET", `/tools/mcp/${securedId}`)).status).toBe(404);
+
+    // Through the integrations list too.
+    expect((await call<Json>(t, alice.apiKey, "DELETE", `/tools/integrations/${openId}`)).status).toBe(200);
+    expect((await tools(alice, "echo", { text: "x" })).status).toBe(404);
+    expect((await integrations()).map((i: Json) => i.name)).toEqual(["liar"]);
+    expect((await call<Json>(t, alice.apiKey, "DELETE", `/tools/integrations/${openId}`)).status).toBe(404);
+  });
+
+  it("renames and re-points a server with PATCH; a new URL starts without authorization", async () => {
+    const liar = (await ok<Json>(t, alice.apiKey, "GET", "/tools/mcp")).servers.find((s: Json) => s.name === "liar");
+    const renamed = await ok<Json>(t, alice.apiKey, "PATCH", `/tools/mcp/${liar.id}`, { name: "honest" });
+    expect(renamed.server.name).toBe("honest");
+    expect((await tools(alice, "honest.good")).body.result).toBe("liar's good tool ran");
+    const moved = await ok<Json>(t, alice.apiKey, "PATCH", `/tools/mcp/${liar.id}`, { serverUrl: mcp.openUrl });
+    expect(moved.server).toMatchObject({ status: "connected", toolCount: 4, authorized: false });
+    expect((await call<Json>(t, alice.apiKey, "PATCH", `/tools/mcp/${liar.id}`, {})).status).toBe(400);
+  });
+});
+
+describe("the private-address guard for remote tool servers", () => {
+  it("refuses loopback, private, link-local, CGNAT, ULA, metadata and IPv4-mapped forms; allows public ones", async () => {
+    for (const address of [
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.16.0.1",
+      "192.168.1.1",
+      "100.64.0.1",
+      "169.254.169.254",
+      "0.0.0.0",
+      "::1",
+      "::",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "::ffff:a9fe:a9fe",
+      "fd00:ec2::254",
+      "fc00::1",
+      "fe80::1",
+      "[::1]",
+    ]) {
+      expect(isPublicAddress(address), address).toBe(false);
+    }
+    for (const address of ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) {
+      expect(isPublicAddress(address), address).toBe(true);
+    }
+    await expect(vettedAddresses("localhost")).rejects.toThrow(/loopback|private/);
+    await expect(vettedAddresses("[::ffff:127.0.0.1]")).rejects.toThrow(/loopback|private/);
+    await expect(vettedAddresses("no-such-host.invalid")).rejects.toThrow(/does not resolve/);
+  });
+
+  it("checks every hop: a public-looking server that redirects to a private address is refused", async () => {
+    const target = createServer((req, res) => {
+      if (req.url === "/hop") {
+        res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
+      } else if (req.url === "/mapped") {
+        res.writeHead(307, { location: `http://[::ffff:127.0.0.1]:${(target.address() as AddressInfo).port}/ok` }).end();
+      } else {
+        res.writeHead(200, { "content-type": "text/plain" }).end("reached");
+      }
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const port = (target.address() as AddressInfo).port;
+    try {
+      const strict = guardedFetch({ allowPrivate: false, maxResponseBytes: 1024, headersTimeoutMs: 2000 });
+      await expect(strict(`http://127.0.0.1:${port}/ok`)).rejects.toThrow(/loopback|private/);
+      await expect(strict(`http://localhost:${port}/ok`)).rejects.toThrow(/loopback|private/);
+      await expect(strict(`http://[::1]:${port}/ok`)).rejects.toThrow(/loopback|private/);
+      await expect(strict("http://10.0.0.1/")).rejects.toThrow(/loopback|private/);
+
+      // This one server counts as public (it stands for a public host); where it redirects is checked anew.
+      const thisServerIsPublic = guardedFetch({
+        allowPrivate: false,
+        maxResponseBytes: 1024,
+        headersTimeoutMs: 2000,
+        isPublic: (address) => address === "127.0.0.1" || isPublicAddress(address),
+      });
+      expect(await (await thisServerIsPublic(`http://127.0.0.1:${port}/ok`)).text()).toBe("reached");
+      await expect(thisServerIsPublic(`http://127.0.0.1:${port}/hop`)).rejects.toThrow(/169\.254\.169\.254/);
+      await expect(thisServerIsPublic(`http://127.0.0.1:${port}/mapped`)).rejects.toThrow(/loopback|private/);
+
+      // A body past the cap fails instead of filling memory.
+      const small = guardedFetch({ allowPrivate: true, maxResponseBytes: 3, headersTimeoutMs: 2000 });
+      await expect((await small(`http://127.0.0.1:${port}/ok`)).text()).rejects.toThrow();
+    } finally {
+      await new Promise<void>((resolve) => target.close(() => resolve()));
+    }
+  });
+
+  it("refuses to add a server at a private address unless the operator allows it", async () => {
+    const t = await startTestServer({ allowPrivateToolServers: false });
+    try {
+      const alice = await t.addUser("alice");
+      for (const serverUrl of [
+        "http://127.0.0.1:9/mcp",
+        "http://10.0.0.5/mcp",
+        "http://169.254.169.254/latest",
+        "http://[::1]:9/mcp",
+        "http://[::ffff:127.0.0.1]:9/mcp",
+        "http://localhost:9/mcp",
+      ]) {
+        const answer = await call<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "sneaky", serverUrl });
+        expect(answer.status, serverUrl).toBe(400);
+        expect(answer.body.error, serverUrl).toBe("address_refused");
+        expect(answer.body.message).toContain("TANDEM_ALLOW_PRIVATE_TOOL_SERVERS");
+      }
+      expect((await ok<Json>(t, alice.apiKey, "GET", "/tools/mcp")).servers).toEqual([]);
+    } finally {
+      await t.stop();
+    }
+  });
+});
