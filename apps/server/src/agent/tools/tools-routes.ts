@@ -3,11 +3,11 @@ import type { AppContext } from "../../context";
 import { notFound, unprocessable } from "../../http/errors";
 import type { RouteHandlers } from "../../http/router";
 import { callableTools, resolveCallableTool, runToolCall } from "./call-tool";
+import { revokeStoredAuthorization } from "./mcp/mcp-authorize";
+import { cachedTools, offersTools, ownedServer, ownerServers } from "./mcp/mcp-store";
 import { inputJsonSchema } from "./to-ai-tools";
 import { namespacesView, updateNamespaces } from "./tool-namespaces";
 import { pruneToolCalls, toolUsage } from "./tool-usage";
-import { revokeStoredAuthorization } from "./mcp/mcp-authorize";
-import { cachedTools, offersTools, ownedServer, ownerServers } from "./mcp/mcp-store";
 
 type ToolsRouteId = "listTools" | "callTool" | "getToolNamespaces" | "setToolNamespaces" | "listToolIntegrations" | "deleteToolIntegration";
 

@@ -20,10 +20,10 @@ import * as searchRanking from "./0019-search-ranking";
 import * as heartbeat from "./0020-heartbeat";
 import * as tools from "./0021-tools";
 import * as oauth from "./0022-oauth";
+import * as mcpServers from "./0023-mcp-servers";
 import * as messaging from "./0024-messaging";
 import * as shareLinks from "./0025-share-links";
 import * as team from "./0026-team";
-import * as mcpServers from "./0023-mcp-servers";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -53,10 +53,10 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0020-heartbeat": heartbeat,
   "0021-tools": tools,
   "0022-oauth": oauth,
+  "0023-mcp-servers": mcpServers,
   "0024-messaging": messaging,
   "0025-share-links": shareLinks,
   "0026-team": team,
-  "0023-mcp-servers": mcpServers,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
