@@ -28,6 +28,19 @@ export function isObjectMissing(error: unknown): boolean {
 export const MCP_UNSUPPORTED = "This server doesn't support remote tool servers yet.";
 
 /**
+ * Said instead of the list when the desktop's key lacks the `os.tools` scopes: a sign-in by pairing
+ * code gets a key without them, on purpose (the server's SIGN_IN_SCOPES), so this is no failure.
+ */
+export const MCP_NOT_ALLOWED =
+  "This desktop's key is not allowed to manage remote tool servers: it lacks the os.tools:read and os.tools:write permissions. " +
+  "A desktop signed in with a pairing code never has them. To manage remote tool servers here, sign out and sign in with an API key that has them.";
+
+/** The server refused because the key lacks a scope the route needs. */
+export function lacksScope(error: unknown): boolean {
+  return apiErrorOf(error)?.body.error === "insufficient_scope";
+}
+
+/**
  * Runs a Connections request with {@link onServer}'s words, and says what a key without the
  * needed scope lacks rather than "403".
  */
@@ -38,7 +51,12 @@ export async function connectionsCall<T>(request: () => Promise<T>): Promise<T> 
     if (error instanceof TandemApiError && error.body.error === "insufficient_scope") {
       const named = typeof error.body.message === "string" ? error.body.message.match(/\b[a-z]+\.[a-z]+:[a-z]+\b/g) : null;
       const scopes = named ? named.join(", ") : "the scope this needs";
-      throw new Error(`Your API key cannot do this (it lacks ${scopes}). Sign in with a key that has it.`, { cause: error });
+      throw new Error(
+        `This desktop's key is not allowed to do this: it lacks the ${scopes} permission. Sign in with an API key that has it.`,
+        {
+          cause: error,
+        },
+      );
     }
     return onServer(() => Promise.reject(error), CONNECTIONS_OFFLINE);
   }
