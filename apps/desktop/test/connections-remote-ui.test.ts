@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The server's own fixtures: real MCP servers built with the SDK (one behind an auto-approving
 // OAuth authorization server), and the OAuth flow spoken with fetch, for a real connected app.
 import { setPassword } from "../../server/src/auth/passwords";
+import { SIGN_IN_SCOPES } from "../../server/src/runtime/pairing-service";
 import { type FakeMcpServers, startFakeMcpServers } from "../../server/test/fakes/mcp-servers";
 import { authorize, Browser, pkce, registerClient, tokenRequest } from "../../server/test/oauth-flow";
+import { MCP_NOT_ALLOWED } from "../src/host/connections/connections-call";
 import { readDesktopVersion } from "../src/web/package-version";
 import { type BrowserApp, startBrowserApp } from "./browser-app";
 import { chromiumMissing, freePort, screenshot, signInOnPage } from "./browser-harness";
@@ -245,6 +247,23 @@ describe.skipIf(chromiumMissing("connections remote"))("remote tool servers and 
       expect(await pwned()).toBeUndefined();
       // The one refused call (the name taken) reaches the page as the host transport's 500: nothing else.
       expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    "tells a desktop signed in by pairing code, whose key has no os.tools scopes, that it cannot manage remote tool servers",
+    async () => {
+      // The key a pairing-code sign-in gets (the server's SIGN_IN_SCOPES): notes, todos, snapshots, team.
+      const paired = await app.ts.addUser("pat", SIGN_IN_SCOPES);
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await signInOnPage(page, paired.apiKey, app.ts.server.url);
+      await openConnections();
+      await expect.poll(() => remote().textContent(), PATIENCE).toContain(MCP_NOT_ALLOWED);
+      expect(await remote().getByRole("form").count()).toBe(0);
+      expect(await remote().getByRole("alert").count()).toBe(0);
+      // Connected apps need no scope: that panel works with the same key.
+      await expect.poll(() => connectedApps().textContent(), PATIENCE).toContain("No app is connected to your account.");
     },
     STEP_TIMEOUT,
   );

@@ -51,12 +51,7 @@ export async function connectionsCall<T>(request: () => Promise<T>): Promise<T> 
     if (error instanceof TandemApiError && error.body.error === "insufficient_scope") {
       const named = typeof error.body.message === "string" ? error.body.message.match(/\b[a-z]+\.[a-z]+:[a-z]+\b/g) : null;
       const scopes = named ? named.join(", ") : "the scope this needs";
-      throw new Error(
-        `This desktop's key is not allowed to do this: it lacks the ${scopes} permission. Sign in with an API key that has it.`,
-        {
-          cause: error,
-        },
-      );
+      throw new Error(`Your API key cannot do this (it lacks ${scopes}). Sign in with a key that has it.`, { cause: error });
     }
     return onServer(() => Promise.reject(error), CONNECTIONS_OFFLINE);
   }
