@@ -1,14 +1,16 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SIGN_IN_SCOPES } from "../../server/src/runtime/pairing-service";
 import { createConnectedAppMethods, readConnectedApps } from "../src/host/connections/connected-apps";
 import { statusWords } from "../src/host/connections/connection-status";
-import { CONNECTIONS_OFFLINE, MCP_UNSUPPORTED } from "../src/host/connections/connections-call";
+import { CONNECTIONS_OFFLINE, MCP_NOT_ALLOWED, MCP_UNSUPPORTED } from "../src/host/connections/connections-call";
 import { createMcpServerMethods, readAuthorization, readServer, readServerList } from "../src/host/connections/mcp-servers";
 import type { SessionService } from "../src/host/host-context";
 import { serverClient } from "../src/host/session/server-client";
 
-/** A remote tool server as the spec's `GET /tools/mcp` lists it (the shape the server branch declares). */
+/** A remote tool server as `GET /tools/mcp` lists it (core's `McpServer`). */
 const SPEC_SERVER = {
   id: "mcp_1",
   name: "github",
@@ -35,13 +37,20 @@ describe("connection status in words", () => {
       label: "Needs sign-in",
       detail: "Its sign-in expired or was refused. Sign in again to use its tools.",
     });
-    expect(statusWords("needs_reauth", "invalid_grant").detail).toBe(
-      "Its sign-in expired or was refused (invalid_grant). Sign in again to use its tools.",
+    // The server's reason for needs_reauth is API talk ("POST …/authorize"): the words replace it.
+    expect(statusWords("needs_reauth", "authorize again (POST /tools/mcp/x/authorize)").detail).toBe(
+      "Its sign-in expired or was refused. Sign in again to use its tools.",
     );
-    expect(statusWords("disconnected", "ignored")).toEqual({
+    expect(statusWords("disconnected")).toEqual({
       status: "disconnected",
       label: "Disconnected",
-      detail: "Not signed in: its tools are off until you connect it.",
+      detail: "Its tools are off until it is connected again (Refresh, or Sign in if it needs one).",
+    });
+    // Disconnected with a reason: the server asks for a sign-in it never had.
+    expect(statusWords("disconnected", "the server needs authorization: POST /tools/mcp/x/authorize")).toEqual({
+      status: "disconnected",
+      label: "Not signed in",
+      detail: "It asks you to sign in before your agent can use its tools.",
     });
     expect(statusWords("error", "  connect ECONNREFUSED\n  10.0.0.1:443 ")).toEqual({
       status: "error",
@@ -76,7 +85,6 @@ describe("remote tool server answers", () => {
       lastCheckedAt: "2026-11-25T07:00:00.000Z",
       state: { status: "needs_reauth", label: "Needs sign-in" },
     });
-    expect(server?.state.detail).toContain("invalid_grant: refresh token expired");
     expect(server?.tools.map((tool) => [tool.name, tool.readWrite])).toEqual([
       ["search_issues", "read"],
       ["create_issue", "write"],
@@ -159,122 +167,81 @@ describe("connected app answers", () => {
 });
 
 /**
- * The host's calls against a stand-in for routes this branch's server does not have yet, speaking
- * the spec's wire format (status codes and error bodies as the server's error handler writes them).
+ * The host's calls against the real server: a full key, a key as a pairing-code sign-in gets it
+ * (no `os.tools` scopes), and, for "an older server", the real server asked under a path prefix
+ * where it has no such routes (its own `route_not_found`).
  */
-describe("the host's calls for routes the server may not have", () => {
-  type Reply = { status: number; body: unknown };
-  const seen: { method: string; url: string; auth: string | undefined; body: string }[] = [];
-  let reply: (req: IncomingMessage) => Reply = () => ({ status: 500, body: {} });
-  let fake: Server;
-  let serverUrl: string;
+describe("the host's calls to the real server", () => {
+  let t: TestServer;
+  let full: TestUser;
+  let paired: TestUser;
 
-  const session = (url: () => string): SessionService =>
+  const session = (serverUrl: string, apiKey: string): SessionService =>
     ({
-      credentials: () => ({ serverUrl: url(), apiKey: "tdm_test_key", userId: 1 }),
-      client: () => serverClient(url(), "tdm_test_key"),
+      credentials: () => ({ serverUrl, apiKey, userId: 1 }),
+      client: () => serverClient(serverUrl, apiKey),
     }) as unknown as SessionService;
 
   beforeAll(async () => {
-    fake = createServer((req: IncomingMessage, res: ServerResponse) => {
-      let body = "";
-      req.on("data", (chunk) => {
-        body += chunk;
-      });
-      req.on("end", () => {
-        seen.push({ method: req.method ?? "", url: req.url ?? "", auth: req.headers.authorization, body });
-        const answer = reply(req);
-        res.writeHead(answer.status, { "content-type": "application/json" });
-        res.end(JSON.stringify(answer.body));
-      });
-    });
-    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
-    serverUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    t = await startTestServer();
+    full = await t.addUser("ada");
+    paired = await t.addUser("pat", SIGN_IN_SCOPES);
   });
-  afterAll(() => new Promise<void>((resolve) => fake.close(() => resolve())));
+  afterAll(() => t?.stop());
 
-  const routeMissing = (req: IncomingMessage): Reply => ({
-    status: 404,
-    body: { success: false, error: "route_not_found", message: `No route ${req.method} ${req.url}` },
-  });
-
-  it("reports an older server as not supporting remote tool servers or connected apps", async () => {
-    reply = routeMissing;
-    const mcp = createMcpServerMethods(session(() => serverUrl));
-    const apps = createConnectedAppMethods(session(() => serverUrl));
+  it("reports a server without the routes as not supporting remote tool servers or connected apps", async () => {
+    const older = session(`${t.server.url}/older`, full.apiKey);
+    const mcp = createMcpServerMethods(older);
     expect(await mcp.listMcpServers()).toEqual({ supported: false, servers: [] });
-    expect(await apps.listConnectedApps()).toEqual({ supported: false, apps: [] });
+    expect(await createConnectedAppMethods(older).listConnectedApps()).toEqual({ supported: false, apps: [] });
     await expect(mcp.addMcpServer({ name: "github", serverUrl: "https://mcp.example.com/mcp" })).rejects.toThrow(MCP_UNSUPPORTED);
     await expect(mcp.refreshMcpServer({ id: "mcp_1" })).rejects.toThrow(MCP_UNSUPPORTED);
-    expect(seen.at(0)).toMatchObject({ method: "GET", url: "/api/v1/tools/mcp", auth: "Bearer tdm_test_key" });
-    expect(seen.at(1)).toMatchObject({ method: "GET", url: "/api/v1/account/connected-apps" });
   });
 
-  it("sends the spec's requests, with ids encoded into one path segment", async () => {
-    seen.length = 0;
-    reply = (req) =>
-      req.url?.endsWith("/authorize")
-        ? {
-            status: 200,
-            body: { success: true, authorizeUrl: "https://auth.example.com/a", state: "st", expiresAt: "2026-11-25T08:00:00Z" },
-          }
-        : req.method === "DELETE"
-          ? { status: 200, body: { success: true } }
-          : { status: req.method === "POST" && req.url === "/api/v1/tools/mcp" ? 201 : 200, body: { success: true, server: SPEC_SERVER } };
-    const mcp = createMcpServerMethods(session(() => serverUrl));
-    const added = await mcp.addMcpServer({ name: "github", serverUrl: " https://mcp.example.com/mcp " });
-    expect(added.name).toBe("github");
-    expect(JSON.parse(seen[0]?.body ?? "{}")).toEqual({ name: "github", serverUrl: "https://mcp.example.com/mcp", config: {} });
-    await mcp.authorizeMcpServer({ id: "a/../b" });
-    await mcp.refreshMcpServer({ id: "mcp_1" });
-    await mcp.disconnectMcpServer({ id: "mcp_1" });
-    await mcp.updateMcpServer({ id: "mcp_1", name: "gh" });
-    await mcp.removeMcpServer({ id: "mcp_1" });
-    expect(seen.map((request) => `${request.method} ${request.url}`)).toEqual([
-      "POST /api/v1/tools/mcp",
-      "POST /api/v1/tools/mcp/a%2F..%2Fb/authorize",
-      "POST /api/v1/tools/mcp/mcp_1/refresh",
-      "POST /api/v1/tools/mcp/mcp_1/disconnect",
-      "PATCH /api/v1/tools/mcp/mcp_1",
-      "DELETE /api/v1/tools/mcp/mcp_1",
-    ]);
-    expect(JSON.parse(seen[4]?.body ?? "{}")).toEqual({ name: "gh" });
+  it("says in plain words that a pairing-code sign-in may not manage remote tool servers", async () => {
+    const mcp = createMcpServerMethods(session(t.server.url, paired.apiKey));
+    expect(await mcp.listMcpServers()).toEqual({ supported: true, servers: [], notAllowed: MCP_NOT_ALLOWED });
+    expect(MCP_NOT_ALLOWED).toContain("signed in with a pairing code");
+    await expect(mcp.addMcpServer({ name: "github", serverUrl: "https://mcp.example.com/mcp" })).rejects.toThrow(
+      "Your API key cannot do this (it lacks os.tools:write). Sign in with a key that has it.",
+    );
+    // Connected apps need no scope: the same key lists them.
+    expect(await createConnectedAppMethods(session(t.server.url, paired.apiKey)).listConnectedApps()).toEqual({
+      supported: true,
+      apps: [],
+    });
+  });
+
+  it("encodes an id into one path segment, and says a server removed meanwhile is gone", async () => {
+    const mcp = createMcpServerMethods(session(t.server.url, full.apiKey));
+    // Encoded, `a/../b` stays one id the server does not know (not a route it lacks).
+    await expect(mcp.authorizeMcpServer({ id: "a/../b" })).rejects.toThrow("This remote tool server is no longer there");
+    await expect(mcp.refreshMcpServer({ id: "mcp_9" })).rejects.toThrow("This remote tool server is no longer there");
+    await expect(mcp.removeMcpServer({ id: "mcp_9" })).rejects.toThrow("This remote tool server is no longer there");
   });
 
   it("refuses bad input before asking the server, naming the field", async () => {
-    seen.length = 0;
-    const mcp = createMcpServerMethods(session(() => serverUrl));
+    const mcp = createMcpServerMethods(session(t.server.url, full.apiKey));
     await expect(mcp.addMcpServer({ name: "GitHub!", serverUrl: "https://x.example" })).rejects.toThrow("lower-case letters");
     await expect(mcp.addMcpServer({ name: "github", serverUrl: "javascript:alert(1)" })).rejects.toThrow("must start with https://");
     await expect(mcp.refreshMcpServer({ id: "" })).rejects.toThrow("refreshMcpServer: invalid input");
-    expect(seen).toEqual([]);
+    expect((await full.client.call("listMcpServers")).servers).toEqual([]);
   });
 
-  it("says in words what went wrong: a missing scope, a server removed meanwhile, the server's own refusal", async () => {
-    const mcp = createMcpServerMethods(session(() => serverUrl));
-    reply = () => ({ status: 403, body: { success: false, error: "insufficient_scope", message: "This needs the scope os.tools:write" } });
-    await expect(mcp.addMcpServer({ name: "github", serverUrl: "https://x.example/mcp" })).rejects.toThrow(
-      "Your API key cannot do this (it lacks os.tools:write). Sign in with a key that has it.",
+  it("passes on the server's own refusal in its words", async () => {
+    const mcp = createMcpServerMethods(session(t.server.url, full.apiKey));
+    await expect(mcp.addMcpServer({ name: "notes", serverUrl: "https://mcp.example.com/mcp" })).rejects.toThrow(
+      /^"notes" is a namespace of Tandem's own tools$/,
     );
-    reply = () => ({ status: 404, body: { success: false, error: "not_found", message: "mcp server mcp_9 not found" } });
-    await expect(mcp.refreshMcpServer({ id: "mcp_9" })).rejects.toThrow("This remote tool server is no longer there");
-    reply = () => ({
-      status: 400,
-      body: { success: false, error: "invalid_body", message: "serverUrl: must be an http:// or https:// URL" },
-    });
-    await expect(mcp.addMcpServer({ name: "github", serverUrl: "https://x.example/mcp" })).rejects.toThrow(
-      /^serverUrl: must be an http:\/\/ or https:\/\/ URL$/,
+    // Private addresses are refused unless the operator allows them.
+    await expect(mcp.addMcpServer({ name: "local", serverUrl: "http://127.0.0.1:9/mcp" })).rejects.toThrow(
+      "TANDEM_ALLOW_PRIVATE_TOOL_SERVERS",
     );
-    reply = () => ({ status: 200, body: { success: true, authorizeUrl: "javascript:alert(1)", state: "s" } });
-    await expect(mcp.authorizeMcpServer({ id: "mcp_1" })).rejects.toThrow("it was not opened");
   });
 
-  it("takes an app already disconnected elsewhere as done, but not a missing route", async () => {
-    const apps = createConnectedAppMethods(session(() => serverUrl));
-    reply = () => ({ status: 404, body: { success: false, error: "not_found", message: "connected app cli_1 not found" } });
-    await expect(apps.revokeConnectedApp({ clientId: "cli_1" })).resolves.toBeUndefined();
-    reply = routeMissing;
-    await expect(apps.revokeConnectedApp({ clientId: "cli_1" })).rejects.toThrow("No route DELETE");
+  it("takes an app already disconnected elsewhere as done", async () => {
+    const apps = createConnectedAppMethods(session(t.server.url, full.apiKey));
+    await expect(apps.revokeConnectedApp({ clientId: "cli_gone" })).resolves.toBeUndefined();
   });
 
   it("says the server cannot be reached when nothing answers", async () => {
@@ -282,9 +249,7 @@ describe("the host's calls for routes the server may not have", () => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const mcp = createMcpServerMethods(session(() => deadUrl));
-    const apps = createConnectedAppMethods(session(() => deadUrl));
-    await expect(mcp.listMcpServers()).rejects.toThrow(CONNECTIONS_OFFLINE);
-    await expect(apps.listConnectedApps()).rejects.toThrow(CONNECTIONS_OFFLINE);
+    await expect(createMcpServerMethods(session(deadUrl, full.apiKey)).listMcpServers()).rejects.toThrow(CONNECTIONS_OFFLINE);
+    await expect(createConnectedAppMethods(session(deadUrl, full.apiKey)).listConnectedApps()).rejects.toThrow(CONNECTIONS_OFFLINE);
   });
 });

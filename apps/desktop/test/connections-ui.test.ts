@@ -85,12 +85,9 @@ describe.skipIf(chromiumMissing("connections"))("the Connections section in web 
     expect(pageErrors).toEqual([]);
   });
 
-  it("says plainly what this server does not support yet, and that no integration is connected", async () => {
-    // This server has no remote tool server or connected-apps routes: the panels say so rather than fail.
-    await expect
-      .poll(() => panel("Remote tool servers").textContent(), PATIENCE)
-      .toContain("This server doesn't support remote tool servers yet.");
-    await expect.poll(() => panel("Connected apps").textContent(), PATIENCE).toContain("This server doesn't list connected apps yet.");
+  it("says plainly that nothing is connected yet", async () => {
+    await expect.poll(() => panel("Remote tool servers").textContent(), PATIENCE).toContain("No remote tool server yet.");
+    await expect.poll(() => panel("Connected apps").textContent(), PATIENCE).toContain("No app is connected to your account.");
     await expect.poll(() => panel("Integrations").textContent(), PATIENCE).toContain("No integration is connected.");
     expect(await page.getByRole("alert").count()).toBe(0);
     await screenshot(page, "connections");

@@ -546,6 +546,8 @@ export interface McpServerList {
   /** False when the server has no remote tool server routes (an older server). */
   readonly supported: boolean;
   readonly servers: readonly McpServerItem[];
+  /** Set when the desktop's key lacks the os.tools scopes (a pairing-code sign-in): why the list is empty, in words. */
+  readonly notAllowed?: string;
 }
 
 export interface McpAuthorization {

@@ -4,17 +4,8 @@ import type { ConnectionsFacet } from "../facets";
 import type { SessionService } from "../host-context";
 import { parseInput } from "../parse-input";
 import { connectionsCall, isObjectMissing, isRouteMissing, readAnswer } from "./connections-call";
-import { requestServer, segment } from "./server-request";
 
-/**
- * The connected-apps routes (apps let in through the server's OAuth consent page), in one place:
- * core's typed client does not declare them yet, so these paths are the only thing to adjust.
- */
-export const CONNECTED_APPS_PATHS = {
-  list: "/account/connected-apps",
-  one: (clientId: string) => `/account/connected-apps/${segment(clientId)}`,
-} as const;
-
+// Core's `ConnectedApp` (`GET /account/connected-apps`), read leniently: the answer is not validated.
 const AppShape = z.object({
   clientId: z.string(),
   clientName: z.string().nullable().optional(),
@@ -45,18 +36,15 @@ export function readConnectedApps(answer: unknown): ConnectedAppItem[] {
 
 export function createConnectedAppMethods(session: SessionService): Pick<ConnectionsFacet, "listConnectedApps" | "revokeConnectedApp"> {
   const signedIn = () => {
-    const credentials = session.credentials();
-    if (!credentials) throw new Error("Sign in first");
-    return credentials;
+    const client = session.client();
+    if (!client) throw new Error("Sign in first");
+    return client;
   };
   return {
     async listConnectedApps() {
-      const credentials = signedIn();
+      const client = signedIn();
       try {
-        return {
-          supported: true,
-          apps: readConnectedApps(await connectionsCall(() => requestServer(credentials, "GET", CONNECTED_APPS_PATHS.list))),
-        };
+        return { supported: true, apps: readConnectedApps(await connectionsCall(() => client.call("listConnectedApps"))) };
       } catch (error) {
         if (isRouteMissing(error)) return { supported: false, apps: [] };
         throw error;
@@ -65,8 +53,8 @@ export function createConnectedAppMethods(session: SessionService): Pick<Connect
 
     async revokeConnectedApp(input) {
       const { clientId } = parseInput("revokeConnectedApp", ClientIdInput, input);
-      const credentials = signedIn();
-      await connectionsCall(() => requestServer(credentials, "DELETE", CONNECTED_APPS_PATHS.one(clientId))).catch((error: unknown) => {
+      const client = signedIn();
+      await connectionsCall(() => client.call("revokeConnectedApp", { params: { clientId } })).catch((error: unknown) => {
         // Already gone (revoked elsewhere): what the owner asked for is done.
         if (isObjectMissing(error)) return;
         throw error;

@@ -23,15 +23,22 @@ export function statusWords(status: string, error?: string | null): ConnectionSt
       // Connected with a note (tools skipped, say) still says so.
       return { status: "connected", label: "Connected", detail: reason };
     case "needs_reauth":
+      // The server's reason here is always "authorize again" in API terms: the words below say it.
       return {
         status: "needs_reauth",
         label: "Needs sign-in",
-        detail: reason
-          ? `Its sign-in expired or was refused (${reason}). Sign in again to use its tools.`
-          : "Its sign-in expired or was refused. Sign in again to use its tools.",
+        detail: "Its sign-in expired or was refused. Sign in again to use its tools.",
       };
     case "disconnected":
-      return { status: "disconnected", label: "Disconnected", detail: "Not signed in: its tools are off until you connect it." };
+      // Disconnected with a reason is the server saying it asks for authorization (never signed in);
+      // without one, it was disconnected on purpose (Disconnect, or a new address).
+      return reason
+        ? { status: "disconnected", label: "Not signed in", detail: "It asks you to sign in before your agent can use its tools." }
+        : {
+            status: "disconnected",
+            label: "Disconnected",
+            detail: "Its tools are off until it is connected again (Refresh, or Sign in if it needs one).",
+          };
     case "error":
       return { status: "error", label: "Error", detail: reason ?? "Something went wrong, and the server did not say what." };
     default:

@@ -28,6 +28,19 @@ export function isObjectMissing(error: unknown): boolean {
 export const MCP_UNSUPPORTED = "This server doesn't support remote tool servers yet.";
 
 /**
+ * Said instead of the list when the desktop's key lacks the `os.tools` scopes: a sign-in by pairing
+ * code gets a key without them, on purpose (the server's SIGN_IN_SCOPES), so this is no failure.
+ */
+export const MCP_NOT_ALLOWED =
+  "This desktop's key is not allowed to manage remote tool servers: it lacks the os.tools:read and os.tools:write permissions. " +
+  "A desktop signed in with a pairing code never has them. To manage remote tool servers here, sign out and sign in with an API key that has them.";
+
+/** The server refused because the key lacks a scope the route needs. */
+export function lacksScope(error: unknown): boolean {
+  return apiErrorOf(error)?.body.error === "insufficient_scope";
+}
+
+/**
  * Runs a Connections request with {@link onServer}'s words, and says what a key without the
  * needed scope lacks rather than "403".
  */

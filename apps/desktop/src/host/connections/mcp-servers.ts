@@ -3,22 +3,18 @@ import type { McpAuthorization, McpServerItem } from "../../shared/desktop-api";
 import type { ConnectionsFacet } from "../facets";
 import type { SessionService } from "../host-context";
 import { parseInput } from "../parse-input";
+import { serverClient } from "../session/server-client";
 import { statusWords } from "./connection-status";
-import { connectionsCall, isObjectMissing, isRouteMissing, MCP_UNSUPPORTED, readAnswer, webAddress } from "./connections-call";
-import { requestServer, segment } from "./server-request";
-
-/**
- * The remote tool server routes (spec: `/tools/mcp*`), in one place: core's typed client does not
- * declare them yet, so these paths are the only thing to adjust if the server's names change.
- */
-export const MCP_PATHS = {
-  list: "/tools/mcp",
-  add: "/tools/mcp",
-  one: (id: string) => `/tools/mcp/${segment(id)}`,
-  authorize: (id: string) => `/tools/mcp/${segment(id)}/authorize`,
-  refresh: (id: string) => `/tools/mcp/${segment(id)}/refresh`,
-  disconnect: (id: string) => `/tools/mcp/${segment(id)}/disconnect`,
-} as const;
+import {
+  connectionsCall,
+  isObjectMissing,
+  isRouteMissing,
+  lacksScope,
+  MCP_NOT_ALLOWED,
+  MCP_UNSUPPORTED,
+  readAnswer,
+  webAddress,
+} from "./connections-call";
 
 /** Adding, refreshing and signing in make the server contact the remote one, which may be slow. */
 const REMOTE_TIMEOUT_MS = 45_000;
@@ -26,7 +22,8 @@ const REMOTE_TIMEOUT_MS = 45_000;
 const TOOL_DESCRIPTION_MAX = 500;
 const TOOLS_SHOWN_MAX = 200;
 
-// Lenient on purpose: fields this view does not use may come and go without breaking it.
+// Core's `McpServer` (`GET /tools/mcp`), read leniently on purpose: the answers are not validated
+// against core's schema, and fields this view does not use may come and go without breaking it.
 const ServerAnswerShape = z.object({
   id: z.union([z.string(), z.number()]).transform(String),
   name: z.string(),
@@ -49,6 +46,7 @@ const ServerAnswerShape = z.object({
 });
 const ServerList = z.object({ servers: z.array(ServerAnswerShape) });
 const OneServer = z.object({ server: ServerAnswerShape });
+// `POST /tools/mcp/:id/authorize`: `{authorizeUrl, state, expiresAt}`; the state stays in the URL, the server checks it.
 const Authorization = z.object({ authorizeUrl: z.string(), expiresAt: z.string().nullable().optional() });
 
 // The spec's bounds (core's on the server): lower-case name, its tools' namespace; an http(s) URL.
@@ -126,27 +124,33 @@ export function createMcpServerMethods(
   | "removeMcpServer"
 > {
   const signedIn = () => {
+    const client = session.client();
+    if (!client) throw new Error("Sign in first");
+    return client;
+  };
+  /** Adding, refreshing and signing in make the server contact the remote one: these calls wait longer. */
+  const patient = () => {
     const credentials = session.credentials();
     if (!credentials) throw new Error("Sign in first");
-    return credentials;
+    return serverClient(credentials.serverUrl, credentials.apiKey, false, REMOTE_TIMEOUT_MS);
   };
   return {
     async listMcpServers() {
-      const credentials = signedIn();
+      const client = signedIn();
       try {
-        return { supported: true, servers: readServerList(await connectionsCall(() => requestServer(credentials, "GET", MCP_PATHS.list))) };
+        return { supported: true, servers: readServerList(await connectionsCall(() => client.call("listMcpServers"))) };
       } catch (error) {
         if (isRouteMissing(error)) return { supported: false, servers: [] };
+        // A sign-in by pairing code has no os.tools scopes, by design: said as a fact, not as a failure.
+        if (lacksScope(error)) return { supported: true, servers: [], notAllowed: MCP_NOT_ALLOWED };
         throw error;
       }
     },
 
     async addMcpServer(input) {
       const body = parseInput("addMcpServer", AddInput, input);
-      const credentials = signedIn();
-      const answer = await connectionsCall(() =>
-        requestServer(credentials, "POST", MCP_PATHS.add, { ...body, config: {} }, REMOTE_TIMEOUT_MS),
-      ).catch((error: unknown) => {
+      const client = patient();
+      const answer = await connectionsCall(() => client.call("addMcpServer", { body })).catch((error: unknown) => {
         if (isRouteMissing(error)) throw new Error(MCP_UNSUPPORTED, { cause: error });
         throw error;
       });
@@ -155,32 +159,32 @@ export function createMcpServerMethods(
 
     async updateMcpServer(input) {
       const { id, ...change } = parseInput("updateMcpServer", UpdateInput, input);
-      const credentials = signedIn();
-      return readServer(await serverGone(() => requestServer(credentials, "PATCH", MCP_PATHS.one(id), change, REMOTE_TIMEOUT_MS)));
+      const client = patient();
+      return readServer(await serverGone(() => client.call("updateMcpServer", { params: { id }, body: change })));
     },
 
     async authorizeMcpServer(input) {
       const { id } = parseInput("authorizeMcpServer", IdInput, input);
-      const credentials = signedIn();
-      return readAuthorization(await serverGone(() => requestServer(credentials, "POST", MCP_PATHS.authorize(id), {}, REMOTE_TIMEOUT_MS)));
+      const client = patient();
+      return readAuthorization(await serverGone(() => client.call("authorizeMcpServer", { params: { id } })));
     },
 
     async refreshMcpServer(input) {
       const { id } = parseInput("refreshMcpServer", IdInput, input);
-      const credentials = signedIn();
-      return readServer(await serverGone(() => requestServer(credentials, "POST", MCP_PATHS.refresh(id), {}, REMOTE_TIMEOUT_MS)));
+      const client = patient();
+      return readServer(await serverGone(() => client.call("refreshMcpServer", { params: { id } })));
     },
 
     async disconnectMcpServer(input) {
       const { id } = parseInput("disconnectMcpServer", IdInput, input);
-      const credentials = signedIn();
-      return readServer(await serverGone(() => requestServer(credentials, "POST", MCP_PATHS.disconnect(id), {})));
+      const client = signedIn();
+      return readServer(await serverGone(() => client.call("disconnectMcpServer", { params: { id } })));
     },
 
     async removeMcpServer(input) {
       const { id } = parseInput("removeMcpServer", IdInput, input);
-      const credentials = signedIn();
-      await serverGone(() => requestServer(credentials, "DELETE", MCP_PATHS.one(id)));
+      const client = signedIn();
+      await serverGone(() => client.call("deleteMcpServer", { params: { id } }));
     },
   };
 }

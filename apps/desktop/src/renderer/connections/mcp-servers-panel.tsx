@@ -90,6 +90,15 @@ export function McpServersPanel({ api, offline }: { api: DesktopApi; offline: bo
     );
   }
 
+  if (polled.data?.notAllowed) {
+    return (
+      <section className="connections-panel" aria-labelledby="mcp-title">
+        <h3 id="mcp-title">Remote tool servers</h3>
+        <p className="empty-state">{polled.data.notAllowed}</p>
+      </section>
+    );
+  }
+
   return (
     <section className="connections-panel" aria-labelledby="mcp-title">
       <h3 id="mcp-title">Remote tool servers</h3>
@@ -132,7 +141,7 @@ export function McpServersPanel({ api, offline }: { api: DesktopApi; offline: bo
               onDisconnect={() =>
                 act(`disconnect:${server.id}`, async () => {
                   await api.disconnectMcpServer({ id: server.id });
-                  return `Signed out of “${server.name}”: its tools are off until you sign in again.`;
+                  return `Disconnected “${server.name}”: its tools are off until it is connected again.`;
                 })
               }
               onRemove={() =>
@@ -254,7 +263,7 @@ function ServerRow({
         <button type="button" disabled={busy} onClick={onRefresh}>
           {mine("refresh") ? "Checking…" : "Refresh"}
         </button>
-        {server.authorized && (
+        {(server.authorized || server.state.status === "connected") && (
           <button type="button" disabled={busy} onClick={onDisconnect}>
             {mine("disconnect") ? "Signing out…" : "Disconnect"}
           </button>
