@@ -524,6 +524,14 @@ describe("authorization matrix of the delegation layer", () => {
       prepare: async () => ({ path: `/local-realtime/poll?endpointId=${aliceBridge.endpointId}&cursor=0` }),
     },
     listAudit: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/local-agent/audit" }) },
+    // Its rules are messaging's (agent-message tests); here, the layering for it and its /net alias:
+    // a message to a stranger is refused to every key alike (403 not_connected) after authentication.
+    agentMessage: {
+      owner: "alice",
+      kind: "self",
+      ok: 403,
+      prepare: async () => ({ path: "/agent/message", body: { to: (await stranger()).username, message: "hello" } }),
+    },
     netContactsRequest: {
       owner: "alice",
       kind: "self",

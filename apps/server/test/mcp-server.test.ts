@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ALL_SCOPES } from "@tandem/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
+import { RESOURCE_SCOPES } from "../src/oauth/oauth-scopes";
 import { ok, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
@@ -170,7 +171,7 @@ describe.each(storages("MCP server"))("Tandem as an MCP server (%s)", (storage) 
     expect(await metadata.json()).toEqual({
       resource: `${t.server.url}/mcp`,
       authorization_servers: [t.server.url],
-      scopes_supported: [...ALL_SCOPES],
+      scopes_supported: [...RESOURCE_SCOPES],
       bearer_methods_supported: ["header"],
       resource_name: "Tandem",
     });

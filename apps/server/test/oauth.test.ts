@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { request } from "node:http";
+import { ALL_SCOPES } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setPassword } from "../src/auth/passwords";
+import { SCOPE_WORDS } from "../src/oauth/pages";
 import { call, storages } from "./delegation-fixture";
 import { BIN_PATH, startTestServer, type TestServer, type TestUser } from "./harness";
 import {
@@ -85,6 +87,9 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     expect(as.grant_types_supported).not.toContain("password");
     expect(as.grant_types_supported).not.toContain("implicit");
     expect(as.scopes_supported).toEqual(expect.arrayContaining(["openid", "offline_access", "os.notes:read", "agent.message:send"]));
+    // Whatever an API key may hold an app may be given too, and the consent page says each in words.
+    expect(as.scopes_supported).toEqual(expect.arrayContaining([...ALL_SCOPES]));
+    for (const scope of as.scopes_supported as string[]) expect(SCOPE_WORDS[scope], scope).toBeTruthy();
     for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/api/v1"]) {
       const pr = (await (await t.fetch(path)).json()) as Record<string, unknown>;
       expect(pr).toMatchObject({ resource: t.server.apiUrl, authorization_servers: [t.server.url] });

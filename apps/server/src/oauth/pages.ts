@@ -34,6 +34,10 @@ export const SCOPE_WORDS: Record<string, string> = {
   "os.todos:read": "Read your todos",
   "os.todos:write": "Create, change and complete your todos",
   "os.memory:read": "Search your memory",
+  "os.memory:write": "Write to your memory",
+  "os.network:write": "Give people access to your agent, and change or withdraw it",
+  "os.tools:read": "See your remote tool servers and use their read-only tools",
+  "os.tools:write": "Add, sign in to and remove remote tool servers, and use all their tools",
   "os.network:read": "See your contacts, share links and visitors",
   "os.share:read": "See what you share",
   "os.share:write": "Share things on your behalf",
@@ -42,7 +46,7 @@ export const SCOPE_WORDS: Record<string, string> = {
   "os.heartbeat:read": "See your heartbeat status and checklist",
   "os.heartbeat:run": "Run your heartbeat and change its checklist",
   "os.heartbeat:write": "Change your heartbeat settings",
-  "agent.message:send": "Send messages to your agent",
+  "agent.message:send": "Send messages as you to people and groups",
   "net.contacts:manage": "Manage your contacts",
 };
 
