@@ -416,6 +416,16 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     expect((await confirm({ ...secondFields, csrf: fields.csrf as string }, "connect")).status).toBe(403);
     expect((await rowOf(securedId)).oauth_state_hash).not.toBeNull();
     expect((await confirm(secondFields, "maybe")).status).toBe(400);
+    // Bad bodies are the client's: too big, or not a form at all.
+    const huge = await confirm({ ...secondFields, code: "x".repeat(20_000) }, "connect");
+    expect(huge.status).toBe(413);
+    const notForm = await fetch(`${t.server.apiUrl}/tools/mcp/oauth/callback`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(secondFields),
+    });
+    expect(notForm.status).toBe(400);
+    expect((await rowOf(securedId)).oauth_state_hash).not.toBeNull();
 
     const cancelled = await confirm(secondFields, "cancel");
     expect(cancelled.status).toBe(200);
