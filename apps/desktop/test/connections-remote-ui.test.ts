@@ -187,6 +187,13 @@ describe.skipIf(chromiumMissing("connections remote"))("remote tool servers and 
       await row("secured").getByRole("button", { name: "Sign in" }).click();
       const signInTab = await tab;
       await expect.poll(() => signInTab.url(), PATIENCE).toContain(`${app.ts.server.url}/api/v1/tools/mcp/oauth/callback`);
+      // The tab is not signed in to Tandem's own pages: the callback asks first, naming whose
+      // Tandem account gets the approval and which server, and connects on "Connect".
+      await expect.poll(() => signInTab.locator("h1").textContent(), PATIENCE).toBe("Connect a tool server?");
+      const asked = (await signInTab.locator("main").textContent()) ?? "";
+      expect(asked).toContain(user.username);
+      expect(asked).toContain(mcp.securedUrl);
+      await signInTab.getByRole("button", { name: "Connect" }).click();
       await expect.poll(() => signInTab.locator("h1").textContent(), PATIENCE).toBe("secured is connected");
       await signInTab.close();
 

@@ -11,7 +11,7 @@ import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
 import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
-import { mcpHandlers } from "./agent/tools/mcp/mcp-routes";
+import { mcpCallbackFormRouter, mcpHandlers } from "./agent/tools/mcp/mcp-routes";
 import { toolsHandlers } from "./agent/tools/tools-routes";
 import { recordModelUsage } from "./agent/usage/model-usage";
 import { agentUsageHandlers } from "./agent/usage/usage-routes";
@@ -125,6 +125,8 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...accountHandlers(context),
     ...mcpHandlers(context),
   });
+  // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON).
+  app.use(mcpCallbackFormRouter(context));
   // Right before the mount, so a request naming a route exactly goes straight to it.
   app.use(api.exactRoutes);
   app.use(API_BASE_PATH, api.router);

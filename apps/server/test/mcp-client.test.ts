@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ALL_SCOPES, type Scope } from "@tandem/core";
@@ -35,13 +36,55 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     call<Json>(t, user.apiKey, "POST", "/tools", { tool, params });
   const server = async (id: string) => (await ok<Json>(t, alice.apiKey, "GET", `/tools/mcp/${id}`)).server;
   const integrations = async () => (await ok<Json>(t, alice.apiKey, "GET", "/tools/integrations")).integrations;
-  /** Opens the authorize URL as a browser would: the authorization server approves and sends it to our callback. */
-  const browse = async (authorizeUrl: string) => {
+  /**
+   * Opens the authorize URL as a browser would: the authorization server approves and sends it to
+   * our callback (with the browser's Tandem sign-in cookie, when given).
+   */
+  const browse = async (authorizeUrl: string, cookie?: string) => {
     const atServer = await fetch(authorizeUrl, { redirect: "manual" });
     expect(atServer.status).toBe(302);
     const callback = atServer.headers.get("location") as string;
     expect(callback.startsWith(`${t.server.apiUrl}/tools/mcp/oauth/callback?`)).toBe(true);
-    return fetch(callback, { redirect: "manual" });
+    return fetch(callback, { redirect: "manual", headers: cookie ? { cookie } : {} });
+  };
+  const unescapeHtml = (text: string) =>
+    text.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[e] as string);
+  /** The hidden fields of the confirmation page's form. */
+  const formOf = (html: string) => {
+    const fields: Record<string, string> = {};
+    for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+      fields[name as string] = unescapeHtml(value as string);
+    }
+    return fields;
+  };
+  /** Posts the confirmation form, as its Connect or Cancel button does. */
+  const confirm = (fields: Record<string, string>, decision: string, cookie?: string) =>
+    fetch(`${t.server.apiUrl}/tools/mcp/oauth/callback`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...(cookie ? { cookie } : {}) },
+      body: new URLSearchParams({ ...fields, decision }),
+    });
+  /** A browser with no Tandem session: the confirmation page, then Connect. */
+  const browseAndConnect = async (authorizeUrl: string) => {
+    const asked = await browse(authorizeUrl);
+    expect(asked.status).toBe(200);
+    return confirm(formOf(await asked.text()), "connect");
+  };
+  /** A browser signed in to Tandem's pages as `user` (a web session, as /signin makes). */
+  const signedIn = async (user: TestUser) => {
+    const value = randomBytes(32).toString("base64url");
+    await t.server.context.db
+      .insertInto("web_sessions")
+      .values({
+        id_hash: createHash("sha256").update(value).digest("hex"),
+        user_id: user.userId,
+        csrf: randomBytes(24).toString("base64url"),
+        created_at: new Date().toISOString(),
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      })
+      .execute();
+    return `tandem_session=${value}`;
   };
   const rowOf = (id: string) => t.server.context.db.selectFrom("mcp_servers").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
 
@@ -237,9 +280,24 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     expect(url.searchParams.get("redirect_uri")).toBe(`${t.server.apiUrl}/tools/mcp/oauth/callback`);
     expect(mcp.auth.clients.size).toBe(1);
 
-    const page = await browse(started.authorizeUrl);
+    // Not signed in to Tandem in this browser: a page asks first, naming the account and the server.
+    const asked = await browse(started.authorizeUrl);
+    expect(asked.status).toBe(200);
+    expect(asked.headers.get("content-type")).toContain("text/html");
+    expect(asked.headers.get("cache-control")).toBe("no-store");
+    expect(asked.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(asked.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(asked.headers.get("content-security-policy")).toContain("form-action 'self'");
+    const html = await asked.text();
+    expect(html).toContain("<strong>alice</strong>");
+    expect(html).toContain("<strong>secured</strong>");
+    expect(html).toContain(mcp.securedUrl);
+    expect(html).toContain('action="/api/v1/tools/mcp/oauth/callback"');
+    // Still pending until the browser confirms: nothing exchanged, nothing stored.
+    expect((await rowOf(securedId)).oauth_state_hash).not.toBeNull();
+    expect((await rowOf(securedId)).oauth_tokens).toBeNull();
+    const page = await confirm(formOf(html), "connect");
     expect(page.status).toBe(200);
-    expect(page.headers.get("content-type")).toContain("text/html");
     expect(page.headers.get("cache-control")).toBe("no-store");
     expect(await page.text()).toContain("secured is connected");
 
@@ -283,7 +341,13 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     const started = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
     const atServer = await fetch(started.authorizeUrl, { redirect: "manual" });
     const callback = atServer.headers.get("location") as string;
-    expect((await fetch(callback)).status).toBe(200);
+    const asked = await fetch(callback);
+    expect(asked.status).toBe(200);
+    const fields = formOf(await asked.text());
+    expect((await confirm(fields, "connect")).status).toBe(200);
+    const replayed = await confirm(fields, "connect");
+    expect(replayed.status).toBe(400);
+    expect(await replayed.text()).toContain("expired or was already used");
     const replay = await fetch(callback);
     expect(replay.status).toBe(400);
     expect(await replay.text()).toContain("expired or was already used");
@@ -293,12 +357,110 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     const denied = await t.fetch(`/api/v1/tools/mcp/oauth/callback?error=access_denied&state=${again.state}`);
     expect(denied.status).toBe(400);
     expect(await denied.text()).toContain("access_denied");
-    // A state older than 10 minutes is refused, even unused.
+    // A state older than 10 minutes is refused, even unused, and so is its confirmation.
     const late = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
-    t.server.context.clock.advance(11 * 60_000);
     const lateCallback = (await fetch(late.authorizeUrl, { redirect: "manual" })).headers.get("location") as string;
+    const lateFields = formOf(await (await fetch(lateCallback)).text());
+    t.server.context.clock.advance(11 * 60_000);
     expect((await fetch(lateCallback)).status).toBe(400);
+    expect((await confirm(lateFields, "connect")).status).toBe(400);
     expect((await server(securedId)).status).toBe("connected");
+  });
+
+  it("binds the approval to the person: the owner's session completes, another's is refused, a stranger must confirm", async () => {
+    const tokensBefore = (await rowOf(securedId)).oauth_tokens;
+    // Signed in to Tandem as alice, who started it: completed at once, no question.
+    const own = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    const done = await browse(own.authorizeUrl, await signedIn(alice));
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain("secured is connected");
+    expect((await rowOf(securedId)).oauth_tokens).not.toBe(tokensBefore);
+
+    // Signed in as bob: alice's link (or an attacker's, sent to a victim) is refused, spent, stores nothing.
+    const stored = (await rowOf(securedId)).oauth_tokens;
+    const bobCookie = await signedIn(bob);
+    const other = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    const refused = await browse(other.authorizeUrl, bobCookie);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("cache-control")).toBe("no-store");
+    expect(await refused.text()).toContain("another Tandem account");
+    const afterRefusal = await rowOf(securedId);
+    expect(afterRefusal).toMatchObject({ oauth_state_hash: null, oauth_verifier: null, oauth_tokens: stored });
+
+    // Confirmed from a browser that is bob's: refused too.
+    const third = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    const thirdFields = formOf(await (await browse(third.authorizeUrl)).text());
+    expect((await confirm(thirdFields, "connect", bobCookie)).status).toBe(403);
+    expect((await rowOf(securedId)).oauth_state_hash).toBeNull();
+    expect((await confirm(thirdFields, "connect")).status).toBe(400);
+    expect((await rowOf(securedId)).oauth_tokens).toBe(stored);
+    expect((await server(securedId)).status).toBe("connected");
+  });
+
+  it("Cancel spends the state and stores nothing; a forged, missing or another state's form token is refused", async () => {
+    const stored = (await rowOf(securedId)).oauth_tokens;
+    const first = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    const fields = formOf(await (await browse(first.authorizeUrl)).text());
+    expect(Object.keys(fields).sort()).toEqual(["code", "csrf", "state"]);
+    expect(fields.state).toBe(first.state);
+
+    for (const csrf of ["forged", "", undefined]) {
+      const { csrf: _, ...rest } = fields;
+      const refused = await confirm(csrf === undefined ? rest : { ...rest, csrf }, "connect");
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain("Nothing was stored");
+    }
+    // Another pending state's token does not fit this one.
+    const second = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    const secondFields = formOf(await (await browse(second.authorizeUrl)).text());
+    expect((await confirm({ ...secondFields, csrf: fields.csrf as string }, "connect")).status).toBe(403);
+    expect((await rowOf(securedId)).oauth_state_hash).not.toBeNull();
+    expect((await confirm(secondFields, "maybe")).status).toBe(400);
+    // Bad bodies are the client's: too big, or not a form at all.
+    const huge = await confirm({ ...secondFields, code: "x".repeat(20_000) }, "connect");
+    expect(huge.status).toBe(413);
+    const notForm = await fetch(`${t.server.apiUrl}/tools/mcp/oauth/callback`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(secondFields),
+    });
+    expect(notForm.status).toBe(400);
+    expect((await rowOf(securedId)).oauth_state_hash).not.toBeNull();
+
+    const cancelled = await confirm(secondFields, "cancel");
+    expect(cancelled.status).toBe(200);
+    expect(await cancelled.text()).toContain("Nothing was stored");
+    expect(await rowOf(securedId)).toMatchObject({ oauth_state_hash: null, oauth_verifier: null, oauth_tokens: stored });
+    expect((await confirm(secondFields, "connect")).status).toBe(400);
+    expect((await confirm(secondFields, "cancel")).status).toBe(400);
+    expect((await server(securedId)).status).toBe("connected");
+  });
+
+  it("escapes what the confirmation page shows: a hostile server name, URL and display name", async () => {
+    const hostile = `<script>alert("x")</script>'&`;
+    const { db } = t.server.context;
+    const started = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
+    const row = await rowOf(securedId);
+    // As if stored by a path that checked less: the page must not trust them.
+    await db
+      .updateTable("mcp_servers")
+      .set({ name: hostile, server_url: `${row.server_url}?${hostile}` })
+      .where("id", "=", securedId)
+      .execute();
+    await db.updateTable("users").set({ name: hostile }).where("id", "=", alice.userId).execute();
+    try {
+      const page = await t.fetch(`/api/v1/tools/mcp/oauth/callback?code=${encodeURIComponent(hostile)}&state=${started.state}`);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).not.toContain("<script>");
+      expect(html).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;");
+      expect(html).toContain("(<code>alice</code>)");
+      expect(formOf(html).code).toBe(hostile);
+      expect((await confirm(formOf(html), "cancel")).status).toBe(200);
+    } finally {
+      await db.updateTable("mcp_servers").set({ name: row.name, server_url: row.server_url }).where("id", "=", securedId).execute();
+      await db.updateTable("users").set({ name: null }).where("id", "=", alice.userId).execute();
+    }
   });
 
   it("refreshes an expired access token on 401; when refreshing fails the server needs reauthorization", async () => {
@@ -332,7 +494,7 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
 
     mcp.auth.refreshWorks = true;
     const started = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/authorize`);
-    expect((await browse(started.authorizeUrl)).status).toBe(200);
+    expect((await browseAndConnect(started.authorizeUrl)).status).toBe(200);
     expect((await server(securedId)).status).toBe("connected");
     expect((await tools(alice, "secured.echo", { text: "back" })).body.result).toBe("secured says back");
   });

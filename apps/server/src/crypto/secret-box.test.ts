@@ -33,6 +33,16 @@ describe("SecretBox", () => {
     expect((await stat(path.join(dataDir, "secret.key"))).mode & 0o777).toBe(0o600);
   });
 
+  it("makes a MAC that only its key and purpose make again", () => {
+    const box = SecretBox.fromSecret("a secret of sixteen or more");
+    const mac = box.mac("state-1", "mcp.oauth.confirm");
+    expect(mac).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(box.mac("state-1", "mcp.oauth.confirm")).toBe(mac);
+    expect(box.mac("state-2", "mcp.oauth.confirm")).not.toBe(mac);
+    expect(box.mac("state-1", "another purpose")).not.toBe(mac);
+    expect(SecretBox.fromSecret("another secret of sixteen").mac("state-1", "mcp.oauth.confirm")).not.toBe(mac);
+  });
+
   it("refuses a short operator secret", () => {
     expect(() => SecretBox.fromSecret("short")).toThrow(/16 characters/);
   });

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 
@@ -42,6 +42,15 @@ export class SecretBox {
       await chmod(file, 0o600).catch(() => {});
     }
     return SecretBox.fromSecret(secret);
+  }
+
+  /**
+   * A keyed MAC of `value` (HMAC-SHA256, base64url) under a key of its own derived for `purpose`:
+   * proof that this server made it, for tokens it must check later without storing them.
+   */
+  mac(value: string, purpose: string): string {
+    const key = Buffer.from(hkdfSync("sha256", this.key, "", `tandem mac v1:${purpose}`, 32));
+    return createHmac("sha256", key).update(value, "utf8").digest("base64url");
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. */

@@ -141,6 +141,33 @@ ${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` :
   return render(input.status ?? 200, "Welcome", body);
 }
 
+/**
+ * Asked at a remote tool server's OAuth callback when the browser has no Tandem session: whose
+ * Tandem account the approval would go to, and which server. The code and state ride in hidden
+ * fields of a POST, never in a URL again.
+ */
+export function confirmToolServerPage(input: {
+  action: string;
+  state: string;
+  code: string;
+  csrf: string;
+  username: string;
+  displayName: string | null;
+  serverName: string;
+  serverUrl: string;
+}): Page {
+  const account = input.displayName
+    ? `<strong>${escapeHtml(input.displayName)}</strong> (<code>${escapeHtml(input.username)}</code>)`
+    : `<strong>${escapeHtml(input.username)}</strong>`;
+  const body = `<h1>Connect a tool server?</h1>
+<p>You approved access at the tool server <strong>${escapeHtml(input.serverName)}</strong> <span class="muted">(<code>${escapeHtml(input.serverUrl)}</code>)</span>.</p>
+<p>Connect lets the Tandem account ${account} use it with your approval.</p>
+<p class="warn">Connect only if that is your Tandem account and you started this yourself, just now. If someone sent you the link, cancel: they would get your access.</p>
+<form method="post" action="${escapeHtml(input.action)}">${hidden("state", input.state)}${hidden("code", input.code)}${hidden("csrf", input.csrf)}
+<button type="submit" name="decision" value="connect">Connect</button><button type="submit" name="decision" value="cancel">Cancel</button></form>`;
+  return render(200, "Connect a tool server", body);
+}
+
 export function messagePage(status: number, title: string, text: string, extraHtml = ""): Page {
   return render(status, title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>${extraHtml}`);
 }

@@ -253,7 +253,8 @@ export const toolRoutes = {
     method: "GET",
     path: "/tools/mcp/oauth/callback",
     category: "tools",
-    summary: "Where the authorization server sends the browser back (no credential: the state names the user and server)",
+    summary:
+      "Where the authorization server sends the browser back (no API key): completes for the owner's Tandem sign-in, refuses another's, else shows a page whose Connect posts to this path",
     auth: "public",
     query: z.object({
       code: z.string().max(2000).optional(),

@@ -2,7 +2,8 @@
 // discovery from the server's 401 (its `WWW-Authenticate: Bearer resource_metadata=...`) to the
 // protected-resource metadata to the authorization server's metadata, dynamic client registration
 // (a public client), PKCE S256 and `resource`. We keep the state: single use, expiring, and bound
-// to the server's row, so to its owner.
+// to the server's row, so to its owner. The state alone does not say who the browser is, so the
+// callback completes only for the owner's browser (see mcp-routes.ts, `mcpOAuthCallback`).
 
 import { auth, discoverOAuthServerInfo, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
@@ -74,43 +75,64 @@ export async function startAuthorization(app: AppContext, row: McpServerRow, cal
 
 export type CallbackOutcome = { ok: true; server: McpServerRow } | { ok: false; status: number; message: string };
 
+const SPENT_MESSAGE = "This authorization link has expired or was already used. Start again from Tandem.";
+
 /**
- * Completes an authorization from the callback: the state names the pending authorization (and
- * is spent here, whatever follows); the code is exchanged, with the stored PKCE verifier, for
- * tokens that are stored sealed; then the server's tools are listed.
+ * The server whose authorization a state names, while it is pending: unspent and younger than
+ * 10 minutes. Spends nothing: the callback may first ask the browser to confirm.
+ */
+export async function pendingAuthorization(app: AppContext, state: string | undefined): Promise<McpServerRow | undefined> {
+  if (!state) return undefined;
+  const row = await app.db.selectFrom("mcp_servers").selectAll().where("oauth_state_hash", "=", hashState(state)).executeTakeFirst();
+  if (!row?.oauth_state_expires_at || row.oauth_state_expires_at <= app.clock.now().toISOString()) return undefined;
+  return row;
+}
+
+/** Spends a state, once: of two requests racing on one state, one updates the row and gets true. */
+async function spendState(app: AppContext, row: McpServerRow, state: string): Promise<boolean> {
+  const spent = await app.db
+    .updateTable("mcp_servers")
+    .set({ oauth_state_hash: null, oauth_state_expires_at: null })
+    .where("id", "=", row.id)
+    .where("oauth_state_hash", "=", hashState(state))
+    .where("oauth_state_expires_at", ">", app.clock.now().toISOString())
+    .executeTakeFirst();
+  return Number(spent.numUpdatedRows ?? 0) === 1;
+}
+
+/** Ends a pending authorization without storing anything: the state is spent and the PKCE verifier dropped. */
+export async function abandonAuthorization(app: AppContext, row: McpServerRow, state: string): Promise<boolean> {
+  if (!(await spendState(app, row, state))) return false;
+  await updateServer(app.db, row.id, { oauth_verifier: null }, app.clock.now());
+  return true;
+}
+
+/** What the confirmation form must echo: bound to the state by a server secret, so no other page can make it. */
+export const confirmationToken = (app: AppContext, state: string) => app.secrets.mac(state, "mcp.oauth.confirm");
+
+/**
+ * Completes a pending authorization, once the caller knows the browser is its owner's (a web
+ * session of the owner, or the owner's confirmation): the state is spent here, whatever follows;
+ * the code is exchanged, with the stored PKCE verifier, for tokens that are stored sealed; then
+ * the server's tools are listed.
  */
 export async function completeAuthorization(
   app: AppContext,
-  query: { state?: string; code?: string; error?: string; error_description?: string },
+  row: McpServerRow,
+  answer: { state: string; code?: string; error?: string; error_description?: string },
   callbackUrl: string,
 ): Promise<CallbackOutcome> {
-  if (!query.state) return { ok: false, status: 400, message: "The authorization answer carries no state." };
-  const hash = hashState(query.state);
-  const row = await app.db.selectFrom("mcp_servers").selectAll().where("oauth_state_hash", "=", hash).executeTakeFirst();
-  const now = app.clock.now();
-  const expired = !row?.oauth_state_expires_at || row.oauth_state_expires_at <= now.toISOString();
-  // Spent at once, and only once: of two callbacks racing on one state, one updates the row.
-  const spent = row
-    ? await app.db
-        .updateTable("mcp_servers")
-        .set({ oauth_state_hash: null, oauth_state_expires_at: null })
-        .where("id", "=", row.id)
-        .where("oauth_state_hash", "=", hash)
-        .executeTakeFirst()
-    : undefined;
-  if (!row || expired || Number(spent?.numUpdatedRows ?? 0) !== 1) {
-    return { ok: false, status: 400, message: "This authorization link has expired or was already used. Start again from Tandem." };
-  }
-  if (query.error || !query.code) {
-    await updateServer(app.db, row.id, { oauth_verifier: null }, now);
-    const reason = query.error ? `${query.error}${query.error_description ? `: ${query.error_description}` : ""}` : "no code was given";
+  if (!(await spendState(app, row, answer.state))) return { ok: false, status: 400, message: SPENT_MESSAGE };
+  if (answer.error || !answer.code) {
+    await updateServer(app.db, row.id, { oauth_verifier: null }, app.clock.now());
+    const reason = answer.error ? `${answer.error}${answer.error_description ? `: ${answer.error_description}` : ""}` : "no code was given";
     return { ok: false, status: 400, message: `The authorization was not given (${reason.slice(0, 300)}).` };
   }
   const { scope } = serverConfig(row);
   const provider = new StoredOAuthProvider(app, row.id, callbackUrl, "interactive", scope);
   try {
     const fetchFn = remoteFetch(app, AbortSignal.timeout(app.config.toolServerTimeoutMs));
-    await auth(provider, { serverUrl: row.server_url, authorizationCode: query.code, scope, fetchFn });
+    await auth(provider, { serverUrl: row.server_url, authorizationCode: answer.code, scope, fetchFn });
   } catch (error) {
     await updateServer(app.db, row.id, { oauth_verifier: null }, app.clock.now());
     const message = error instanceof Error ? error.message : String(error);
@@ -120,6 +142,13 @@ export async function completeAuthorization(
   const fresh = await app.db.selectFrom("mcp_servers").selectAll().where("id", "=", row.id).executeTakeFirstOrThrow();
   return { ok: true, server: await refreshServer(app, fresh) };
 }
+
+/** The answer to a callback whose state names no pending authorization. */
+export const spentOutcome = (state: string | undefined): CallbackOutcome => ({
+  ok: false,
+  status: 400,
+  message: state ? SPENT_MESSAGE : "The authorization answer carries no state.",
+});
 
 /**
  * Asks the authorization server to revoke the stored tokens (RFC 7009), when it has a revocation

@@ -1,15 +1,26 @@
 import { API_BASE_PATH } from "@tandem/core";
-import type { Request } from "express";
+import express, { type Request, type Response, type Router } from "express";
 import type { AppContext } from "../../../context";
 import { ApiError, badRequest } from "../../../http/errors";
 import { created } from "../../../http/reply";
 import { HANDLED, type RouteHandlers } from "../../../http/router";
 import { newId } from "../../../ids";
+import { confirmToolServerPage, messagePage, type Page } from "../../../oauth/pages";
+import { sameToken, type WebSession, WebSessions } from "../../../oauth/web-session";
 import { NATIVE_TOOLS } from "../registry";
 import { AddressRefused, vettedAddresses } from "./address-guard";
-import { completeAuthorization, revokeStoredAuthorization, startAuthorization } from "./mcp-authorize";
+import {
+  abandonAuthorization,
+  type CallbackOutcome,
+  completeAuthorization,
+  confirmationToken,
+  pendingAuthorization,
+  revokeStoredAuthorization,
+  spentOutcome,
+  startAuthorization,
+} from "./mcp-authorize";
 import { refreshServer } from "./mcp-connection";
-import { type McpServerConfig, ownedServer, serverView, updateServer } from "./mcp-store";
+import { type McpServerConfig, type McpServerRow, ownedServer, serverView, updateServer } from "./mcp-store";
 
 type McpRouteId =
   | "listMcpServers"
@@ -32,11 +43,77 @@ function callbackUrl(app: AppContext, req: Request): string {
   return `${origin}${API_BASE_PATH}/tools/mcp/oauth/callback`;
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
+const CALLBACK_PATH = `${API_BASE_PATH}/tools/mcp/oauth/callback`;
 
-function callbackPage(title: string, message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`;
+/** The callback's pages: no cache, no referrer (the URL carried a code), nothing runs. */
+function sendPage(res: Response, page: Page): void {
+  res.status(page.status).set(page.headers).send(page.html);
+}
+
+function outcomePage(outcome: CallbackOutcome): Page {
+  if (!outcome.ok) return messagePage(outcome.status, "Authorization failed", outcome.message);
+  const { server } = outcome;
+  return server.status === "connected"
+    ? messagePage(200, `${server.name} is connected`, "Tandem can now use its tools. You can close this window.")
+    : messagePage(
+        200,
+        `${server.name} is authorized`,
+        `Tandem stored the authorization, but the server answered: ${server.error ?? server.status}`,
+      );
+}
+
+/** A browser signed in to Tandem as someone else than the one who started: refused, and the state spent. */
+async function refuseOtherAccount(app: AppContext, row: McpServerRow, state: string, session: WebSession): Promise<Page> {
+  await abandonAuthorization(app, row, state);
+  return messagePage(
+    403,
+    "Not your authorization",
+    `This authorization was started by another Tandem account than the one this browser is signed in to (${session.username}). Nothing was stored. If you meant to connect this server, start again from Tandem.`,
+  );
+}
+
+/**
+ * The confirmation form's answer (an HTML form, so not a JSON route of the v1 API): Connect
+ * completes the pending authorization, Cancel spends it and stores nothing.
+ */
+export function mcpCallbackFormRouter(app: AppContext): Router {
+  const sessions = new WebSessions(app.db, app.config.publicUrl?.startsWith("https:") ?? false);
+  const form = express.urlencoded({ extended: false, limit: "8kb", parameterLimit: 10 });
+  const field = (req: Request, name: string, max: number) => {
+    const value = (req.body as Record<string, unknown> | undefined)?.[name];
+    return typeof value === "string" && value.length <= max ? value : "";
+  };
+  const router = express.Router();
+  router.post(CALLBACK_PATH, form, (req, res, next) => {
+    (async () => {
+      const state = field(req, "state", 200);
+      const code = field(req, "code", 2000);
+      const row = await pendingAuthorization(app, state);
+      if (!row) return sendPage(res, outcomePage(spentOutcome(state)));
+      // Bound to the state by a server secret: only the page this server showed can post it.
+      if (!sameToken(field(req, "csrf", 200), confirmationToken(app, state))) {
+        return sendPage(
+          res,
+          messagePage(403, "Authorization failed", "The form did not come from Tandem's confirmation page. Nothing was stored."),
+        );
+      }
+      const session = await sessions.find(req);
+      if (session && session.userId !== row.owner_id) return sendPage(res, await refuseOtherAccount(app, row, state, session));
+      const decision = field(req, "decision", 20);
+      if (decision === "cancel") {
+        const cancelled = await abandonAuthorization(app, row, state);
+        return sendPage(
+          res,
+          cancelled
+            ? messagePage(200, "Not connected", `Nothing was stored: ${row.name} is not connected to Tandem. You can close this window.`)
+            : outcomePage(spentOutcome(state)),
+        );
+      }
+      if (decision !== "connect" || !code) return sendPage(res, messagePage(400, "Authorization failed", "Choose Connect or Cancel."));
+      sendPage(res, outcomePage(await completeAuthorization(app, row, { state, code }, callbackUrl(app, req))));
+    })().catch(next);
+  });
+  return router;
 }
 
 /** Refused before anything is stored when the URL's host is private (the check runs again on every connection). */
@@ -66,6 +143,7 @@ async function checkName(app: AppContext, ownerId: number, name: string, exceptI
 
 export function mcpHandlers(app: AppContext): RouteHandlers<McpRouteId> {
   const { db, clock } = app;
+  const webSessions = new WebSessions(db, app.config.publicUrl?.startsWith("https:") ?? false);
   const view = async (ownerId: number, id: string) => ({ success: true, server: serverView(await ownedServer(db, ownerId, id)) });
 
   return {
@@ -163,26 +241,42 @@ export function mcpHandlers(app: AppContext): RouteHandlers<McpRouteId> {
     },
 
     mcpOAuthCallback: async ({ input, req, res }) => {
-      const outcome = await completeAuthorization(app, input.query, callbackUrl(app, req));
-      const page = outcome.ok
-        ? callbackPage(
-            outcome.server.status === "connected" ? `${outcome.server.name} is connected` : `${outcome.server.name} is authorized`,
-            outcome.server.status === "connected"
-              ? "Tandem can now use its tools. You can close this window."
-              : `Tandem stored the authorization, but the server answered: ${outcome.server.error ?? outcome.server.status}`,
-          )
-        : callbackPage("Authorization failed", outcome.message);
-      res
-        .status(outcome.ok ? 200 : outcome.status)
-        // The URL carried a code: no cache, no referrer; the page runs nothing.
-        .set({
-          "Content-Type": "text/html; charset=utf-8",
-          "Cache-Control": "no-store",
-          "Referrer-Policy": "no-referrer",
-          "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
-          "X-Content-Type-Options": "nosniff",
-        })
-        .send(page);
+      const { state, code, error, error_description } = input.query;
+      const row = await pendingAuthorization(app, state);
+      if (!row || !state) {
+        sendPage(res, outcomePage(spentOutcome(state)));
+        return HANDLED;
+      }
+      // A refusal or a missing code stores nothing, whoever the browser is: it ends the attempt.
+      if (error || !code) {
+        sendPage(res, outcomePage(await completeAuthorization(app, row, { state, error, error_description }, callbackUrl(app, req))));
+        return HANDLED;
+      }
+      // The state names the owner, not the browser: someone may have sent their own authorize
+      // link to another person, to collect that person's approval. So the code is exchanged at
+      // once only in a browser signed in to Tandem as the owner; a browser signed in as someone
+      // else is refused; a browser not signed in is asked to confirm, naming the account.
+      const session = await webSessions.find(req);
+      if (session && session.userId !== row.owner_id) {
+        sendPage(res, await refuseOtherAccount(app, row, state, session));
+      } else if (session) {
+        sendPage(res, outcomePage(await completeAuthorization(app, row, { state, code }, callbackUrl(app, req))));
+      } else {
+        const owner = await db.selectFrom("users").select(["username", "name"]).where("id", "=", row.owner_id).executeTakeFirstOrThrow();
+        sendPage(
+          res,
+          confirmToolServerPage({
+            action: CALLBACK_PATH,
+            state,
+            code,
+            csrf: confirmationToken(app, state),
+            username: owner.username,
+            displayName: owner.name,
+            serverName: row.name,
+            serverUrl: row.server_url,
+          }),
+        );
+      }
       return HANDLED;
     },
 
