@@ -16,12 +16,14 @@ grep -q -- "--create-database" <<<"$out" || fail "users add did not say how to c
 TANDEM_PORT=$port TANDEM_DATA_DIR="$data/db" setsid npm start >"$data/server.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "http://127.0.0.1:$port/" | grep -q "<h1>Tandem server</h1>" || fail "GET / is not the server's page"
+# With no account yet, the root page opened on this machine offers to create the first one.
+curl -fsS "http://127.0.0.1:$port/" | grep -q "<h1>Welcome to Tandem</h1>" || fail "GET / on a new server is not the first-run page"
 
 key=$(cd apps/server && TANDEM_DATA_DIR="$data/db" npx tandem-server users add alice 2>/dev/null | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).apiKey') ||
   fail "users add failed against the running server's database"
 curl -fsS -H "Authorization: Bearer $key" "http://127.0.0.1:$port/api/v1/identity" | grep -q '"username":"alice"' ||
   fail "the running server refused the key users add printed"
+curl -fsS "http://127.0.0.1:$port/" | grep -q "<h1>Tandem server</h1>" || fail "GET / is not the server's page once an account exists"
 
 # (npm's own warnings about its configuration are not the server's output.)
 busy=$(TANDEM_DATA_DIR="$data/db" npx tandem-server serve --port $port 2>&1) && fail "a second server on a busy port did not fail"
