@@ -16,6 +16,7 @@ export const CLAUDE_COMMAND = "claude";
 
 export class ClaudeCodeRuntime implements RuntimeAdapter {
   readonly runtime = "claude-code" as const;
+  readonly runsWithoutTools = true;
   #hookServer: Promise<HookServer> | undefined;
 
   constructor(private readonly command = CLAUDE_COMMAND) {}

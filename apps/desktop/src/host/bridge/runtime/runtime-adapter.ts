@@ -42,6 +42,12 @@ export type RuntimeEvent =
 /** One interface over Claude Code, Codex and the scripted fake. */
 export interface RuntimeAdapter {
   readonly runtime: BridgeRuntime;
+  /**
+   * Whether a run can be held to no tools at all (every call refused): what answering guests
+   * needs. Claude Code can (its hook blocks every call); Codex cannot (its sandbox runs commands
+   * without asking).
+   */
+  readonly runsWithoutTools: boolean;
   /** Runs a task; throws when the runtime could not run at all (missing CLI, crash). */
   run(task: RuntimeTask): AsyncIterable<RuntimeEvent>;
   /** Frees what the adapter holds (the hook endpoint). */
