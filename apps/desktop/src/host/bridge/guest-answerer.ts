@@ -150,6 +150,7 @@ export class GuestAnswerer {
           return "deny";
         },
         signal: stop.signal,
+        noTools: true,
       })) {
         if (event.type === "result") result = { text: event.text, isError: event.isError };
       }

@@ -30,6 +30,11 @@ export interface RuntimeTask {
   requestTool(request: ToolRequest): Promise<ToolDecision>;
   /** Aborted when the bridge stops: the runtime must end at once. */
   readonly signal: AbortSignal;
+  /**
+   * The run must have no tools at all (a guest's message). `requestTool` then refuses every call;
+   * an adapter that can also withhold the tools from the start does so (Claude Code: `--tools ""`).
+   */
+  readonly noTools?: boolean;
 }
 
 /** What a runtime reports while it works; `result` comes last, exactly once, unless the run throws. */
