@@ -3,6 +3,7 @@ import { startTestServer, type TestServer, type TestUser } from "@tandem/server/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Host } from "../src/host/host";
 import type { BridgeOptions, FakeRuntimeRecord } from "../src/host/host-context";
+import { openLocalStore } from "../src/host/store/local-store";
 import { pairBridge, wire } from "./bridge-fixture";
 import { signInAs, startTestHost, tempDir, waitFor } from "./host-harness";
 
@@ -51,11 +52,11 @@ describe("the bridge answering guests of share links (real server)", () => {
   const guestRuns = (id: number) => records.filter((r) => r.kind === "started" && r.messageId === `guest-${id}`);
   const startedPrompt = (id: number) => (guestRuns(id)[0] as { prompt: string } | undefined)?.prompt ?? "";
 
-  async function guest(message: string, extra: Record<string, unknown> = {}): Promise<GuestReply> {
+  async function guest(message: string, extra: Record<string, unknown> = {}, token = link.token): Promise<GuestReply> {
     const response = await ts.fetch("/api/chat/guest-v04", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ token: link.token, message, ...extra }),
+      body: JSON.stringify({ token, message, ...extra }),
     });
     return { status: response.status, body: (await response.json()) as GuestReply["body"] };
   }
@@ -76,8 +77,8 @@ describe("the bridge answering guests of share links (real server)", () => {
     return { waiting, messageId, release };
   }
 
-  async function createLink(label: string): Promise<Link> {
-    const { shareLink } = await wire<{ shareLink: Link }>(ts, bob.apiKey, "POST", "/os/share", {
+  async function createLink(label: string, owner = bob): Promise<Link> {
+    const { shareLink } = await wire<{ shareLink: Link }>(ts, owner.apiKey, "POST", "/os/share", {
       localAgent: true,
       requireSignIn: false,
       expiresIn: "never",
@@ -197,7 +198,30 @@ describe("the bridge answering guests of share links (real server)", () => {
     release();
     await closing;
     hold = null;
+    // As a crash would leave it: a run still marked running. The next start ends it, and never runs it.
+    const store = await openLocalStore(dataDir);
+    const now = new Date().toISOString();
+    await store.db
+      .insertInto("bridge_guest_answers")
+      .values({
+        server_url: ts.server.url,
+        message_id: 999_999,
+        link_label: "Ask Bob",
+        guest_name: null,
+        question: "Crashed?",
+        state: "running",
+        reason: null,
+        denied_tools: "[]",
+        received_at: now,
+        updated_at: now,
+      })
+      .execute();
+    await store.close();
     host = await startTestHost(dataDir, { bridge });
+    expect((await guestActivity()).find((a) => a.messageId === "guest-999999")).toMatchObject({
+      outcome: "interrupted",
+      detail: "the app stopped while the runtime worked on it",
+    });
     await waitFor("the bridge online again", async () => (await host.api.getBridgeStatus()).state === "online");
     expect((await host.api.getBridgeStatus()).answerGuests).toBe(true); // The setting survived the restart.
     // Still waiting on the server, and polled by the new launch, it is not taken again.
@@ -207,7 +231,7 @@ describe("the bridge answering guests of share links (real server)", () => {
     expect((await waiting).body.answeredBy).toBe("server");
     expect((await guestActivity()).find((a) => a.messageId === `guest-${messageId}`)).toMatchObject({
       outcome: "interrupted",
-      detail: "the app stopped while the runtime worked on it",
+      detail: "stopped before it finished: the app quit, or answering guests was turned off",
     });
   });
 
@@ -236,5 +260,35 @@ describe("the bridge answering guests of share links (real server)", () => {
     const answer = await guest("Anyone?");
     expect(answer.body.answeredBy).toBe("server");
     expect(records.filter((r) => r.kind === "started")).toHaveLength(runsBefore);
+  });
+  it("refuses to answer guests with Codex, which cannot be held to no tools; its guests get the server's agent", async () => {
+    const carol = await ts.addUser("carol");
+    await carol.client.call("init");
+    const carolDir = await tempDir("tandem-bridge-guests-codex-");
+    const codexHost = await startTestHost(carolDir, { bridge: { codexCommand: "/nonexistent/codex", guestPollMs: 100 } });
+    try {
+      await signInAs(codexHost, ts, carol);
+      // Unpaired, the setting may be turned on; the status says what it waits for.
+      expect(await codexHost.api.setBridgeGuestAnswering({ enabled: true })).toMatchObject({
+        answerGuests: true,
+        answerGuestsNote: "Pair this computer to answer guests here.",
+      });
+      await pairBridge(ts, codexHost.api, carol, "codex");
+      const status = await codexHost.api.getBridgeStatus();
+      expect(status).toMatchObject({ runtime: "codex", answerGuests: true });
+      expect(status.answerGuestsNote).toMatch(/^Codex cannot answer guests: it cannot be limited to a run without tools/);
+      const carolLink = await createLink("Ask Carol", carol);
+      expect((await guest("Hello Carol?", {}, carolLink.token)).body.answeredBy).toBe("server");
+      expect(await codexHost.api.listBridgeActivity()).toEqual([]);
+      // Turned off, it cannot be turned on again while paired as Codex: the owner is told why.
+      await codexHost.api.setBridgeGuestAnswering({ enabled: false });
+      await expect(codexHost.api.setBridgeGuestAnswering({ enabled: true })).rejects.toThrow(
+        /Pair this computer as Claude Code to answer guests/,
+      );
+      expect((await codexHost.api.getBridgeStatus()).answerGuests).toBe(false);
+    } finally {
+      await codexHost.close();
+      await rm(carolDir, { recursive: true, force: true });
+    }
   });
 });

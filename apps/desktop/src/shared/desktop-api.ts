@@ -243,7 +243,7 @@ export interface BridgeStatus {
   readonly endpointId: string | null;
   /** While pairing: the code to show. */
   readonly pairing: PairingPrompt | null;
-  /** Tasks received and not yet finished. */
+  /** Tasks received and not yet finished, and guest messages being answered. */
   readonly activeTasks: number;
   /** Whether the paired runtime's program is on this computer (false: tasks fail until it is installed); null when unpaired. */
   readonly runtimeInstalled: boolean | null;

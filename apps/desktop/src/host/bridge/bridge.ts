@@ -57,6 +57,8 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   const settings = new BridgeSettings(context.store, context.config.secrets);
   const spool = new BridgeSpool(context.store.db);
   const guestLog = new GuestAnswerLog(context.store.db);
+  // Guest runs the last launch left unfinished (it quit or crashed mid-run) are over: never run again.
+  await guestLog.markInterrupted();
   const people = new PeopleDirectory(context.session);
   const grants = new OwnerGrants(context.session, people);
 
@@ -65,7 +67,7 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   let runner: EndpointRunner | null = null;
   /** Why the bridge is unpaired or failed, for the owner. */
   let note: { error: boolean; message: string } | null = null;
-  let activeTasks = await spool.activeCount();
+  let activeTasks = (await spool.activeCount()) + (await guestLog.runningCount());
   let closed = false;
   /** Whether the paired runtime's program is here; null until looked for, or unpaired. */
   let installed: { runtime: BridgeRuntime; value: boolean } | null = null;
@@ -152,9 +154,9 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   const runtimeTimer = setInterval(checkRuntime, RUNTIME_CHECK_MS);
 
   const refreshActivity = () => {
-    spool.activeCount().then(
-      (count) => {
-        activeTasks = count;
+    Promise.all([spool.activeCount(), guestLog.runningCount()]).then(
+      ([tasks, guests]) => {
+        activeTasks = tasks + guests;
         notify();
       },
       () => {}, // The store is closing with the host.

@@ -97,8 +97,6 @@ export class EndpointRunner {
     const { context, runtime, pairing } = this.options;
     const wanted = this.#guestsWanted && this.#guestsReady && !this.#controller.signal.aborted && runtime.runsWithoutTools;
     if (wanted && !this.#guests) {
-      // A run a previous answerer left (the app stopped mid-run) is never started again.
-      await this.options.guestLog.markInterrupted();
       const workDir = path.join(context.config.dataDir, "bridge-guest-workspace");
       await mkdir(workDir, { recursive: true });
       this.#guests = new GuestAnswerer({

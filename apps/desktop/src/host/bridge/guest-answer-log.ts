@@ -84,7 +84,7 @@ export class GuestAnswerLog {
       .execute();
   }
 
-  /** Runs a previous launch left unfinished: never run again (the server's agent answers the guest after the wait). */
+  /** Runs a previous launch left unfinished (it crashed): never run again (the server's agent answers the guest after the wait). */
   async markInterrupted(): Promise<number> {
     const result = await this.db
       .updateTable("bridge_guest_answers")

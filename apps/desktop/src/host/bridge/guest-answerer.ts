@@ -26,6 +26,9 @@ export interface GuestAnswererOptions {
   readonly onActivity: () => void;
 }
 
+/** Why a run ended early when the answerer stopped: it cannot tell which of the two it was. */
+const STOPPED = "stopped before it finished: the app quit, or answering guests was turned off";
+
 type Finish = { state: Exclude<GuestAnswerState, "running">; reason: string | null };
 
 /**
@@ -156,7 +159,7 @@ export class GuestAnswerer {
       }
     } catch (error) {
       if (current.why) return { state: "not_delivered", reason: current.why };
-      if (this.#controller.signal.aborted) return { state: "interrupted", reason: "the app stopped while the runtime worked on it" };
+      if (this.#controller.signal.aborted) return { state: "interrupted", reason: STOPPED };
       return { state: "failed", reason: describeError(error) };
     } finally {
       this.#controller.signal.removeEventListener("abort", onStop);
