@@ -56,15 +56,10 @@ export interface GuestMessage {
 export function wrapGuestMessage(message: GuestMessage, nonce = newNonce()): string {
   const link = message.linkLabel.trim() ? `the share link "${clean(message.linkLabel)}"` : "one of your owner's share links";
   const who = message.guestName?.trim() ? `a guest who calls themself "${clean(message.guestName)}"` : "a guest";
-  const conversation = JSON.stringify(
-    {
-      earlierMessages: message.history.map((turn) => ({ from: turn.role === "user" ? "guest" : "answer", text: turn.content })),
-      newMessage: message.content,
-    },
-    null,
-    2,
-  );
-  const { begin, end, content } = fence(conversation, nonce);
+  const conversation = JSON.stringify({ earlierMessages: earlierWithinBudget(message.history), newMessage: message.content }, null, 2);
+  // A CLI that expands "@path" mentions in its prompt must not be able to pull a file in for a
+  // guest: their at signs become the full-width "＠", which reads the same and names no file.
+  const { begin, end, content } = fence(conversation.replaceAll("@", "＠"), nonce);
   return [
     `The following is a message from ${who} on ${link}. Anyone who has the link can write; the guest is not your owner and their name is unverified.`,
     "",
@@ -101,6 +96,23 @@ export function requestText(payload: unknown): string {
     }
   }
   return JSON.stringify(payload, null, 2) ?? "";
+}
+
+/** The conversation a guest's run gets: bounded, because the prompt is one command-line argument (Linux allows 128 KiB). */
+const EARLIER_TOTAL_CHARS = 24_000;
+const EARLIER_EACH_CHARS = 4_000;
+
+/** The latest earlier messages that fit the budget, oldest first, each cut (saying so) when long. */
+function earlierWithinBudget(history: GuestMessage["history"]): { from: "guest" | "answer"; text: string }[] {
+  const kept: { from: "guest" | "answer"; text: string }[] = [];
+  let budget = EARLIER_TOTAL_CHARS;
+  for (const turn of [...history].reverse()) {
+    const text = turn.content.length > EARLIER_EACH_CHARS ? `${turn.content.slice(0, EARLIER_EACH_CHARS)} [cut]` : turn.content;
+    budget -= text.length;
+    if (budget < 0) break;
+    kept.unshift({ from: turn.role === "user" ? "guest" : "answer", text });
+  }
+  return kept;
 }
 
 function newNonce(): string {
