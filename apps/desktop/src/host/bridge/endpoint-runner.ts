@@ -55,6 +55,8 @@ export class EndpointRunner {
   #guestsWanted = false;
   #guestsReady = false;
   #guests: GuestAnswerer | undefined;
+  /** Why the answerer could not start (its working directory, say); cleared by the next change. */
+  #guestsFailure: string | null = null;
   /** Starting and stopping the answerer, one change at a time. */
   #guestsChange: Promise<void> = Promise.resolve();
   readonly #started: Promise<void>;
@@ -73,13 +75,21 @@ export class EndpointRunner {
 
   /** Why guests are not being answered although the owner turned it on; null when they are (or it is off). */
   get guestsProblem(): string | null {
-    return this.#guests?.problem ?? null;
+    return this.#guestsFailure ?? this.#guests?.problem ?? null;
   }
 
   /** Turns answering guests from this computer on or off (the owner's setting); follows once the endpoint is up. */
   answerGuests(wanted: boolean): Promise<void> {
     this.#guestsWanted = wanted;
-    this.#guestsChange = this.#guestsChange.then(() => this.#applyGuests());
+    this.#guestsChange = this.#guestsChange.then(async () => {
+      try {
+        this.#guestsFailure = null;
+        await this.#applyGuests();
+      } catch (error) {
+        this.#guestsFailure = `Cannot answer guests here: ${describeError(error)}`;
+      }
+      this.options.onChange();
+    });
     return this.#guestsChange;
   }
 
