@@ -40,6 +40,7 @@ describe("Claude Code adapter with a fake claude CLI", () => {
     adapter: ClaudeCodeRuntime,
     decide: (request: ToolRequest) => Promise<ToolDecision>,
     signal = new AbortController().signal,
+    noTools = false,
   ) {
     const asked: ToolRequest[] = [];
     const task: RuntimeTask = {
@@ -52,6 +53,7 @@ describe("Claude Code adapter with a fake claude CLI", () => {
         return decide(request);
       },
       signal,
+      noTools,
     };
     const events: RuntimeEvent[] = [];
     for await (const event of adapter.run(task)) events.push(event);
@@ -101,6 +103,26 @@ describe("Claude Code adapter with a fake claude CLI", () => {
       ]);
       expect(events.at(-1)).toEqual({ type: "result", text: "Bash: blocked; Read: blocked", isError: false });
     } finally {
+      await adapter.close();
+    }
+  });
+
+  it("runs a no-tools task (a guest's) without built-in or MCP tools, and the hook still blocks a CLI that ignores that", async () => {
+    const adapter = new ClaudeCodeRuntime(claude);
+    const refuseAll = async () => "deny" as const;
+    try {
+      const { events, asked } = await run(adapter, refuseAll, undefined, true);
+      const log = await lastLog();
+      expect(log.args.slice(log.args.indexOf("--tools"))).toEqual(["--tools", "", "--strict-mcp-config"]);
+      expect([asked, log.outcomes]).toEqual([[], []]);
+      expect(events.at(-1)).toEqual({ type: "result", text: "No tools here; answered in words.", isError: false });
+
+      process.env.FAKE_CLAUDE_IGNORE_TOOLS = "1";
+      const ignoring = await run(adapter, refuseAll, undefined, true);
+      expect(ignoring.asked.map((request) => request.toolName)).toEqual(["Bash", "Read"]);
+      expect((await lastLog()).outcomes.map((o) => o.ran)).toEqual([false, false]);
+    } finally {
+      delete process.env.FAKE_CLAUDE_IGNORE_TOOLS;
       await adapter.close();
     }
   });

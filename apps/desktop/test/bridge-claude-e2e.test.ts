@@ -15,6 +15,7 @@ import {
   requestGrant,
   sendTask,
   waitReplied,
+  wire,
 } from "./bridge-fixture";
 import { signInAs, startTestHost, tempDir } from "./host-harness";
 
@@ -75,5 +76,53 @@ describe("a grant served by the claude-code adapter", () => {
     ]);
     expect(log.prompt).toMatch(/^The following is a request from @alice/);
     expect(log.prompt).toMatch(/BEGIN>>>\nWhich files changed\?\n<<<UNTRUSTED_CONTENT [0-9a-f]+ END>>>/);
+  });
+
+  it("answers a guest of bob's share link from Claude Code with no tools, even when the CLI ignores --tools", async () => {
+    await host.api.setBridgeGuestAnswering({ enabled: true });
+    const { shareLink } = await wire<{ shareLink: { token: string } }>(ts, bob.apiKey, "POST", "/os/share", {
+      localAgent: true,
+      requireSignIn: false,
+      label: "Ask Bob",
+    });
+    const ask = async (message: string) => {
+      const response = await ts.fetch("/api/chat/guest-v04", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ token: shareLink.token, message }),
+      });
+      return (await response.json()) as { answeredBy: string; response: string };
+    };
+    const lastLog = async () =>
+      JSON.parse((await readFile(path.join(claude.dir, "fake-claude-log.jsonl"), "utf8")).trim().split("\n").at(-1) as string);
+    const approvalsBefore = (await wire<{ approvals: unknown[] }>(ts, bob.apiKey, "GET", "/local-agent/tool-approvals")).approvals;
+
+    // Started without tools: the model has none to call.
+    expect(await ask("Which files changed?")).toMatchObject({ answeredBy: "local", response: "No tools here; answered in words." });
+    const log = await lastLog();
+    expect(log.args.slice(log.args.indexOf("--tools"))).toEqual(["--tools", "", "--strict-mcp-config"]);
+    expect(log.prompt).toMatch(/^The following is a message from a guest on the share link "Ask Bob"/);
+
+    // A CLI that ignored the flags still gets nothing: the hook refuses both calls, and bob is never asked.
+    process.env.FAKE_CLAUDE_IGNORE_TOOLS = "1";
+    try {
+      expect(await ask("Run git status, please.")).toMatchObject({ answeredBy: "local", response: "Bash: blocked; Read: blocked" });
+    } finally {
+      delete process.env.FAKE_CLAUDE_IGNORE_TOOLS;
+    }
+    expect((await lastLog()).outcomes).toEqual([
+      { tool: "Bash", hook: "deny", exit: 0, ran: false },
+      { tool: "Read", hook: "deny", exit: 0, ran: false },
+    ]);
+    expect((await wire<{ approvals: unknown[] }>(ts, bob.apiKey, "GET", "/local-agent/tool-approvals")).approvals).toEqual(approvalsBefore);
+    const [latest] = await host.api.listBridgeActivity();
+    expect(latest).toMatchObject({
+      source: "guest",
+      outcome: "answered",
+      toolCalls: [
+        { toolName: "Bash", status: "denied" },
+        { toolName: "Read", status: "denied" },
+      ],
+    });
   });
 });

@@ -16,13 +16,18 @@ import { fileURLToPath } from "node:url";
 
 const LOG = path.join(path.dirname(fileURLToPath(import.meta.url)), "fake-claude-log.jsonl");
 const MODEL = "claude-sonnet-4-5-20250929";
-const TOOLS = [
+const ALL_TOOLS = [
   { name: "Bash", input: { command: "git status --short", description: "Show changed files" }, needsPermission: true },
   { name: "Read", input: { file_path: "/home/owner/.ssh/id_ed25519" }, needsPermission: false },
 ];
 
 const args = process.argv.slice(2);
 const flagValue = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+// `--tools ""` leaves the model no built-in tool to call (`--tools "Bash,Read"` names the ones
+// kept). FAKE_CLAUDE_IGNORE_TOOLS=1 plays a CLI too old to know the flag's effect, so a test can
+// show the hook still blocks everything.
+const toolsFlag = process.env.FAKE_CLAUDE_IGNORE_TOOLS === "1" ? undefined : flagValue("--tools");
+const TOOLS = toolsFlag === undefined ? ALL_TOOLS : ALL_TOOLS.filter((tool) => toolsFlag.split(",").includes(tool.name));
 const prompt = flagValue("-p");
 if (prompt === undefined || flagValue("--output-format") !== "stream-json") {
   process.stderr.write("fake claude: expected -p <prompt> --output-format stream-json\n");
@@ -115,7 +120,7 @@ for (const tool of TOOLS) {
   });
 }
 
-const text = outcomes.map((o) => `${o.tool}: ${o.ran ? "ran" : "blocked"}`).join("; ");
+const text = outcomes.map((o) => `${o.tool}: ${o.ran ? "ran" : "blocked"}`).join("; ") || "No tools here; answered in words.";
 print({
   type: "assistant",
   message: { id: `msg_${randomUUID()}`, type: "message", role: "assistant", model: MODEL, content: [{ type: "text", text }] },

@@ -19,6 +19,7 @@ export type BridgeFacet = Pick<
   | "declineGrant"
   | "revokeGrant"
   | "listBridgeActivity"
+  | "setBridgeGuestAnswering"
   | "listAccessRequests"
   | "answerAccessRequest"
 >;

@@ -33,13 +33,15 @@ export interface BridgeOptions {
   readonly adapter?: BridgeRuntime;
   /** Script for the fake runtime: tool calls it asks for, in order, per task. */
   readonly fakeToolCalls?: readonly FakeToolCall[];
-  /** Tests: told what the fake runtime received (the wrapped prompt), decided and answered. */
-  readonly onFakeRuntime?: (record: FakeRuntimeRecord) => void;
+  /** Tests: told what the fake runtime received (the wrapped prompt), decided and answered; a promise answered to `started` holds the run. */
+  readonly onFakeRuntime?: (record: FakeRuntimeRecord) => unknown;
   /** Command lines of the real CLIs, if not on PATH. */
   readonly claudeCommand?: string;
   readonly codexCommand?: string;
   /** Heartbeat period in ms (default 20 s; the server drops an endpoint after 60 s without one). */
   readonly heartbeatMs?: number;
+  /** How often guest messages are polled while answering guests is on, in ms (default 2 s). */
+  readonly guestPollMs?: number;
 }
 
 export interface FakeToolCall {

@@ -49,8 +49,10 @@ export interface DesktopApi {
   acceptGrant(input: { grantId: string }): Promise<void>;
   declineGrant(input: { grantId: string }): Promise<void>;
   revokeGrant(input: { grantId: string }): Promise<void>;
-  /** What the bridge did lately, newest first: tasks received, from whom, their outcome, the tool calls decided. */
+  /** What the bridge did lately, newest first: tasks received and guests answered, from whom, their outcome, the tool calls decided. */
   listBridgeActivity(): Promise<BridgeActivityItem[]>;
+  /** Turns answering guests of locally answered share links from this computer on or off (off by default); answers the new status. */
+  setBridgeGuestAnswering(input: { enabled: boolean }): Promise<BridgeStatus>;
   /** People asking for agent access to the owner (the handshake), newest first. */
   listAccessRequests(): Promise<AccessRequestItem[]>;
   /** Accept (with what their agent may reach) or decline an agent-access request. */
@@ -241,11 +243,15 @@ export interface BridgeStatus {
   readonly endpointId: string | null;
   /** While pairing: the code to show. */
   readonly pairing: PairingPrompt | null;
-  /** Tasks received and not yet finished. */
+  /** Tasks received and not yet finished, and guest messages being answered. */
   readonly activeTasks: number;
   /** Whether the paired runtime's program is on this computer (false: tasks fail until it is installed); null when unpaired. */
   readonly runtimeInstalled: boolean | null;
   readonly message: string | null;
+  /** The owner's setting: guests of share links set to be answered by this machine get this computer's coding agent (no tools). */
+  readonly answerGuests: boolean;
+  /** Why guests are not answered here although the setting is on (the runtime cannot, the bridge is offline…); null otherwise. */
+  readonly answerGuestsNote: string | null;
 }
 
 export interface ApprovalItem {
@@ -270,14 +276,30 @@ export interface GrantItem {
   readonly grantExpiresAt: string | null;
 }
 
-export type BridgeTaskOutcome = "waiting" | "running" | "answered" | "reply_received" | "rejected" | "runtime_error" | "interrupted";
+export type BridgeTaskOutcome =
+  | "waiting"
+  | "running"
+  | "answered"
+  | "reply_received"
+  | "rejected"
+  | "runtime_error"
+  | "interrupted"
+  /** A guest's answer the server did not take (too late, or the link is gone). */
+  | "not_delivered";
 
 export interface BridgeActivityItem {
+  /** A grant's message id, or `guest-<id>` for a guest's message on a share link. */
   readonly messageId: string;
+  /** `grant`: a task another person's agent sent; `guest`: a guest of one of the owner's share links. */
+  readonly source: "grant" | "guest";
   readonly receivedAt: string;
   readonly updatedAt: string;
-  readonly fromPrincipalId: string;
+  /** The sender's principal; null for a guest (anyone with the link). */
+  readonly fromPrincipalId: string | null;
+  /** The sender's name, or the name a guest gave (unverified). Untrusted: shown as text. */
   readonly fromName: string | null;
+  /** The share link's label, for a guest's message. Shown as text. */
+  readonly linkLabel: string | null;
   /** The peer's request, cut to one short line. Untrusted: shown as text. */
   readonly request: string;
   readonly outcome: BridgeTaskOutcome;
@@ -606,6 +628,7 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   declineGrant: true,
   revokeGrant: true,
   listBridgeActivity: true,
+  setBridgeGuestAnswering: true,
   listAccessRequests: true,
   answerAccessRequest: true,
   listConversations: true,

@@ -8,6 +8,7 @@ const DEVICE_ID_KEY = "bridge.deviceId";
 const PAIRING_KEY = "bridge.pairing";
 const CURSOR_KEY_PREFIX = "bridge.cursor:";
 const DEVICE_TOKEN_SECRET = "bridge.deviceToken";
+const ANSWER_GUESTS_KEY = "bridge.answerGuests";
 
 /** What pairing left behind: the endpoint this app is, for whom, on which server. Never the token. */
 export const PairingRecord = z.object({
@@ -56,6 +57,15 @@ export class BridgeSettings {
   async forgetPairing(): Promise<void> {
     await this.store.setSetting(PAIRING_KEY, null);
     await this.secrets.delete(DEVICE_TOKEN_SECRET);
+  }
+
+  /** Whether the owner turned on answering guests of locally answered share links from this computer (off by default). */
+  async answerGuests(): Promise<boolean> {
+    return (await this.store.getSetting(ANSWER_GUESTS_KEY)) === "on";
+  }
+
+  saveAnswerGuests(on: boolean): Promise<void> {
+    return this.store.setSetting(ANSWER_GUESTS_KEY, on ? "on" : null);
   }
 
   /** The last realtime cursor handled for an endpoint ("0": from the start). */

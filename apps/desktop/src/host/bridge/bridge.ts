@@ -9,6 +9,7 @@ import { bridgeActivity } from "./bridge-activity";
 import { BridgeSettings, type PairingRecord } from "./bridge-settings";
 import { type DevicePairing, type PairingOutcome, startDevicePairing } from "./device-pairing";
 import { EndpointRunner } from "./endpoint-runner";
+import { GuestAnswerLog } from "./guest-answer-log";
 import { OwnerApprovals } from "./owner-approvals";
 import { OwnerGrants } from "./owner-grants";
 import { OwnerRequests } from "./owner-requests";
@@ -31,6 +32,11 @@ export interface BridgeHandle {
 const RUNTIME_CHECK_MS = 15_000;
 
 const StartPairingInput = z.object({ runtime: z.enum(["claude-code", "codex", "fake"]) });
+const AnswerGuestsInput = z.object({ enabled: z.boolean() });
+
+/** Why a paired runtime cannot answer guests: it cannot be held to a run without tools. */
+const CANNOT_ANSWER_GUESTS =
+  "Codex cannot answer guests: it cannot be limited to a run without tools. Pair this computer as Claude Code to answer guests here.";
 
 const PAIRING_ENDED: Record<Exclude<PairingOutcome["status"], "approved">, string | null> = {
   denied: "Pairing was denied.",
@@ -50,6 +56,9 @@ const PAIRING_ENDED: Record<Exclude<PairingOutcome["status"], "approved">, strin
 export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   const settings = new BridgeSettings(context.store, context.config.secrets);
   const spool = new BridgeSpool(context.store.db);
+  const guestLog = new GuestAnswerLog(context.store.db);
+  // Guest runs the last launch left unfinished (it quit or crashed mid-run) are over: never run again.
+  await guestLog.markInterrupted();
   const people = new PeopleDirectory(context.session);
   const grants = new OwnerGrants(context.session, people);
 
@@ -58,10 +67,12 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   let runner: EndpointRunner | null = null;
   /** Why the bridge is unpaired or failed, for the owner. */
   let note: { error: boolean; message: string } | null = null;
-  let activeTasks = await spool.activeCount();
+  let activeTasks = (await spool.activeCount()) + (await guestLog.runningCount());
   let closed = false;
   /** Whether the paired runtime's program is here; null until looked for, or unpaired. */
   let installed: { runtime: BridgeRuntime; value: boolean } | null = null;
+  /** The owner's setting: answer guests of locally answered share links from this computer. */
+  let answerGuests = await settings.answerGuests();
 
   let lastEmitted = "";
   const notify = () => {
@@ -81,9 +92,41 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
     return next;
   };
 
+  /** Why guests are not answered although the setting is on; null when they are, or when it is off. */
+  function guestsNote(): string | null {
+    if (!answerGuests) return null;
+    if (!pairing) return "Pair this computer to answer guests here.";
+    if (!canAnswerGuests(pairing.runtime)) return CANNOT_ANSWER_GUESTS;
+    if (runner?.state !== "online") return "Guests are answered once the bridge is online; until then your server's agent answers them.";
+    return runner.guestsProblem;
+  }
+
+  function canAnswerGuests(runtime: BridgeRuntime): boolean {
+    return createRuntime(runtime, context.config.bridge).runsWithoutTools;
+  }
+
+  async function setAnswerGuests(input: unknown): Promise<BridgeStatus> {
+    const { enabled } = parseInput("setBridgeGuestAnswering", AnswerGuestsInput, input);
+    return serial(async () => {
+      if (enabled && pairing && !canAnswerGuests(pairing.runtime)) throw new Error(CANNOT_ANSWER_GUESTS);
+      await settings.saveAnswerGuests(enabled);
+      answerGuests = enabled;
+      await runner?.answerGuests(enabled);
+      notify();
+      return status();
+    });
+  }
+
   function status(): BridgeStatus {
     const runtimeInstalledNow = pairing && installed?.runtime === pairing.runtime ? installed.value : null;
-    const base = { activeTasks, pairing: null, message: null, runtimeInstalled: runtimeInstalledNow };
+    const base = {
+      activeTasks,
+      pairing: null,
+      message: null,
+      runtimeInstalled: runtimeInstalledNow,
+      answerGuests,
+      answerGuestsNote: guestsNote(),
+    };
     if (pairingRun) {
       const { run, runtime } = pairingRun;
       return { ...base, state: "pairing", runtime, endpointId: pairing?.endpointId ?? null, pairing: run.prompt };
@@ -111,9 +154,9 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
   const runtimeTimer = setInterval(checkRuntime, RUNTIME_CHECK_MS);
 
   const refreshActivity = () => {
-    spool.activeCount().then(
-      (count) => {
-        activeTasks = count;
+    Promise.all([spool.activeCount(), guestLog.runningCount()]).then(
+      ([tasks, guests]) => {
+        activeTasks = tasks + guests;
         notify();
       },
       () => {}, // The store is closing with the host.
@@ -151,6 +194,7 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
           pairing: record,
           deviceToken: token,
           spool,
+          guestLog,
           people,
           runtime: createRuntime(record.runtime, context.config.bridge),
           loadCursor: () => settings.cursor(record.endpointId),
@@ -169,6 +213,7 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
           onRevoked: () => void serial(() => revoked(started)),
         });
         runner = started;
+        void started.answerGuests(answerGuests);
       }
     } else if (!wanted && runner) {
       const stopping = runner;
@@ -303,7 +348,8 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
       acceptGrant: (input) => grants.accept(input).finally(() => void requests.refresh()),
       declineGrant: (input) => grants.decline(input).finally(() => void requests.refresh()),
       revokeGrant: (input) => grants.revoke(input),
-      listBridgeActivity: () => bridgeActivity(spool, context.session, people),
+      listBridgeActivity: () => bridgeActivity(spool, guestLog, context.session, people),
+      setBridgeGuestAnswering: (input) => setAnswerGuests(input),
       listAccessRequests: () => requests.list(),
       answerAccessRequest: (input) => requests.answer(input),
     },

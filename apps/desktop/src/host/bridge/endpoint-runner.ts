@@ -3,6 +3,8 @@ import path from "node:path";
 import type { RealtimeEvent, TandemClient } from "@tandem/core";
 import type { HostContext } from "../host-context";
 import type { PairingRecord } from "./bridge-settings";
+import type { GuestAnswerLog } from "./guest-answer-log";
+import { DEFAULT_GUEST_POLL_MS, GuestAnswerer } from "./guest-answerer";
 import { Injector } from "./injector";
 import type { PeopleDirectory } from "./people";
 import { followRealtime, type RealtimeFollower } from "./realtime-follower";
@@ -21,6 +23,7 @@ export interface EndpointRunnerOptions {
   readonly pairing: PairingRecord;
   readonly deviceToken: string;
   readonly spool: BridgeSpool;
+  readonly guestLog: GuestAnswerLog;
   readonly people: PeopleDirectory;
   readonly runtime: RuntimeAdapter;
   readonly loadCursor: () => Promise<string>;
@@ -48,6 +51,14 @@ export class EndpointRunner {
   #heartbeat: NodeJS.Timeout | undefined;
   #follower: RealtimeFollower | undefined;
   #injector: Injector | undefined;
+  /** Whether the owner wants guests answered here, and the answerer doing it once the endpoint is up. */
+  #guestsWanted = false;
+  #guestsReady = false;
+  #guests: GuestAnswerer | undefined;
+  /** Why the answerer could not start (its working directory, say); cleared by the next change. */
+  #guestsFailure: string | null = null;
+  /** Starting and stopping the answerer, one change at a time. */
+  #guestsChange: Promise<void> = Promise.resolve();
   readonly #started: Promise<void>;
 
   constructor(private readonly options: EndpointRunnerOptions) {
@@ -62,13 +73,56 @@ export class EndpointRunner {
     return this.#message;
   }
 
+  /** Why guests are not being answered although the owner turned it on; null when they are (or it is off). */
+  get guestsProblem(): string | null {
+    return this.#guestsFailure ?? this.#guests?.problem ?? null;
+  }
+
+  /** Turns answering guests from this computer on or off (the owner's setting); follows once the endpoint is up. */
+  answerGuests(wanted: boolean): Promise<void> {
+    this.#guestsWanted = wanted;
+    this.#guestsChange = this.#guestsChange.then(async () => {
+      try {
+        this.#guestsFailure = null;
+        await this.#applyGuests();
+      } catch (error) {
+        this.#guestsFailure = `Cannot answer guests here: ${describeError(error)}`;
+      }
+      this.options.onChange();
+    });
+    return this.#guestsChange;
+  }
+
   async stop(): Promise<void> {
     this.#controller.abort();
     clearInterval(this.#heartbeat);
     await this.#started;
+    await this.answerGuests(false);
     await this.#follower?.stop();
     await this.#injector?.stop();
     await this.options.runtime.close();
+  }
+
+  async #applyGuests(): Promise<void> {
+    const { context, runtime, pairing } = this.options;
+    const wanted = this.#guestsWanted && this.#guestsReady && !this.#controller.signal.aborted && runtime.runsWithoutTools;
+    if (wanted && !this.#guests) {
+      const workDir = path.join(context.config.dataDir, "bridge-guest-workspace");
+      await mkdir(workDir, { recursive: true });
+      this.#guests = new GuestAnswerer({
+        device: wireClient(pairing.serverUrl, this.options.deviceToken),
+        serverUrl: pairing.serverUrl,
+        runtime,
+        log: this.options.guestLog,
+        workDir,
+        pollMs: context.config.bridge?.guestPollMs ?? DEFAULT_GUEST_POLL_MS,
+        onActivity: this.options.onChange,
+      });
+    } else if (!wanted && this.#guests) {
+      const stopping = this.#guests;
+      this.#guests = undefined;
+      await stopping.stop();
+    }
   }
 
   #set(state: RunnerState, message: string | null): void {
@@ -119,6 +173,8 @@ export class EndpointRunner {
     });
     this.#injector = injector;
     await injector.resume();
+    this.#guestsReady = true;
+    void this.answerGuests(this.#guestsWanted);
 
     this.#follower = followRealtime({
       serverUrl: pairing.serverUrl,
@@ -184,6 +240,7 @@ export class EndpointRunner {
     if (this.#controller.signal.aborted) return;
     this.#controller.abort();
     clearInterval(this.#heartbeat);
+    void this.answerGuests(false);
     this.options.onRevoked();
   }
 }

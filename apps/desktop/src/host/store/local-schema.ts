@@ -35,8 +35,26 @@ export interface BridgeSpoolTable {
   updated_at: string;
 }
 
+/** Guest messages of share links this computer took to answer (one row per server message, written before the run). */
+export interface BridgeGuestAnswersTable {
+  server_url: string;
+  message_id: number;
+  link_label: string;
+  guest_name: string | null;
+  /** The guest's message (at most 4,000 characters on the server), for the activity log. */
+  question: string;
+  /** running → answered | not_delivered | failed | interrupted */
+  state: string;
+  reason: string | null;
+  /** Tool names the runtime asked for and was refused, as a JSON array. */
+  denied_tools: string;
+  received_at: string;
+  updated_at: string;
+}
+
 export interface LocalSchema {
   documents: LocalDocumentsTable;
   settings: LocalSettingsTable;
   bridge_spool: BridgeSpoolTable;
+  bridge_guest_answers: BridgeGuestAnswersTable;
 }

@@ -14,6 +14,7 @@ const OUTCOMES: Readonly<Record<BridgeTaskOutcome, string>> = {
   rejected: "Not run: refused",
   runtime_error: "Failed (runtime_error)",
   interrupted: "Interrupted",
+  not_delivered: "Not delivered",
 };
 
 const TOOL_STATUS: Readonly<Record<BridgeActivityItem["toolCalls"][number]["status"], string>> = {
@@ -36,15 +37,16 @@ export function BridgeActivityLog({ api }: { api: DesktopApi }) {
       <h3 id="bridge-activity-heading">Activity</h3>
       {activity.error && <p className="approvals-load-error">Could not refresh: {activity.error}</p>}
       {activity.data === undefined && !activity.error && <p className="empty-state">Loading…</p>}
-      {activity.data?.length === 0 && <p className="empty-state">No tasks yet. Tasks other people's agents send you appear here.</p>}
+      {activity.data?.length === 0 && (
+        <p className="empty-state">No tasks yet. Tasks other people's agents send you, and guests answered here, appear here.</p>
+      )}
       {activity.data && activity.data.length > 0 && (
         <ol className="bridge-activity" aria-label="Tasks received">
           {activity.data.map((task) => (
             <li key={task.messageId} className="bridge-task" data-outcome={task.outcome}>
               <p className="bridge-task-head">
                 <span>
-                  <time dateTime={task.receivedAt}>{clockTime(task.receivedAt)}</time> · from{" "}
-                  <strong dir="auto">{personLabel(task.fromName, task.fromPrincipalId)}</strong>
+                  <time dateTime={task.receivedAt}>{clockTime(task.receivedAt)}</time> · <From task={task} />
                 </span>
                 <span className="bridge-task-outcome">{OUTCOMES[task.outcome]}</span>
               </p>
@@ -66,5 +68,22 @@ export function BridgeActivityLog({ api }: { api: DesktopApi }) {
         </ol>
       )}
     </section>
+  );
+}
+
+/** Who asked: a person (by name, as the server vouches for the principal), or a guest on one of the owner's links. */
+function From({ task }: { task: BridgeActivityItem }) {
+  if (task.source === "guest") {
+    return (
+      <>
+        guest <strong dir="auto">{task.fromName?.trim() || "without a name"}</strong> on link{" "}
+        <strong dir="auto">{task.linkLabel?.trim() || "without a label"}</strong>
+      </>
+    );
+  }
+  return (
+    <>
+      from <strong dir="auto">{personLabel(task.fromName, task.fromPrincipalId ?? "")}</strong>
+    </>
   );
 }

@@ -7,6 +7,7 @@ import { useAction } from "../components/use-action";
 import { useHostStatus } from "../layout/host-status";
 import { BridgeActivityLog } from "./bridge-activity-log";
 import { PAIRABLE_RUNTIMES, RUNTIME_LABELS, STATE_LABELS } from "./bridge-labels";
+import { GuestAnswering } from "./guest-answering";
 import "../approvals/approvals.css";
 import "./bridge.css";
 
@@ -110,6 +111,8 @@ export function BridgeView({ api }: { api: DesktopApi }) {
           </div>
         </section>
       )}
+
+      {bridge.endpointId !== null && <GuestAnswering api={api} bridge={bridge} />}
 
       {bridge.endpointId !== null && <BridgeActivityLog api={api} />}
 

@@ -16,6 +16,7 @@ export const CLAUDE_COMMAND = "claude";
 
 export class ClaudeCodeRuntime implements RuntimeAdapter {
   readonly runtime = "claude-code" as const;
+  readonly runsWithoutTools = true;
   #hookServer: Promise<HookServer> | undefined;
 
   constructor(private readonly command = CLAUDE_COMMAND) {}
@@ -42,6 +43,9 @@ export class ClaudeCodeRuntime implements RuntimeAdapter {
         files.settingsPath,
         "--permission-mode",
         "default",
+        // No built-in tools, and none of the user's MCP servers: the hook, which still blocks any
+        // call, is then the second wall rather than the only one.
+        ...(task.noTools ? ["--tools", "", "--strict-mcp-config"] : []),
       ];
       const parser = new ClaudeStreamJson();
       try {

@@ -20,6 +20,7 @@ export const CODEX_COMMAND = "codex";
 
 export class CodexRuntime implements RuntimeAdapter {
   readonly runtime = "codex" as const;
+  readonly runsWithoutTools = false;
 
   constructor(private readonly command = CODEX_COMMAND) {}
 

@@ -8,14 +8,16 @@ import type { RuntimeAdapter, RuntimeEvent, RuntimeTask, ToolDecision } from "./
  */
 export class FakeRuntime implements RuntimeAdapter {
   readonly runtime = "fake" as const;
+  readonly runsWithoutTools = true;
 
   constructor(
     private readonly toolCalls: readonly FakeToolCall[],
-    private readonly record: (record: FakeRuntimeRecord) => void = () => {},
+    private readonly record: (record: FakeRuntimeRecord) => unknown = () => {},
   ) {}
 
   async *run(task: RuntimeTask): AsyncIterable<RuntimeEvent> {
-    this.record({ kind: "started", messageId: task.id, prompt: task.prompt });
+    // A test may hold the run here (revoking a link meanwhile, say) by answering a promise.
+    await this.record({ kind: "started", messageId: task.id, prompt: task.prompt });
     const decisions: { toolName: string; decision: ToolDecision }[] = [];
     for (const call of this.toolCalls) {
       if (task.signal.aborted) throw new Error("The fake runtime was stopped");

@@ -30,6 +30,11 @@ export interface RuntimeTask {
   requestTool(request: ToolRequest): Promise<ToolDecision>;
   /** Aborted when the bridge stops: the runtime must end at once. */
   readonly signal: AbortSignal;
+  /**
+   * The run must have no tools at all (a guest's message). `requestTool` then refuses every call;
+   * an adapter that can also withhold the tools from the start does so (Claude Code: `--tools ""`).
+   */
+  readonly noTools?: boolean;
 }
 
 /** What a runtime reports while it works; `result` comes last, exactly once, unless the run throws. */
@@ -42,6 +47,12 @@ export type RuntimeEvent =
 /** One interface over Claude Code, Codex and the scripted fake. */
 export interface RuntimeAdapter {
   readonly runtime: BridgeRuntime;
+  /**
+   * Whether a run can be held to no tools at all (every call refused): what answering guests
+   * needs. Claude Code can (its hook blocks every call); Codex cannot (its sandbox runs commands
+   * without asking).
+   */
+  readonly runsWithoutTools: boolean;
   /** Runs a task; throws when the runtime could not run at all (missing CLI, crash). */
   run(task: RuntimeTask): AsyncIterable<RuntimeEvent>;
   /** Frees what the adapter holds (the hook endpoint). */
