@@ -28,7 +28,8 @@ export function callableTools(app: AppContext, principal: UserPrincipal): Promis
  * naming the scopes missing.
  */
 export async function resolveCallableTool(app: AppContext, principal: UserPrincipal, name: string): Promise<AnyAgentTool> {
-  const tool = findTool(name, await userTools(app.db, principal.userId));
+  // Ours come first in the registry, so a native name needs no look-up of the user's remote tools.
+  const tool = findTool(name) ?? findTool(name, await userTools(app.db, principal.userId));
   if (!tool) throw new ApiError(404, "unknown_tool", `no tool is named "${name}"; GET /tools lists them`);
   if ((await disabledNamespaces(app.db, principal.userId)).has(tool.namespace)) {
     throw new ApiError(404, "unknown_tool", `the tool "${name}" is in the namespace ${tool.namespace}, which is disabled`);
@@ -72,12 +73,10 @@ export async function runToolCall(
     outcome = { ok: false, failure: error.message };
   }
   const executionTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
-  await recordToolCall(app.db, {
-    ownerId: principal.userId,
-    tool: qualified,
-    ok: outcome.ok,
-    elapsedMs: executionTimeMs,
-    at: app.clock.now(),
-  });
+  recordToolCall(
+    app.db,
+    { ownerId: principal.userId, tool: qualified, ok: outcome.ok, elapsedMs: executionTimeMs, at: app.clock.now() },
+    (error) => app.logger.warn({ err: error, tool: qualified }, "could not record a tool call"),
+  );
   return { tool: qualified, executionTimeMs, ...outcome };
 }

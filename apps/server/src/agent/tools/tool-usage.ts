@@ -14,10 +14,37 @@ export interface ToolUsage {
   byTool: { tool: string; calls: number; failures: number; lastCalledAt: string }[];
 }
 
-export async function recordToolCall(
-  db: Kysely<Schema>,
-  call: { ownerId: number; tool: string; ok: boolean; elapsedMs: number; at: Date },
-): Promise<void> {
+/**
+ * Inserts written behind the answer, per database and owner: a call's answer does not wait for its
+ * row (a round trip of the database on every call, for a count), and reading the usage waits for
+ * this instance's inserts of that owner first, so a caller always sees its own calls counted.
+ */
+const pendingRecords = new WeakMap<Kysely<Schema>, Map<number, Set<Promise<void>>>>();
+
+export interface ToolCallRecord {
+  ownerId: number;
+  tool: string;
+  ok: boolean;
+  elapsedMs: number;
+  at: Date;
+}
+
+/** Records a call without waiting for the row; a failed insert goes to `onError` (the log), never to the caller. */
+export function recordToolCall(db: Kysely<Schema>, call: ToolCallRecord, onError: (error: unknown) => void): void {
+  let byOwner = pendingRecords.get(db);
+  if (!byOwner) pendingRecords.set(db, (byOwner = new Map()));
+  const pending = byOwner.get(call.ownerId) ?? new Set<Promise<void>>();
+  byOwner.set(call.ownerId, pending);
+  const insert = insertToolCall(db, call)
+    .catch(onError)
+    .finally(() => {
+      pending.delete(insert);
+      if (pending.size === 0 && byOwner.get(call.ownerId) === pending) byOwner.delete(call.ownerId);
+    });
+  pending.add(insert);
+}
+
+async function insertToolCall(db: Kysely<Schema>, call: ToolCallRecord): Promise<void> {
   await db
     .insertInto("tool_calls")
     .values({
@@ -30,8 +57,15 @@ export async function recordToolCall(
     .execute();
 }
 
+/** Waits for this instance's unwritten records of the owner (each settles: failures are logged). */
+async function recordsWritten(db: Kysely<Schema>, ownerId: number): Promise<void> {
+  const pending = pendingRecords.get(db)?.get(ownerId);
+  if (pending) await Promise.all(pending);
+}
+
 /** The owner's calls in the window, per tool, most used first. */
 export async function toolUsage(db: Kysely<Schema>, ownerId: number, now: Date): Promise<ToolUsage> {
+  await recordsWritten(db, ownerId);
   const since = new Date(now.getTime() - WINDOW_MS).toISOString();
   const rows = await db
     .selectFrom("tool_calls")
