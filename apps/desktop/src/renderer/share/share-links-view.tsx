@@ -35,6 +35,21 @@ const NEW_LINK: ShareLinkInput = {
   localAgent: false,
 };
 
+function counted(count: number, what: string): string {
+  return `${count} ${what}${count === 1 ? "" : "s"}`;
+}
+
+/** Who may come in, and how much the link was used: "Anyone with the link · 1 visitor · 1 conversation · 2 guest messages". */
+function usageWords(link: ShareLinkItem): string {
+  const who = link.requireSignIn ? "Guests sign in" : "Anyone with the link";
+  return [
+    who,
+    counted(link.visitors, "visitor"),
+    counted(link.conversations, "conversation"),
+    counted(link.messages, "guest message"),
+  ].join(" · ");
+}
+
 /** "Expires 3 Dec 2026, 10:00", "Never expires". */
 function expiryWords(link: ShareLinkItem): string {
   return link.expiresAt ? `Expires ${fullTime(link.expiresAt)}` : "Never expires";
@@ -258,11 +273,7 @@ function LinksPanel({
               </div>
               <CopyLink url={link.url} />
               <div className="hint">{link.capabilities.join(" · ")}</div>
-              <div className="hint">
-                {link.requireSignIn ? "Guests sign in" : "Anyone with the link"} · {link.visitors} visitor{link.visitors === 1 ? "" : "s"} ·{" "}
-                {link.conversations} conversation{link.conversations === 1 ? "" : "s"} · {link.messages} message
-                {link.messages === 1 ? "" : "s"}
-              </div>
+              <div className="hint">{usageWords(link)}</div>
               <div className="share-actions">
                 <button type="button" onClick={() => onGuests(link.token)}>
                   Visitors
