@@ -3,7 +3,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readDesktopVersion } from "../src/web/package-version";
 import { type BrowserApp, startBrowserApp } from "./browser-app";
-import { chromiumMissing, screenshot, signInOnPage } from "./browser-harness";
+import { chromiumMissing, freePort, screenshot, signInOnPage } from "./browser-harness";
 
 /** Calls go page → host → server and back; arrivals come over the host's stream: be patient. */
 const PATIENCE = { timeout: 30_000, intervals: [100, 250, 500, 1000] };
@@ -34,7 +34,8 @@ describe.skipIf(chromiumMissing("inbox"))("the Inbox section in web mode against
     (await user.client.call("listConversations", { query: { view, limit: 20, messages: 20 } })).conversations ?? [];
 
   beforeAll(async () => {
-    app = await startBrowserApp({ name: "inbox-ui", host: { version: await readDesktopVersion() } });
+    // A fixed port: the offline test stops the server and starts it again at the same address.
+    app = await startBrowserApp({ name: "inbox-ui", server: { port: await freePort() }, host: { version: await readDesktopVersion() } });
     ada = await app.ts.addUser("ada");
     bob = await app.ts.addUser("bob");
     carol = await app.ts.addUser("carol");
@@ -174,4 +175,31 @@ describe.skipIf(chromiumMissing("inbox"))("the Inbox section in web mode against
     // The failed call reached the host, which answered it with an error: the browser logs that as a 500.
     expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
   });
+
+  it("says in words that a reply cannot go while the server is down, keeps it, and sends it once the server is back", async () => {
+    await row("carol").click();
+    await expect.poll(() => messages().textContent(), PATIENCE).toContain("Almost: tonight.");
+    await app.ts.server.close();
+    const box = pane().getByRole("textbox", { name: "Reply" });
+    await box.fill("Sent from a train.");
+    await pane().getByRole("button", { name: "Send" }).click();
+    await expect
+      .poll(() => pane().getByRole("alert").textContent(), PATIENCE)
+      .toBe(
+        "Not sent: Can't reach the server right now. Messages are kept on the server; try again once you are back online. What you typed is kept.",
+      );
+    expect(await box.inputValue()).toBe("Sent from a train.");
+    await expect.poll(() => list().getByRole("status").textContent(), { ...PATIENCE, timeout: 60_000 }).toContain("can't be reached");
+    // What was shown stays on screen.
+    expect(await list().getByRole("listitem").count()).toBe(3);
+
+    await app.ts.restart();
+    await expect.poll(() => page.getByTestId("sync-status").textContent(), { ...PATIENCE, timeout: 60_000 }).toBe("Synced");
+    await pane().getByRole("button", { name: "Send" }).click();
+    await expect.poll(() => messages().textContent(), PATIENCE).toContain("Sent from a train.");
+    expect(await box.inputValue()).toBe("");
+    const carols = await serverConversations(carol, "coo");
+    expect(carols[0]?.messages.filter((message) => message.content === "Sent from a train.")).toHaveLength(1);
+    expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
+  }, 120_000);
 });
