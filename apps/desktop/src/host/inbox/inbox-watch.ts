@@ -10,6 +10,11 @@ import { followUserStream, type UserStreamEvent } from "./user-stream";
 const POLL_INTERVAL_MS = 30_000;
 /** Finding where the stream stands reads the kept events in pages of this many (the server's largest). */
 const EVENTS_PAGE = 500;
+/**
+ * Messages this close together make one notification, of the newest: a reconnect replays what came while
+ * the server was out of reach all at once, and fifty notifications would say less than one.
+ */
+const ANNOUNCE_QUIET_MS = 1_000;
 
 // A `message` event's data (docs/messaging.md): read leniently, and only what the notification needs.
 const MessageEventData = z.object({
@@ -46,15 +51,17 @@ export function arrivalOf(event: UserStreamEvent): InboxArrival | null {
 /**
  * The inbox's unread count (the section's badge) and the messages arriving while the app runs. It
  * follows the user's realtime channel from where it stands at sign-in (what came before is only
- * counted, never announced) and emits `inbox-message` (an {@link InboxArrival}) per message from
- * someone else: Electron's main shows a notification, and the renderer a toast through the host's
- * status. The count is read again on each arrival and every 30 s.
+ * counted, never announced). Each message from someone else becomes the newest arrival in the
+ * host's status at once (the renderer's toast), and `inbox-message` (an {@link InboxArrival}) is
+ * emitted for the newest of each burst (Electron's main shows a notification). The count is read
+ * again on each arrival and every 30 s.
  */
 export class InboxWatch extends PendingCount {
   #latest: InboxArrival | null = null;
   #stream: { stop(): Promise<void> } | null = null;
   /** Moves on each sign-in and sign-out: work for the account before is dropped. */
   #generation = 0;
+  #announce: NodeJS.Timeout | undefined;
   readonly #unsubscribe: () => void;
 
   constructor(
@@ -63,6 +70,8 @@ export class InboxWatch extends PendingCount {
   ) {
     super(POLL_INTERVAL_MS, onChange);
     this.#unsubscribe = context.session.onChange(() => {
+      clearTimeout(this.#announce);
+      this.#announce = undefined;
       this.#latest = null;
       void this.#follow();
       void this.refresh();
@@ -81,6 +90,7 @@ export class InboxWatch extends PendingCount {
   close(): Promise<void> {
     this.#unsubscribe();
     this.stop();
+    clearTimeout(this.#announce);
     this.#generation += 1;
     const stream = this.#stream;
     this.#stream = null;
@@ -124,9 +134,12 @@ export class InboxWatch extends PendingCount {
         const arrival = arrivalOf(event);
         if (!arrival || generation !== this.#generation) return;
         this.#latest = arrival;
-        this.context.events.emit("inbox-message", arrival);
         this.onChange();
         void this.refresh();
+        this.#announce ??= setTimeout(() => {
+          this.#announce = undefined;
+          if (generation === this.#generation && this.#latest) this.context.events.emit("inbox-message", this.#latest);
+        }, ANNOUNCE_QUIET_MS);
       },
       // A revoked key, or an older server without the stream: the count is still polled.
       onRefused: () => {},
