@@ -89,3 +89,8 @@ export function inboxConversationDetail(answer: ConversationAnswer, ownUserId: n
   const conversation = inboxConversation(answer);
   return conversation && { ...conversation, messages: answer.messages.map((message) => inboxMessage(message, ownUserId)) };
 }
+
+/** A view's unread messages from `GET /conversations`: its `unreadTotal` (every conversation of the view), else the page's sum. */
+export function unreadOf(answer: { unreadTotal?: number; conversations?: readonly { unreadCount: number }[] }): number {
+  return answer.unreadTotal ?? (answer.conversations ?? []).reduce((sum, row) => sum + row.unreadCount, 0);
+}

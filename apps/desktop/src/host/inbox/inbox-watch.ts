@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { InboxArrival } from "../../shared/desktop-api";
 import { PendingCount } from "../bridge/pending-count";
 import type { HostContext } from "../host-context";
-import { previewOf } from "./inbox-read";
+import { previewOf, unreadOf } from "./inbox-read";
 import { followUserStream, type UserStreamEvent } from "./user-stream";
 
 /** Arrivals come over the stream; the count is also read now and then, for what was read on another device. */
@@ -102,10 +102,12 @@ export class InboxWatch extends PendingCount {
     if (!client) return 0;
     const generation = this.#generation;
     try {
-      const answer = await client.call("listConversations", { query: { view: "all", limit: 100, messages: 0 } });
+      // Per view: `all` also holds the personal agent's threads, whose unread messages are the Agent section's badge.
+      const answers = await Promise.all(
+        (["coo", "group"] as const).map((view) => client.call("listConversations", { query: { view, limit: 100, messages: 0 } })),
+      );
       if (generation !== this.#generation) return undefined;
-      // The personal agent's unread messages are the Agent section's badge.
-      return (answer.conversations ?? []).filter((row) => row.type !== "direct").reduce((sum, row) => sum + row.unreadCount, 0);
+      return answers.reduce((sum, answer) => sum + unreadOf(answer), 0);
     } catch {
       return undefined; // Offline (or an older server): keep the last count; the next poll tries again.
     }

@@ -6,7 +6,7 @@ import { connectionsCall, isObjectMissing, isRouteMissing, lacksScope, readAnswe
 import type { InboxFacet } from "../facets";
 import type { SessionService } from "../host-context";
 import { parseInput } from "../parse-input";
-import { ConversationShape, inboxConversation, inboxConversationDetail, inboxMessage } from "./inbox-read";
+import { ConversationShape, inboxConversation, inboxConversationDetail, inboxMessage, unreadOf } from "./inbox-read";
 
 export const INBOX_OFFLINE =
   "Can't reach the server right now. Messages are kept on the server; try again once you are back online. What you typed is kept.";
@@ -93,12 +93,17 @@ export function createInboxFacet(session: SessionService, onRead: () => void = (
     async listInbox(input) {
       const { view } = parseInput("listInbox", ViewInput, input);
       const { client } = signedIn();
+      // `all` on the server also holds the personal agent's threads, which could crowd people out of a page: ask per view.
+      const views = view === "all" ? (["coo", "group"] as const) : [view];
       try {
-        const answer = await call(() => client.call("listConversations", { query: { view, limit: 100, messages: 1 } }));
-        const conversations = readAnswer(ConversationList, answer, "conversations")
-          .conversations.map(inboxConversation)
-          .filter((conversation): conversation is InboxConversation => conversation !== null);
-        const unreadTotal = conversations.reduce((sum, conversation) => sum + conversation.unreadCount, 0);
+        const answers = await Promise.all(
+          views.map((one) => call(() => client.call("listConversations", { query: { view: one, limit: 100, messages: 1 } }))),
+        );
+        const conversations = answers
+          .flatMap((answer) => readAnswer(ConversationList, answer, "conversations").conversations.map(inboxConversation))
+          .filter((conversation): conversation is InboxConversation => conversation !== null)
+          .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+        const unreadTotal = answers.reduce((sum, answer) => sum + unreadOf(answer), 0);
         return { supported: true, conversations, unreadTotal };
       } catch (error) {
         if (isRouteMissing(error)) return { supported: false, conversations: [], unreadTotal: 0 };
