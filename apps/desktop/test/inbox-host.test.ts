@@ -109,6 +109,12 @@ describe("the inbox's host methods against a real server", () => {
     await inbox.sendInboxMessage({ to: `group:${conversationId}`, message: "Hi all" });
     const bobs = await createInboxFacet(session(bob)).listInbox({ view: "group" });
     expect(bobs.conversations).toMatchObject([{ conversationId, kind: "group", title: "Crew", unreadCount: 1, preview: "Hi all" }]);
+    // Leaving, then leaving again (done elsewhere already): the group is no longer Ada's, and Bob keeps it.
+    await inbox.leaveInboxGroup({ conversationId });
+    await inbox.leaveInboxGroup({ conversationId });
+    expect((await inbox.listInbox({ view: "group" })).conversations).toEqual([]);
+    await expect(inbox.openInboxConversation({ conversationId })).rejects.toThrow("no longer there");
+    expect((await createInboxFacet(session(bob)).listInbox({ view: "group" })).conversations).toHaveLength(1);
   });
 
   it("refuses bad input before any request, and says the server's refusals in plain words", async () => {

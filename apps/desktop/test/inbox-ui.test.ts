@@ -158,6 +158,15 @@ describe.skipIf(chromiumMissing("inbox"))("the Inbox section in web mode against
     // Bob's group message was read on screen: nothing is left unread.
     await expect.poll(() => navButton().getByRole("img").count(), PATIENCE).toBe(0);
     await screenshot(page, "inbox");
+
+    // Leaving the group, asked first: it leaves Ada's list, and Bob keeps it.
+    await row("Launch crew").click();
+    await pane().getByRole("button", { name: "Leave group" }).click();
+    await pane().getByRole("alertdialog").getByRole("button", { name: "Leave group" }).click();
+    await expect.poll(() => list().getByRole("listitem").count(), PATIENCE).toBe(2);
+    expect(await pane().textContent()).toContain("Choose a conversation");
+    expect((await ada.client.call("listGroups")).groups).toEqual([]);
+    expect((await bob.client.call("listGroups")).groups).toHaveLength(1);
     expect(pageErrors).toEqual([]);
   });
 
@@ -191,7 +200,7 @@ describe.skipIf(chromiumMissing("inbox"))("the Inbox section in web mode against
     expect(await box.inputValue()).toBe("Sent from a train.");
     await expect.poll(() => list().getByRole("status").textContent(), { ...PATIENCE, timeout: 60_000 }).toContain("can't be reached");
     // What was shown stays on screen.
-    expect(await list().getByRole("listitem").count()).toBe(3);
+    expect(await list().getByRole("listitem").count()).toBe(2);
 
     await app.ts.restart();
     await expect.poll(() => page.getByTestId("sync-status").textContent(), { ...PATIENCE, timeout: 60_000 }).toBe("Synced");

@@ -63,7 +63,14 @@ export type ConnectionsFacet = Pick<
 /** The inbox (src/host/inbox): conversations with people and groups. */
 export type InboxFacet = Pick<
   DesktopApi,
-  "listInbox" | "openInboxConversation" | "markInboxRead" | "replyInInbox" | "sendInboxMessage" | "listInboxContacts" | "createInboxGroup"
+  | "listInbox"
+  | "openInboxConversation"
+  | "markInboxRead"
+  | "replyInInbox"
+  | "sendInboxMessage"
+  | "listInboxContacts"
+  | "createInboxGroup"
+  | "leaveInboxGroup"
 >;
 
 /** Share links (src/host/share): links for guests, their visitors and transcripts. */

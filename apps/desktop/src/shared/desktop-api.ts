@@ -136,6 +136,8 @@ export interface DesktopApi {
   listInboxContacts(): Promise<InboxContactList>;
   /** Creates a group with these contacts (usernames or user ids); the owner is its admin. */
   createInboxGroup(input: { name: string; members: string[] }): Promise<{ conversationId: number }>;
+  /** Leaves a group: its messages are no longer the owner's to read; the last admin hands it to the longest-standing member. */
+  leaveInboxGroup(input: { conversationId: number }): Promise<void>;
 
   // Share links (src/host/share): links to the owner's agent for guests, and their visitors.
   listShareLinks(): Promise<ShareLinkList>;
@@ -819,6 +821,7 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   sendInboxMessage: true,
   listInboxContacts: true,
   createInboxGroup: true,
+  leaveInboxGroup: true,
   listShareLinks: true,
   createShareLink: true,
   renewShareLink: true,

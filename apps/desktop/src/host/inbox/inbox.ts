@@ -194,5 +194,17 @@ export function createInboxFacet(session: SessionService, onRead: () => void = (
       });
       return { conversationId: answer.group.id };
     },
+
+    async leaveInboxGroup(input) {
+      const { conversationId } = parseInput("leaveInboxGroup", IdInput, input);
+      const { client } = signedIn();
+      await call(() => client.call("leaveGroup", { params: { id: conversationId } })).catch((error: unknown) => {
+        // Not a member any more (left on another device, or removed): what the owner asked for is done.
+        if (isObjectMissing(error)) return;
+        if (isRouteMissing(error)) throw new Error(INBOX_UNSUPPORTED, { cause: error });
+        throw error;
+      });
+      onRead();
+    },
   };
 }

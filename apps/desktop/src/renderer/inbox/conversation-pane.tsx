@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { type DesktopApi, INBOX_MESSAGE_MAX, type InboxMessage } from "../../shared/desktop-api";
+import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
 import { useAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
@@ -45,6 +46,9 @@ export function ConversationPane({ api, conversationId, onChanged }: { api: Desk
     <div className="inbox-conversation">
       {conversation ? (
         <header className="inbox-conversation-head">
+          {conversation.kind === "group" && (
+            <LeaveGroup api={api} conversationId={conversationId} title={conversation.title} onLeft={onChanged} />
+          )}
           <h3 dir="auto">{conversation.title}</h3>
           <p className="hint" dir="auto">
             {conversation.kind === "group"
@@ -174,5 +178,39 @@ function ReplyBox({
         </button>
       </div>
     </form>
+  );
+}
+
+/** Leaving a group, asked twice: its messages are then no longer the owner's to read, here or anywhere. */
+function LeaveGroup({
+  api,
+  conversationId,
+  title,
+  onLeft,
+}: {
+  api: DesktopApi;
+  conversationId: number;
+  title: string;
+  onLeft: () => void;
+}) {
+  const session = useInboxSession();
+  const action = useAction();
+  return (
+    <div className="inbox-leave">
+      <ConfirmButton
+        label="Leave group"
+        question={`Leave “${title}”? You will no longer see its messages, and only an admin can add you back.`}
+        disabled={action.running !== null}
+        onConfirm={() =>
+          void action.run("leave", async () => {
+            await api.leaveInboxGroup({ conversationId });
+            session.setDraft(conversationId, "");
+            session.open(null);
+            onLeft();
+          })
+        }
+      />
+      {action.error && <ErrorNotice message={`You did not leave the group: ${action.error}`} />}
+    </div>
   );
 }
