@@ -2,12 +2,10 @@ import { rm } from "node:fs/promises";
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Host } from "../src/host/host";
-import type { SessionService } from "../src/host/host-context";
 import { createInboxFacet, INBOX_OFFLINE, INBOX_UNSUPPORTED } from "../src/host/inbox/inbox";
 import { inboxConversation } from "../src/host/inbox/inbox-read";
 import { arrivalOf } from "../src/host/inbox/inbox-watch";
-import { serverClient } from "../src/host/session/server-client";
-import { signInAs, startTestHost, tempDir, waitFor } from "./host-harness";
+import { sessionOf, signInAs, startTestHost, tempDir, waitFor } from "./host-harness";
 
 describe("reading the user channel's events", () => {
   const event = (type: string, data: Record<string, unknown>) => ({ cursor: "7", type, createdAt: "2026-11-25T08:00:00.000Z", data });
@@ -64,11 +62,7 @@ describe("the inbox's host methods against a real server", () => {
   let bob: TestUser;
   let eve: TestUser;
 
-  const session = (user: TestUser, serverUrl = t.server.url): SessionService =>
-    ({
-      credentials: () => ({ serverUrl, apiKey: user.apiKey, userId: user.userId }),
-      client: () => serverClient(serverUrl, user.apiKey),
-    }) as unknown as SessionService;
+  const session = (user: TestUser, serverUrl = t.server.url) => sessionOf(user, serverUrl);
 
   beforeAll(async () => {
     t = await startTestServer();

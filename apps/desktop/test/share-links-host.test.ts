@@ -1,10 +1,9 @@
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SIGN_IN_SCOPES } from "../../server/src/runtime/pairing-service";
-import type { SessionService } from "../src/host/host-context";
-import { serverClient } from "../src/host/session/server-client";
 import { capabilitiesInWords, createShareFacet, SHARE_NOT_ALLOWED, SHARE_OFFLINE, SHARE_UNSUPPORTED } from "../src/host/share/share-links";
 import type { ShareLinkInput } from "../src/shared/desktop-api";
+import { sessionOf } from "./host-harness";
 
 const NEW_LINK: ShareLinkInput = {
   label: "Garden",
@@ -32,11 +31,7 @@ describe("the share links' host methods against a real server", () => {
   let t: TestServer;
   let ada: TestUser;
   let paired: TestUser;
-  const session = (user: TestUser, serverUrl = t.server.url): SessionService =>
-    ({
-      credentials: () => ({ serverUrl, apiKey: user.apiKey, userId: user.userId }),
-      client: () => serverClient(serverUrl, user.apiKey),
-    }) as unknown as SessionService;
+  const session = (user: TestUser, serverUrl = t.server.url) => sessionOf(user, serverUrl);
 
   beforeAll(async () => {
     t = await startTestServer();
