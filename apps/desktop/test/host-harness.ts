@@ -7,7 +7,9 @@ import type { TestServer, TestUser } from "@tandem/server/testing";
 import WebSocket from "ws";
 import type * as Y from "yjs";
 import { type Host, type HostConfig, startHost } from "../src/host/host";
+import type { SessionService } from "../src/host/host-context";
 import { FileSecretStore } from "../src/host/session/file-secret-store";
+import { serverClient } from "../src/host/session/server-client";
 import type { LocalSyncInfo } from "../src/shared/desktop-api";
 
 /** Helpers for host tests: a host on a temporary data directory, documents opened like the renderer opens them. */
@@ -24,6 +26,17 @@ export function startTestHost(dataDir: string, config: Partial<Omit<HostConfig, 
 /** Signs the host in to the test server as `user`, with their key (as the sign-in screen does). */
 export async function signInAs(host: Host, ts: TestServer, user: TestUser): Promise<void> {
   await host.api.signInWithApiKey({ serverUrl: ts.server.url, apiKey: user.apiKey });
+}
+
+/**
+ * A signed-in session for testing one facet against the real server without a whole host: `user`'s key
+ * at `serverUrl` (a prefix such as `/older` makes the server answer 404 route_not_found, like an older one).
+ */
+export function sessionOf(user: TestUser, serverUrl: string): SessionService {
+  return {
+    credentials: () => ({ serverUrl, apiKey: user.apiKey, userId: user.userId }),
+    client: () => serverClient(serverUrl, user.apiKey),
+  } as unknown as SessionService;
 }
 
 /** Polls `check` until it answers something truthy; fails with `what` after `timeoutMs`. */

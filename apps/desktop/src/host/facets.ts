@@ -60,3 +60,22 @@ export type ConnectionsFacet = Pick<
   | "listConnectedApps"
   | "revokeConnectedApp"
 >;
+
+/** The inbox (src/host/inbox): conversations with people and groups. */
+export type InboxFacet = Pick<
+  DesktopApi,
+  | "listInbox"
+  | "openInboxConversation"
+  | "markInboxRead"
+  | "replyInInbox"
+  | "sendInboxMessage"
+  | "listInboxContacts"
+  | "createInboxGroup"
+  | "leaveInboxGroup"
+>;
+
+/** Share links (src/host/share): links for guests, their visitors and transcripts. */
+export type ShareFacet = Pick<
+  DesktopApi,
+  "listShareLinks" | "createShareLink" | "renewShareLink" | "revokeShareLink" | "listGuestConversations" | "getGuestConversation"
+>;

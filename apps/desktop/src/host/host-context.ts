@@ -95,7 +95,8 @@ export interface SyncService {
  * - `status` (HostStatus) whenever sync, bridge, approvals or the unread messages change;
  * - `approval` (ApprovalItem) when a new tool call waits for the owner;
  * - `grant-request` (GrantItem) when someone asks for a grant;
- * - `heartbeat-message` (HeartbeatDelivery) when a heartbeat message reaches the owner's agent conversation.
+ * - `heartbeat-message` (HeartbeatDelivery) when a heartbeat message reaches the owner's agent conversation;
+ * - `inbox-message` (InboxArrival) when someone writes to the owner or one of their groups (the inbox).
  */
 export type HostEvents = EventEmitter;
 

@@ -5,9 +5,12 @@ import { startAgent } from "./agent/agent";
 import { type BridgeHandle, startBridge } from "./bridge/bridge";
 import { createConnectionsFacet } from "./connections/connections";
 import type { HostConfig, HostContext } from "./host-context";
+import { createInboxFacet } from "./inbox/inbox";
+import { InboxWatch } from "./inbox/inbox-watch";
 import { parseInput } from "./parse-input";
 import { type SyncHandle, startSync } from "./replication/sync";
 import { startSession } from "./session/session";
+import { createShareFacet } from "./share/share-links";
 import { openLocalStore } from "./store/local-store";
 import { createWorkspaceFacet } from "./workspace/workspace";
 
@@ -51,6 +54,9 @@ export async function startHost(config: HostConfig): Promise<Host> {
     throw error;
   }
   const agent = startAgent(context);
+  // The inbox's unread count and live arrivals (GET /agent/stream).
+  const inbox = new InboxWatch(context, () => events.emit("status"));
+  inbox.start();
   const running = { sync, bridge };
   let unsavedWork: string | null = null;
   // The page's edits belong to the account that made them; they are gone once it signs out.
@@ -65,6 +71,8 @@ export async function startHost(config: HostConfig): Promise<Host> {
     requestsPending: running.bridge.pendingRequests(),
     agentUnread: agent.heartbeat.pendingCount(),
     heartbeatDelivery: agent.heartbeat.latest(),
+    inboxUnread: inbox.pendingCount(),
+    inboxArrival: inbox.latest(),
   });
 
   const api: DesktopApi = {
@@ -76,6 +84,8 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...running.bridge.facet,
     ...agent.facet,
     ...createConnectionsFacet(session),
+    ...createInboxFacet(session, () => void inbox.refresh()),
+    ...createShareFacet(session),
     setUnsavedWork: async (input) => {
       unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;
     },
@@ -95,6 +105,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     status,
     async close() {
       agent.close();
+      await inbox.close();
       await running.bridge.close();
       await running.sync.close();
       await session.close();

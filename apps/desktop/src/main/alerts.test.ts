@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { approvalAlert, grantRequestAlert, heartbeatAlert } from "./alerts";
+import { approvalAlert, grantRequestAlert, heartbeatAlert, inboxAlert } from "./alerts";
 
 describe("notification texts", () => {
   it("name the tool and the requester, leave the summary out, and carry no markup", () => {
@@ -41,5 +41,19 @@ describe("notification texts", () => {
     });
     expect(alert.title).toBe("A message from your agent");
     expect(alert.body).toBe("Two todos are overdue: ‹script›alert(1)‹/script› ＆ the Atlas review");
+  });
+
+  it("show an inbox message's sender, group and start as plain text", () => {
+    const alert = inboxAlert({
+      conversationId: 12,
+      messageId: 88,
+      kind: "group",
+      from: "Bob <b>",
+      groupName: "Launch & crew",
+      preview: "Lunch?\n<img src=x onerror=alert(1)>",
+      arrivedAt: "2026-01-01T10:00:00.000Z",
+    });
+    expect(alert.title).toBe("Bob ‹b› in Launch ＆ crew");
+    expect(alert.body).toBe("Lunch? ‹img src=x onerror=alert(1)›");
   });
 });

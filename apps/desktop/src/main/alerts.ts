@@ -1,4 +1,4 @@
-import type { ApprovalItem, GrantItem, HeartbeatDelivery } from "../shared/desktop-api";
+import type { ApprovalItem, GrantItem, HeartbeatDelivery, InboxArrival } from "../shared/desktop-api";
 import { personLabel } from "../shared/person-label";
 import { plainText } from "./plain-text";
 
@@ -35,5 +35,14 @@ export function heartbeatAlert(delivery: HeartbeatDelivery): AlertText {
   return {
     title: "A message from your agent",
     body: plainText(delivery.preview || "Your heartbeat has something for you. Click to read it.", BODY_LENGTH),
+  };
+}
+
+/** A message from someone in the inbox: who wrote it (and in which group), and its start, as plain text. */
+export function inboxAlert(arrival: InboxArrival): AlertText {
+  const where = arrival.groupName ? ` in ${arrival.groupName}` : "";
+  return {
+    title: plainText(`${arrival.from}${where}`, BODY_LENGTH),
+    body: plainText(arrival.preview || "A new message. Click to read it.", BODY_LENGTH),
   };
 }

@@ -62,7 +62,7 @@ async function start(): Promise<void> {
   const openApprovals = () => window.show("approvals");
   const openAgent = () => window.show("agent");
   createAppTray(host, { openWindow: () => window.show(), openApprovals, openAgent, quit: () => app.quit() }, logError);
-  notifyOnHostEvents(host, { openApprovals, openAgent });
+  notifyOnHostEvents(host, { openApprovals, openAgent, openInbox: () => window.show("inbox") });
   window.show();
 
   // Launching the app again, or clicking its dock icon on macOS, brings the window back.

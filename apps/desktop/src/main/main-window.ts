@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 import { BrowserWindow, dialog } from "electron";
 
 /** Sections main can open the window on; the renderer selects the section named by the URL's hash. */
-export type WindowSection = "approvals" | "agent";
+export type WindowSection = "approvals" | "agent" | "inbox";
 
 export interface MainWindow {
   /** Shows the window (creating it if needed) and brings it forward, on `section` if given. */

@@ -1,17 +1,19 @@
 import { Notification } from "electron";
 import type { Host } from "../host/host";
-import type { ApprovalItem, GrantItem, HeartbeatDelivery } from "../shared/desktop-api";
-import { type AlertText, approvalAlert, grantRequestAlert, heartbeatAlert } from "./alerts";
+import type { ApprovalItem, GrantItem, HeartbeatDelivery, InboxArrival } from "../shared/desktop-api";
+import { type AlertText, approvalAlert, grantRequestAlert, heartbeatAlert, inboxAlert } from "./alerts";
 
 /** Where a click on a notification leads. */
 export interface NotificationTargets {
   openApprovals(): void;
   openAgent(): void;
+  openInbox(): void;
 }
 
 /**
  * A system notification for each new tool call and grant request, which opens the Approvals view
- * when clicked, and for each heartbeat message delivered, which opens the Agent view. Returns a
+ * when clicked, for each heartbeat message delivered, which opens the Agent view, and for each
+ * message from someone (the inbox's live arrivals), which opens the Inbox. Returns a
  * function that stops listening.
  */
 export function notifyOnHostEvents(host: Host, targets: NotificationTargets): () => void {
@@ -34,9 +36,12 @@ export function notifyOnHostEvents(host: Host, targets: NotificationTargets): ()
   host.context.events.on("approval", onApproval);
   host.context.events.on("grant-request", onGrantRequest);
   host.context.events.on("heartbeat-message", onHeartbeat);
+  const onInbox = (arrival: InboxArrival) => show(inboxAlert(arrival), targets.openInbox);
+  host.context.events.on("inbox-message", onInbox);
   return () => {
     host.context.events.off("approval", onApproval);
     host.context.events.off("grant-request", onGrantRequest);
     host.context.events.off("heartbeat-message", onHeartbeat);
+    host.context.events.off("inbox-message", onInbox);
   };
 }

@@ -123,6 +123,36 @@ export interface DesktopApi {
   /** Disconnects an app: its tokens stop working at once. */
   revokeConnectedApp(input: { clientId: string }): Promise<void>;
 
+  // The inbox (src/host/inbox): conversations with people and groups, kept on the server.
+  /** Conversations with people (`coo`), groups (`group`) or both (`all`), newest first, with their unread counts. */
+  listInbox(input: { view: InboxView }): Promise<InboxList>;
+  /** One conversation with its messages (the newest 1,000), oldest first. */
+  openInboxConversation(input: { conversationId: number }): Promise<InboxConversationDetail>;
+  /** Marks what others wrote in a conversation read. */
+  markInboxRead(input: { conversationId: number }): Promise<void>;
+  /** Writes into a conversation as the owner (a person, not their agent); `clientMessageId` makes a retry safe. */
+  replyInInbox(input: { conversationId: number; content: string; clientMessageId: string }): Promise<InboxMessage>;
+  /** Starts (or continues) a conversation with a contact (username or user id) or a group (`group:<id>`). */
+  sendInboxMessage(input: { to: string; message: string }): Promise<{ conversationId: number }>;
+  /** The people the owner may message (their contacts); `notAllowed` in words when the key cannot list them. */
+  listInboxContacts(): Promise<InboxContactList>;
+  /** Creates a group with these contacts (usernames or user ids); the owner is its admin. */
+  createInboxGroup(input: { name: string; members: string[] }): Promise<{ conversationId: number }>;
+  /** Leaves a group: its messages are no longer the owner's to read; the last admin hands it to the longest-standing member. */
+  leaveInboxGroup(input: { conversationId: number }): Promise<void>;
+
+  // Share links (src/host/share): links to the owner's agent for guests, and their visitors.
+  listShareLinks(): Promise<ShareLinkList>;
+  createShareLink(input: ShareLinkInput): Promise<ShareLinkItem>;
+  /** Sets a new expiry, counted from now. */
+  renewShareLink(input: { id: number; expiresIn: ShareLinkExpiry }): Promise<ShareLinkItem>;
+  /** Revokes a link at once: its page and chat stop answering. */
+  revokeShareLink(input: { id: number }): Promise<void>;
+  /** Guest conversations on the owner's links, most recently active first (one link's with `shareToken`). */
+  listGuestConversations(input: { shareToken?: string }): Promise<GuestConversationItem[]>;
+  /** One guest conversation's messages, oldest first. */
+  getGuestConversation(input: { sessionId: string }): Promise<GuestTranscript>;
+
   /**
    * What the page holds that is nowhere else yet (edits not saved to the server), in words, or
    * null: Electron's main asks before quitting while there is any.
@@ -196,6 +226,10 @@ export interface HostStatus {
   readonly agentUnread: number;
   /** The newest heartbeat message delivered while the app ran (not one already there when it started), or null. */
   readonly heartbeatDelivery: HeartbeatDelivery | null;
+  /** Messages from people and groups not read yet: the Inbox badge. */
+  readonly inboxUnread: number;
+  /** The newest message that arrived from someone while the app ran, or null: the Inbox toast. */
+  readonly inboxArrival: InboxArrival | null;
 }
 
 /** A heartbeat message that reached the owner's agent conversation. */
@@ -595,6 +629,147 @@ export interface ConnectedAppList {
   readonly apps: readonly ConnectedAppItem[];
 }
 
+// ---- The inbox (src/host/inbox, src/renderer/inbox) ----
+
+/** `coo`: conversations with people; `group`: groups; `all`: both (never the personal agent's, which the Agent section shows). */
+export type InboxView = "coo" | "group" | "all";
+
+/** The longest message the server takes (core's MAX_AGENT_MESSAGE_CHARS; the host checks they match). */
+export const INBOX_MESSAGE_MAX = 4000;
+
+export interface InboxPerson {
+  readonly userId: string;
+  readonly username: string;
+  /** Untrusted (the person chose it): shown as text. */
+  readonly name: string;
+}
+
+export interface InboxMessage {
+  readonly id: number;
+  readonly conversationId: number;
+  /** `human`: a person wrote it as themself; `agent`: an agent wrote it (on someone's behalf). */
+  readonly senderType: "human" | "agent";
+  readonly senderId: string | null;
+  /** "Alice", "Alice's agent": untrusted, shown as text. */
+  readonly senderLabel: string;
+  /** Untrusted (another person wrote it): shown as text, never as markup. */
+  readonly content: string;
+  /** The owner wrote it (from this device or another). */
+  readonly mine: boolean;
+  readonly createdAt: string;
+}
+
+export interface InboxConversation {
+  readonly conversationId: number;
+  readonly kind: "person" | "group";
+  /** The person's name or the group's name: untrusted, shown as text. */
+  readonly title: string;
+  /** The other person, for a conversation with one. */
+  readonly contact: InboxPerson | null;
+  /** A group's active members. */
+  readonly members: readonly InboxPerson[];
+  readonly unreadCount: number;
+  /** The newest message's start, one line (untrusted), or null. */
+  readonly preview: string | null;
+  readonly updatedAt: string;
+}
+
+export interface InboxList {
+  /** False when the server has no messaging routes (an older server). */
+  readonly supported: boolean;
+  readonly conversations: readonly InboxConversation[];
+  readonly unreadTotal: number;
+}
+
+export interface InboxConversationDetail extends InboxConversation {
+  readonly messages: readonly InboxMessage[];
+}
+
+export interface InboxContactList {
+  readonly contacts: readonly InboxPerson[];
+  /** Why the contacts cannot be listed (a key without os.network:read), in words; a username can still be typed. */
+  readonly notAllowed?: string;
+}
+
+/** A message that arrived while the app ran (from the server's realtime channel), for the toast and the notification. */
+export interface InboxArrival {
+  readonly conversationId: number;
+  readonly messageId: number;
+  readonly kind: "person" | "group";
+  /** Who wrote it ("Alice", "Alice's agent"), and in which group: untrusted, shown as text. */
+  readonly from: string;
+  readonly groupName: string | null;
+  /** The message's start, one line; untrusted. */
+  readonly preview: string;
+  readonly arrivedAt: string;
+}
+
+// ---- Share links (src/host/share, src/renderer/share) ----
+
+export type ShareLinkExpiry = "1h" | "24h" | "7d" | "30d" | "90d" | "never";
+
+/** What a new link lets its guests' agent reach, and how guests come in. */
+export interface ShareLinkInput {
+  readonly label: string;
+  readonly expiresIn: ShareLinkExpiry;
+  /** `read`: the agent may read the owner's notes; `write`: also create and change them. */
+  readonly notesAccess: "read" | "write";
+  /** The agent may read (never change) the owner's todos. */
+  readonly todos: boolean;
+  /** Guests must sign in with a Tandem account. */
+  readonly requireSignIn: boolean;
+  /** Guests see the owner's name (else "the owner"). */
+  readonly identity: boolean;
+  /** Guests are answered from this computer's coding agent (through the bridge) when it answers in time. */
+  readonly localAgent: boolean;
+}
+
+export interface ShareLinkItem {
+  readonly id: number;
+  /** Untrusted only in that the owner typed it: shown as text. */
+  readonly label: string;
+  /** The guest page, `/a/<token>`, on the server. */
+  readonly url: string;
+  readonly token: string;
+  /** What guests' agent may reach, in words ("Reads your notes", "Reads your todos"…). */
+  readonly capabilities: readonly string[];
+  readonly requireSignIn: boolean;
+  readonly localAgent: boolean;
+  readonly active: boolean;
+  readonly expiresAt: string | null;
+  readonly revokedAt: string | null;
+  readonly createdAt: string;
+  readonly visitors: number;
+  readonly conversations: number;
+  readonly messages: number;
+}
+
+export interface ShareLinkList {
+  /** False when the server has no share-link routes (an older server). */
+  readonly supported: boolean;
+  readonly links: readonly ShareLinkItem[];
+  /** Why the links cannot be managed with this key (no os.share scopes), in words. */
+  readonly notAllowed?: string;
+}
+
+export interface GuestConversationItem {
+  readonly sessionId: string;
+  readonly shareToken: string;
+  /** Untrusted (the guest chose their name): shown as text. */
+  readonly guest: string;
+  readonly linkLabel: string;
+  readonly messageCount: number;
+  /** The last message's start, one line; untrusted. */
+  readonly lastMessage: string | null;
+  readonly lastActiveAt: string;
+}
+
+export interface GuestTranscript {
+  readonly conversation: GuestConversationItem;
+  /** The guest's words and the agent's answers: untrusted, shown as text only. */
+  readonly messages: readonly { id: number; from: "guest" | "agent"; content: string; createdAt: string }[];
+}
+
 /** The server's limits (the host checks they match core's): the checklist's characters, the schedule's interval in minutes. */
 export const HEARTBEAT_CHECKLIST_MAX = 10_000;
 export const HEARTBEAT_EVERY_MINUTES_MIN = 5;
@@ -662,6 +837,20 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   removeMcpServer: true,
   listConnectedApps: true,
   revokeConnectedApp: true,
+  listInbox: true,
+  openInboxConversation: true,
+  markInboxRead: true,
+  replyInInbox: true,
+  sendInboxMessage: true,
+  listInboxContacts: true,
+  createInboxGroup: true,
+  leaveInboxGroup: true,
+  listShareLinks: true,
+  createShareLink: true,
+  renewShareLink: true,
+  revokeShareLink: true,
+  listGuestConversations: true,
+  getGuestConversation: true,
   setUnsavedWork: true,
   openExternal: true,
 };

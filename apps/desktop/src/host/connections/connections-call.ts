@@ -41,10 +41,11 @@ export function lacksScope(error: unknown): boolean {
 }
 
 /**
- * Runs a Connections request with {@link onServer}'s words, and says what a key without the
- * needed scope lacks rather than "403".
+ * Runs a request with {@link onServer}'s words (`offline` says what stays where while the server is
+ * out of reach), and says what a key without the needed scope lacks rather than "403". The inbox and
+ * the share links use it too.
  */
-export async function connectionsCall<T>(request: () => Promise<T>): Promise<T> {
+export async function connectionsCall<T>(request: () => Promise<T>, offline = CONNECTIONS_OFFLINE): Promise<T> {
   try {
     return await request();
   } catch (error) {
@@ -53,7 +54,7 @@ export async function connectionsCall<T>(request: () => Promise<T>): Promise<T> 
       const scopes = named ? named.join(", ") : "the scope this needs";
       throw new Error(`Your API key cannot do this (it lacks ${scopes}). Sign in with a key that has it.`, { cause: error });
     }
-    return onServer(() => Promise.reject(error), CONNECTIONS_OFFLINE);
+    return onServer(() => Promise.reject(error), offline);
   }
 }
 

@@ -1,5 +1,6 @@
 import { useState } from "react";
 import type { ConnectedAppItem, DesktopApi } from "../../shared/desktop-api";
+import { ActionOutcome } from "../components/action-outcome";
 import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
 import { useAction } from "../components/use-action";
@@ -69,15 +70,7 @@ export function ConnectedAppsPanel({ api, offline }: { api: DesktopApi; offline:
           ))}
         </ul>
       )}
-      {action.error ? (
-        <ErrorNotice message={action.error} />
-      ) : (
-        done && (
-          <p className="connections-done" role="status">
-            {done}
-          </p>
-        )
-      )}
+      <ActionOutcome error={action.error} done={done} />
     </section>
   );
 }

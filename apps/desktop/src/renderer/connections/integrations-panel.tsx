@@ -1,5 +1,6 @@
 import { useState } from "react";
 import type { DesktopApi } from "../../shared/desktop-api";
+import { ActionOutcome } from "../components/action-outcome";
 import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
 import { useAction } from "../components/use-action";
@@ -58,15 +59,7 @@ export function IntegrationsPanel({ api, offline }: { api: DesktopApi; offline: 
           ))}
         </ul>
       )}
-      {action.error ? (
-        <ErrorNotice message={action.error} />
-      ) : (
-        done && (
-          <p className="connections-done" role="status">
-            {done}
-          </p>
-        )
-      )}
+      <ActionOutcome error={action.error} done={done} />
     </section>
   );
 }

@@ -1,5 +1,6 @@
 import { type FormEvent, useEffect, useId, useState } from "react";
 import type { DesktopApi, McpServerItem } from "../../shared/desktop-api";
+import { ActionOutcome } from "../components/action-outcome";
 import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
 import { InputField } from "../components/field";
@@ -164,15 +165,7 @@ export function McpServersPanel({ api, offline }: { api: DesktopApi; offline: bo
           ))}
         </ul>
       )}
-      {action.error ? (
-        <ErrorNotice message={action.error} />
-      ) : (
-        done && (
-          <p className="connections-done" role="status">
-            {done}
-          </p>
-        )
-      )}
+      <ActionOutcome error={action.error} done={done} />
       <ServerForm
         title="Add a remote tool server"
         submitLabel={action.running === "add" ? "Adding…" : "Add server"}

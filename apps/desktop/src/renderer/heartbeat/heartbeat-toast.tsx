@@ -1,5 +1,6 @@
-import { useEffect, useRef, useState } from "react";
-import type { DesktopApi, HeartbeatDelivery } from "../../shared/desktop-api";
+import { useEffect } from "react";
+import type { DesktopApi } from "../../shared/desktop-api";
+import { MessageToast, useFreshAnnouncement, useWebMode } from "../components/message-toast";
 import { useHostStatus } from "../layout/host-status";
 
 /**
@@ -22,61 +23,20 @@ export function HeartbeatToast({
   const { status } = useHostStatus();
   const delivery = status?.heartbeatDelivery;
   const unread = status?.agentUnread ?? 0;
-  const seen = useRef<number | null | undefined>(undefined);
-  const [shown, setShown] = useState<HeartbeatDelivery | null>(null);
-
-  useEffect(() => {
-    if (delivery === undefined) return;
-    const first = seen.current === undefined;
-    const fresh = delivery !== null && delivery.runId !== seen.current;
-    seen.current = delivery?.runId ?? seen.current ?? null;
-    if (!first && fresh && delivery.conversationId !== showing) setShown(delivery);
-  }, [delivery, showing]);
+  const [shown, setShown] = useFreshAnnouncement(delivery, (item) => item.runId, showing);
   useEffect(() => {
     if (unread === 0) setShown(null);
   }, [unread]);
 
   if (!web || !shown) return null;
   return (
-    <div className="heartbeat-toast" role="status" aria-label="New message from your agent">
-      <p>
-        <strong>A message from your agent</strong>
-      </p>
-      {shown.preview && (
-        <p className="heartbeat-toast-preview" dir="auto">
-          {shown.preview}
-        </p>
-      )}
-      <div className="heartbeat-toast-actions">
-        <button type="button" onClick={() => setShown(null)}>
-          Dismiss
-        </button>
-        <button
-          type="button"
-          className="primary"
-          onClick={() => {
-            setShown(null);
-            onOpen(shown.conversationId);
-          }}
-        >
-          Read it
-        </button>
-      </div>
-    </div>
+    <MessageToast
+      label="New message from your agent"
+      title="A message from your agent"
+      preview={shown.preview}
+      openLabel="Read it"
+      onDismiss={() => setShown(null)}
+      onOpen={() => onOpen(shown.conversationId)}
+    />
   );
-}
-
-function useWebMode(api: DesktopApi): boolean {
-  const [web, setWeb] = useState(false);
-  useEffect(() => {
-    let mounted = true;
-    api.getAppInfo().then(
-      (info) => mounted && setWeb(info.mode === "web"),
-      () => {},
-    );
-    return () => {
-      mounted = false;
-    };
-  }, [api]);
-  return web;
 }

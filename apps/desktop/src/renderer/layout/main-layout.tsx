@@ -10,8 +10,12 @@ import { ConnectionsView } from "../connections/connections-view";
 import { HeartbeatSessionProvider } from "../heartbeat/heartbeat-session";
 import { HeartbeatToast } from "../heartbeat/heartbeat-toast";
 import { HeartbeatView } from "../heartbeat/heartbeat-view";
+import { InboxSessionProvider, useInboxSession } from "../inbox/inbox-session";
+import { InboxToast } from "../inbox/inbox-toast";
+import { InboxView } from "../inbox/inbox-view";
 import { NotesView } from "../notes/notes-view";
 import { IS_MAC } from "../notes/shortcuts";
+import { ShareLinksView } from "../share/share-links-view";
 import { DocumentsProvider } from "../sync/documents-context";
 import { BriefingSessionProvider } from "../today/briefing-session";
 import { TodayView } from "../today/today-view";
@@ -34,10 +38,17 @@ function SectionView({ section, api, onSelect }: { section: SectionId; api: Desk
     },
     [chat.open, onSelect],
   );
+  const inbox = useInboxSession();
+  const inboxShowing = section === "inbox" && inbox.pane?.kind === "conversation" ? inbox.pane.conversationId : null;
+  const openInboxConversation = (conversationId: number) => {
+    inbox.open({ kind: "conversation", conversationId });
+    onSelect("inbox");
+  };
   return (
     <>
       <SectionBody section={section} api={api} openConversation={openConversation} />
       <HeartbeatToast api={api} showing={section === "agent" ? chat.transcript.conversationId : null} onOpen={openConversation} />
+      <InboxToast api={api} showing={inboxShowing} onOpen={openInboxConversation} />
     </>
   );
 }
@@ -68,6 +79,10 @@ function SectionBody({
       return <BridgeView api={api} />;
     case "connections":
       return <ConnectionsView api={api} />;
+    case "inbox":
+      return <InboxView api={api} />;
+    case "share":
+      return <ShareLinksView api={api} />;
   }
 }
 
@@ -97,7 +112,7 @@ export function MainLayout({
     window.addEventListener("hashchange", follow);
     return () => window.removeEventListener("hashchange", follow);
   }, []);
-  // Mod+1 … Mod+8 open the sections, from anywhere but a modal dialog.
+  // Mod+1 … Mod+9 open the sections, from anywhere but a modal dialog.
   useEffect(() => {
     const onKeyDown = (event: KeyboardEvent) => {
       if (event.defaultPrevented || event.isComposing || document.querySelector("dialog[open]") !== null) return;
@@ -140,7 +155,9 @@ export function MainLayout({
             <DocumentsProvider key={session.userId} api={api}>
               <ChatSessionProvider api={api}>
                 <BriefingSessionProvider api={api}>
-                  <SectionView section={section} api={api} onSelect={setSection} />
+                  <InboxSessionProvider>
+                    <SectionView section={section} api={api} onSelect={setSection} />
+                  </InboxSessionProvider>
                 </BriefingSessionProvider>
               </ChatSessionProvider>
             </DocumentsProvider>

@@ -21,6 +21,9 @@ function badgeFor(section: SectionId, status: HostStatus | null, unsaved: boolea
   // Everything waiting for the owner's answer: tool calls, agent-access and grant requests.
   const waiting = status.approvalsPending + status.requestsPending;
   if (section === "approvals" && waiting > 0) return { text: String(waiting), label: `${waiting} waiting`, kind: "count" };
+  if (section === "inbox" && status.inboxUnread > 0) {
+    return { text: String(status.inboxUnread), label: `${status.inboxUnread} unread`, kind: "count" };
+  }
   if (section === "agent" && status.agentUnread > 0) {
     return { text: String(status.agentUnread), label: `${status.agentUnread} unread`, kind: "count" };
   }
@@ -40,8 +43,8 @@ export function SectionNav({ current, onSelect }: { current: SectionId; onSelect
               <button
                 type="button"
                 aria-current={section.id === current ? "page" : undefined}
-                aria-keyshortcuts={`${IS_MAC ? "Meta" : "Control"}+${index + 1}`}
-                title={`${section.title} (${keyLabel(`Mod+${index + 1}`)})`}
+                aria-keyshortcuts={index < 9 ? `${IS_MAC ? "Meta" : "Control"}+${index + 1}` : undefined}
+                title={index < 9 ? `${section.title} (${keyLabel(`Mod+${index + 1}`)})` : section.title}
                 onClick={() => onSelect(section.id)}
               >
                 <span>{section.title}</span>

@@ -8,7 +8,12 @@ export const SECTIONS = [
   { id: "approvals", title: "Approvals" },
   { id: "bridge", title: "Bridge" },
   { id: "connections", title: "Connections" },
+  { id: "inbox", title: "Inbox" },
+  { id: "share", title: "Share links" },
 ] as const;
+
+/** Sections past the ninth have no digit of their own: they are opened from the sidebar or by their hash. */
+const KEYED_SECTIONS = SECTIONS.slice(0, 9);
 
 export type SectionId = (typeof SECTIONS)[number]["id"];
 
@@ -20,12 +25,12 @@ export function sectionFromHash(hash: string): SectionId | null {
 
 /** The section shortcuts as the shortcuts sheet lists them. */
 export const SECTION_SHORTCUT = {
-  label: `Mod+1 … Mod+${SECTIONS.length}`,
-  what: `Open a section: ${SECTIONS.map((section) => section.title).join(", ")}`,
+  label: `Mod+1 … Mod+${KEYED_SECTIONS.length}`,
+  what: `Open a section: ${KEYED_SECTIONS.map((section) => section.title).join(", ")}`,
 } as const;
 
 /**
- * The section a key press opens: Mod+1 to Mod+8 in sidebar order ("Mod" is ⌘ on macOS, Ctrl
+ * The section a key press opens: Mod+1 to Mod+9 in sidebar order ("Mod" is ⌘ on macOS, Ctrl
  * elsewhere, as for the notes view's shortcuts).
  */
 export function sectionForKey(
@@ -34,5 +39,5 @@ export function sectionForKey(
 ): SectionId | null {
   const mod = isMac ? event.metaKey && !event.ctrlKey : event.ctrlKey && !event.metaKey;
   if (!mod || event.altKey || event.shiftKey || !/^[1-9]$/.test(event.key)) return null;
-  return SECTIONS[Number(event.key) - 1]?.id ?? null;
+  return KEYED_SECTIONS[Number(event.key) - 1]?.id ?? null;
 }
