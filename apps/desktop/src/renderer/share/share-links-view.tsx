@@ -173,8 +173,8 @@ function CreateLinkPanel({ api, onCreated }: { api: DesktopApi; onCreated: () =>
           </label>
           {form.localAgent && (
             <p className="hint">
-              While this computer's bridge is paired and running, its coding agent answers guests; otherwise the server's agent does, after
-              a short wait.
+              While this computer's bridge is paired and "Answer guests from this computer" is on in Bridge, its coding agent answers guests
+              (with no tools); otherwise the server's agent does, after a short wait.
             </p>
           )}
         </fieldset>

@@ -31,8 +31,8 @@ export interface ToolCallRecord {
 
 /** Records a call without waiting for the row; a failed insert goes to `onError` (the log), never to the caller. */
 export function recordToolCall(db: Kysely<Schema>, call: ToolCallRecord, onError: (error: unknown) => void): void {
-  let byOwner = pendingRecords.get(db);
-  if (!byOwner) pendingRecords.set(db, (byOwner = new Map()));
+  const byOwner = pendingRecords.get(db) ?? new Map<number, Set<Promise<void>>>();
+  pendingRecords.set(db, byOwner);
   const pending = byOwner.get(call.ownerId) ?? new Set<Promise<void>>();
   byOwner.set(call.ownerId, pending);
   const insert = insertToolCall(db, call)
