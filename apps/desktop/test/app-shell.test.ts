@@ -57,6 +57,8 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
       "Approvals",
       "Bridge",
       "Connections",
+      "Inbox",
+      "Share links",
     ]);
     expect(await page.getByRole("main").getByRole("heading", { level: 2 }).textContent()).toBe("Notes");
     expect(await page.getByRole("banner").textContent()).toContain("shell");

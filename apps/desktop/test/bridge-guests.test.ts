@@ -7,8 +7,11 @@ import { openLocalStore } from "../src/host/store/local-store";
 import { pairBridge, wire } from "./bridge-fixture";
 import { signInAs, startTestHost, tempDir, waitFor } from "./host-harness";
 
-/** How long the server waits for bob's machine before its own agent answers a guest. */
-const WAIT_MS = 6_000;
+/**
+ * How long the server waits for bob's machine before its own agent answers a guest: long enough that
+ * a host restarted mid-wait on a loaded machine (CI) polls again while the message still waits.
+ */
+const WAIT_MS = 15_000;
 
 interface GuestReply {
   status: number;

@@ -72,7 +72,7 @@ describe.skipIf(chromiumMissing("share links"))("the Share links section in web 
     expect(await form.getByLabel("Label (guests see it)").inputValue()).toBe("");
     await form.getByLabel("Label (guests see it)").fill("Ask my laptop");
     await form.getByLabel("Answer from this computer's coding agent").check();
-    expect(await form.textContent()).toContain("While this computer's bridge is paired and running");
+    expect(await form.textContent()).toContain(`While this computer's bridge is paired and "Answer guests from this computer" is on`);
     await form.getByRole("button", { name: "Create link" }).click();
     await expect.poll(() => linkRow("Ask my laptop").count(), PATIENCE).toBe(1);
     expect(await linkRow("Ask my laptop").textContent()).toContain("Answered from this computer's coding agent when it answers in time");

@@ -105,8 +105,8 @@ export async function startHost(config: HostConfig): Promise<Host> {
     status,
     async close() {
       agent.close();
-      await inbox.close();
-      await running.bridge.close();
+      // Both at once: the bridge stops its runs as soon as quitting begins, whatever the inbox's stream takes to end.
+      await Promise.all([inbox.close(), running.bridge.close()]);
       await running.sync.close();
       await session.close();
       await store.close();
