@@ -1,6 +1,4 @@
 import { existsSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -9,7 +7,7 @@ import { type Browser as Chromium, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setPassword } from "../src/auth/passwords";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
-import { authorizeUrl, pkce, registerClient, tokenRequest } from "./oauth-flow";
+import { authorizeUrl, loopbackCallback, pkce, registerClient, tokenRequest } from "./oauth-flow";
 
 const CHROMIUM_PATH = "/usr/bin/chromium";
 const PASSWORD = "a long enough password";
@@ -61,18 +59,6 @@ class MemoryAuthProvider implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
-}
-
-/** The client's loopback callback: hands over the query it was called with. */
-async function loopbackCallback(): Promise<{ server: Server; uri: string; next: () => Promise<URLSearchParams> }> {
-  const waiting: Array<(query: URLSearchParams) => void> = [];
-  const server = createServer((req, res) => {
-    res.writeHead(200, { "content-type": "text/plain" }).end("You can close this window.");
-    waiting.shift()?.(new URL(req.url ?? "/", "http://127.0.0.1").searchParams);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, uri: `http://127.0.0.1:${port}/callback`, next: () => new Promise((resolve) => waiting.push(resolve)) };
 }
 
 describe.skipIf(chromiumMissing())("an MCP client signs in to Tandem's /mcp with OAuth, discovering everything from the 401", () => {

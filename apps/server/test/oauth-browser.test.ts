@@ -1,12 +1,10 @@
 import { existsSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { type Browser as Chromium, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setPassword } from "../src/auth/passwords";
 import { call } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
-import { authorizeUrl, pkce, type RegisteredClient, registerClient, tokenRequest } from "./oauth-flow";
+import { authorizeUrl, loopbackCallback, pkce, type RegisteredClient, registerClient, tokenRequest } from "./oauth-flow";
 
 const CHROMIUM_PATH = "/usr/bin/chromium";
 const PASSWORD = "correct horse battery";
@@ -15,19 +13,6 @@ function chromiumMissing(): boolean {
   if (existsSync(CHROMIUM_PATH)) return false;
   console.warn(`Skipping the OAuth browser test: ${CHROMIUM_PATH} is absent (install Debian's chromium package).`);
   return true;
-}
-
-/** A CLI's loopback callback: answers a page and hands over the query it was called with. */
-async function loopbackCallback(): Promise<{ server: Server; uri: string; next: () => Promise<URLSearchParams> }> {
-  const waiting: Array<(query: URLSearchParams) => void> = [];
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    res.writeHead(200, { "content-type": "text/plain" }).end("You can close this window.");
-    waiting.shift()?.(url.searchParams);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, uri: `http://127.0.0.1:${port}/callback`, next: () => new Promise((resolve) => waiting.push(resolve)) };
 }
 
 describe.skipIf(chromiumMissing())("OAuth sign-in and consent in a real browser", () => {

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { TestServer } from "./harness";
 
 /**
@@ -168,4 +170,18 @@ export async function authorize(
   }
   if (!step.location) throw new Error(`the flow did not return to the client: ${step.response.status} ${step.html?.slice(0, 600)}`);
   return new URL(step.location);
+}
+
+/** A CLI's loopback callback: answers a page and hands over the query each redirect to it carried, in order. */
+export async function loopbackCallback(): Promise<{ server: Server; uri: string; next: () => Promise<URLSearchParams> }> {
+  const waiting: Array<(query: URLSearchParams) => void> = [];
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    res.writeHead(200, { "content-type": "text/plain" }).end("You can close this window.");
+    // Only the callback itself: the browser's own requests (its favicon) must not stand in for the next redirect.
+    if (url.pathname === "/callback") waiting.shift()?.(url.searchParams);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, uri: `http://127.0.0.1:${port}/callback`, next: () => new Promise((resolve) => waiting.push(resolve)) };
 }
