@@ -278,7 +278,12 @@ function rssLine(replications: readonly Replication[], targetBytes: number | und
   const rss = median(replications.map((r) => r.memory.rss));
   const open = median(replications.map((r) => r.memory.openDocuments));
   const verdict = targetBytes === undefined ? "" : ` (target ≤ ${mib(targetBytes)}: ${rss <= targetBytes ? "PASS" : "BELOW"})`;
-  return `after replication: the host process's RSS ${mib(rss)} (median)${verdict}, ${open} documents open in its hub`;
+  const heap = median(replications.map((r) => r.memory.heapUsed));
+  const external = median(replications.map((r) => r.memory.external));
+  return (
+    `after replication: the host process's RSS ${mib(rss)} (median)${verdict}, of which V8's heap in use ${mib(heap)} ` +
+    `and outside it ${mib(external)}; ${open} documents open in its hub`
+  );
 }
 
 /** How much of the cold start the host's own thread spent working: it also serves the page. */

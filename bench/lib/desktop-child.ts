@@ -170,6 +170,9 @@ async function rawFetch(request: RawFetchRequest): Promise<RawFetchAnswer> {
 export interface MemoryAnswer {
   /** This process's resident set, bytes. */
   readonly rss: number;
+  /** Of which V8's heap in use, and memory outside it (Buffers, ArrayBuffers), bytes. */
+  readonly heapUsed: number;
+  readonly external: number;
   /** Documents open in the host's local hub. */
   readonly openDocuments: number;
 }
@@ -192,7 +195,10 @@ serveParent(
       return { calledAtMs: at, answeredAtMs: since() };
     },
     waitSynced: (input) => waitSynced(input as { documents: number; timeoutMs: number }),
-    memory: async () => ({ rss: process.memoryUsage().rss, openDocuments: running().openDocuments() }) satisfies MemoryAnswer,
+    memory: async () => {
+      const { rss, heapUsed, external } = process.memoryUsage();
+      return { rss, heapUsed, external, openDocuments: running().openDocuments() } satisfies MemoryAnswer;
+    },
     close,
     storedDocuments: (input) => storedDocuments(input as string),
     rawFetch: (input) => rawFetch(input as RawFetchRequest),

@@ -242,6 +242,108 @@ describe("replication between the local hub and the server", () => {
     }
   });
 
+  it("brings notes in, and a change made on the server to a closed note, from stored bytes without holding any note in memory", async () => {
+    const server = await startTestServer();
+    const owner = await server.addUser("stored");
+    let sampler: ReturnType<typeof setInterval> | undefined;
+    try {
+      const notes: { id: number; uuid: string }[] = [];
+      for (let index = 0; index < 30; index++) {
+        notes.push((await owner.client.call("createNote", { body: { title: `Note ${index}`, content: `body ${index}` } })).result.note);
+      }
+      dataDir = await tempDir("tandem-desktop-stored-");
+      const running = await startTestHost(dataDir, { replication: { catchUpIntervalMs: 200, catchUpOverlapMs: 0 } });
+      host = running;
+      // The hub holds the workspace and the todos; no note is ever opened to replicate it.
+      let mostOpen = 0;
+      sampler = setInterval(() => {
+        mostOpen = Math.max(mostOpen, running.openDocuments());
+      }, 5);
+      await signInAs(running, server, owner);
+      await waitFor("32 documents synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 32;
+      });
+      const bodies = await storedBodies(running);
+      for (const [index, note] of notes.entries()) expect(bodies.get(note.uuid)).toContain(`body ${index}`);
+      // The server let go of its copies too: each exchange ends with a close.
+      await waitFor("the server's copies closed", () => server.server.context.sync.hocuspocus.getDocumentsCount() <= 2);
+
+      const [changed] = notes;
+      if (!changed) throw new Error("30 notes were created");
+      await owner.client.call("updateNote", { params: { id: changed.id }, body: { content: "<p>changed on the server</p>" } });
+      await waitFor("the change on this machine", async () =>
+        (await storedBodies(running)).get(changed.uuid)?.includes("changed on the server"),
+      );
+      await waitFor("synced", async () => (await running.status()).sync.state === "synced");
+      expect(mostOpen).toBe(2);
+      expect(running.unsyncedDocuments()).toBe(0);
+    } finally {
+      clearInterval(sampler);
+      await host?.close();
+      host = undefined;
+      await server.stop();
+    }
+  });
+
+  it("merges an offline edit to a note no longer in memory with a change made on the server meanwhile", async () => {
+    const server = await startTestServer();
+    const mia = await server.addUser("mia");
+    let restarted: RunningServer | undefined;
+    try {
+      const created = await mia.client.call("createNote", { body: { title: "Shared", content: "<p>first draft</p>" } });
+      const { id, uuid } = created.result.note;
+      dataDir = await tempDir("tandem-desktop-merge-");
+      // Nothing kept open once used: the note leaves memory as soon as the renderer closes it.
+      const replication = { keepOpen: 0 };
+      let running = await startTestHost(dataDir, { replication });
+      host = running;
+      await signInAs(running, server, mia);
+      await waitFor("synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 3;
+      });
+
+      const port = server.server.port;
+      await server.server.close();
+      await waitFor("offline", async () => (await running.status()).sync.state === "offline");
+      hub = new HubClient(await running.api.getLocalSync());
+      writeParagraph(await hub.open(`note:${uuid}`), "typed offline");
+      await waitFor("the edit in the hub", () => hub?.settled());
+      hub.close();
+      hub = undefined;
+      await waitFor("the note out of memory", () => running.openDocuments() === 2);
+      expect(running.unsyncedDocuments()).toBe(1);
+      await running.close();
+
+      // Meanwhile, on the server: the same note is rewritten.
+      restarted = await startServerAt(port, server.dataDir);
+      await mia.client.call("updateNote", { params: { id }, body: { content: "<p>rewritten on the server</p>" } });
+
+      running = await startTestHost(dataDir, { replication });
+      host = running;
+      await waitFor("synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 3 && running.unsyncedDocuments() === 0;
+      });
+      const onServer = (await restarted.context.sync.getDoc(`note:${uuid}`)).getXmlFragment(NOTE_FRAGMENT).toString();
+      expect(onServer).toContain("typed offline");
+      expect(onServer).toContain("rewritten on the server");
+      expect(onServer).not.toContain("first draft");
+      const here = (await storedBodies(running)).get(uuid);
+      expect(here).toContain("typed offline");
+      expect(here).toContain("rewritten on the server");
+      expect(running.openDocuments()).toBe(2);
+    } finally {
+      hub?.close();
+      hub = undefined;
+      await host?.close();
+      host = undefined;
+      await restarted?.close();
+      await rm(server.dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps edits made offline across a restart of the host, and sends them when the server is back", async () => {
     const server = await startTestServer();
     const grace = await server.addUser("grace");

@@ -1,9 +1,10 @@
 import { HocuspocusProvider, HocuspocusProviderWebsocket, WebSocketStatus } from "@hocuspocus/provider";
 import { type DocumentChangesPosition, isUuid, NOTES_MAP, noteDocName, todosDocName, workspaceDocName } from "@tandem/core";
 import WebSocket from "ws";
-import type * as Y from "yjs";
+import * as Y from "yjs";
 import type { LocalHub, PreloadedDocument } from "./local-hub";
 import { ReplicatedDocument } from "./replicated-document";
+import { StoredExchange } from "./stored-exchange";
 
 /**
  * `ws` emits `error` when a socket is closed while still connecting (as on sign-out or shutdown
@@ -83,6 +84,8 @@ const DEFAULT_CATCH_UP_INTERVAL_MS = 20_000;
  * exchange each; missing one would leave it stale until it changes again.
  */
 const DEFAULT_CATCH_UP_OVERLAP_MS = 10_000;
+/** What an exchange starts from for a note without a copy here. */
+const EMPTY_UPDATE = Y.encodeStateAsUpdate(new Y.Doc());
 /** A refused note is tried again after this, doubling up to the maximum. */
 const REFUSED_RETRY_MS = 5_000;
 const REFUSED_RETRY_MAX_MS = 5 * 60_000;
@@ -186,6 +189,13 @@ export class Replicator {
     const doc = this.#docs.get(name);
     if (!doc || this.#stopped) return;
     this.#idle.delete(doc);
+    if (doc.exchange) {
+      // Being exchanged from its stored bytes: it now replicates live through the hub's copy instead.
+      this.#release(doc);
+      this.#inFlight.delete(doc);
+      this.#waiting.delete(doc);
+      doc.state = "closed";
+    }
     if (doc.state === "closed") this.#enqueue(doc, true);
   }
 
@@ -296,7 +306,13 @@ export class Replicator {
         // Read from disk together: hundreds of queries one by one would hold up every other query.
         const names = docs.map((doc) => doc.name);
         const stored = await (names.length > 1 ? this.#options.hub.preload(names) : Promise.resolve(undefined)).catch(() => undefined);
-        await Promise.all(docs.map((doc) => this.#open(doc, stored?.get(doc.name))));
+        // A note nobody here has in memory is exchanged from its stored bytes; one the hub holds
+        // (the renderer's, or one recently used) through the hub's copy.
+        await Promise.all(
+          docs.map((doc) =>
+            this.#options.hub.isLoaded(doc.name) ? this.#open(doc, stored?.get(doc.name)) : this.#exchange(doc, stored?.get(doc.name)),
+          ),
+        );
         // Lets the page, the host API and the renderer's own documents through between chunks.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -354,6 +370,71 @@ export class Replicator {
     this.#options.onChange();
   }
 
+  /**
+   * Brings a closed note in step from its stored copy, without opening it here (see
+   * {@link StoredExchange}); it queues for its turn to authenticate like an opened one.
+   */
+  async #exchange(doc: ReplicatedDocument, preloaded?: PreloadedDocument): Promise<void> {
+    const { name } = doc;
+    const hub = this.#options.hub;
+    let stored: Uint8Array | undefined;
+    try {
+      stored = await hub.storedState(name, preloaded);
+    } catch (error) {
+      this.#exchangeFailed(doc, error);
+      return;
+    }
+    if (doc.removed || this.#stopped || doc.state !== "loading") return;
+    // Loaded meanwhile (the renderer opened it): the hub's copy may be ahead of the stored one.
+    if (hub.isLoaded(name)) return this.#open(doc);
+    doc.localMark = hub.localChangeMark(name);
+    doc.exchange = new StoredExchange({
+      name,
+      token: this.#options.apiKey,
+      websocket: this.#websocket,
+      stored: stored ?? EMPTY_UPDATE,
+      onAuthenticated: () => this.#onAuthenticated(doc),
+      onRefused: (reason) => this.#onRefused(doc, reason),
+      onReceived: (update) => hub.applyRemote(name, update),
+      onThrough: () => this.#exchanged(doc),
+      onFailed: (error) => this.#exchangeFailed(doc, error),
+    });
+    doc.state = "waiting";
+    this.#waiting.add(doc);
+    this.#pump();
+    this.#options.onChange();
+  }
+
+  /** An exchange from stored bytes is through: the server has what was stored, this machine what the server had. */
+  #exchanged(doc: ReplicatedDocument): void {
+    if (doc.state !== "live" || !doc.exchange) return;
+    const hub = this.#options.hub;
+    this.#release(doc);
+    this.#inFlight.delete(doc);
+    doc.state = "closed";
+    this.#stored.add(doc.name);
+    // Confirmed is only what was stored when the exchange began; a change made here since goes next.
+    if (hub.localChangeMark(doc.name) === doc.localMark) hub.markSynced(doc.name);
+    else this.#enqueue(doc);
+    this.#options.onChange();
+    void this.#openQueued();
+    this.#maybeSaveCursor();
+  }
+
+  /** Reading the stored copy, or storing what came, failed: the note is tried again later. */
+  #exchangeFailed(doc: ReplicatedDocument, error: unknown): void {
+    if (!this.#stopped) console.error(`Tandem: could not exchange ${doc.name}:`, error instanceof Error ? error.message : error);
+    this.#release(doc);
+    this.#inFlight.delete(doc);
+    this.#waiting.delete(doc);
+    doc.state = "closed";
+    clearTimeout(doc.retryTimer);
+    doc.retryTimer = setTimeout(() => this.#enqueue(doc), REFUSED_RETRY_MS);
+    doc.retryTimer.unref();
+    this.#options.onChange();
+    void this.#openQueued();
+  }
+
   async #remove(doc: ReplicatedDocument): Promise<void> {
     doc.removed = true;
     if (this.#docs.get(doc.name) === doc) this.#docs.delete(doc.name);
@@ -367,12 +448,15 @@ export class Replicator {
     await doc.connection?.disconnect().catch(() => {});
   }
 
-  /** Stops replicating one document (its provider is gone; the hub's copy is not touched). */
+  /** Stops replicating one document (its provider or exchange is gone; the hub's copy is not touched). */
   #release(doc: ReplicatedDocument): void {
     if (doc.state === "authenticating") this.#authenticating -= 1;
     clearTimeout(doc.retryTimer);
     doc.provider?.destroy();
     doc.provider = undefined;
+    // The server is told to let go of its copy, as a provider's detach does.
+    doc.exchange?.destroy(true);
+    doc.exchange = undefined;
     doc.state = "waiting";
   }
 
@@ -424,6 +508,7 @@ export class Replicator {
       doc.state = "authenticating";
       this.#authenticating += 1;
       doc.provider?.attach();
+      doc.exchange?.attach();
     }
   }
 
@@ -550,6 +635,7 @@ export class Replicator {
    * after the document's next authentication, close it again.
    */
   #detachQuietly(doc: ReplicatedDocument): void {
+    doc.exchange?.detach(false);
     if (!doc.provider) return;
     this.#websocket.configuration.providerMap.delete(doc.provider.effectiveName);
     doc.provider.detach();

@@ -3,8 +3,12 @@ import * as Y from "yjs";
 import type { LocalSchema } from "./local-schema";
 
 interface PendingWrite {
+  /** The whole state, replacing the stored one. */
   state?: Uint8Array;
-  unsynced: boolean;
+  /** Updates merged into the state (stored or `state`): what replication brought for a note not open here. */
+  merges: Uint8Array[];
+  /** Undefined: unchanged (0 for a new row). */
+  unsynced?: boolean;
   waiters: { resolve(): void; reject(error: unknown): void }[];
 }
 
@@ -106,23 +110,34 @@ export class LocalDocumentStore {
     return this.#enqueue(name, { unsynced });
   }
 
+  /**
+   * Merges an update into the stored state (a new row when there is none) without loading the
+   * document, leaving its unsynced flag as it is. Yjs updates merge in any order and any number of
+   * times, so this is safe beside whole-state writes of the same document.
+   */
+  merge(name: string, update: Uint8Array): Promise<void> {
+    return this.#enqueue(name, { merge: update });
+  }
+
   /** Writes whatever is waiting now. */
   async flush(): Promise<void> {
     this.#scheduleNow();
     await this.#flushing;
   }
 
-  #enqueue(name: string, write: { state?: Uint8Array; unsynced: boolean }): Promise<void> {
+  #enqueue(name: string, write: { state?: Uint8Array; merge?: Uint8Array; unsynced?: boolean }): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const pending = this.#pending.get(name);
-      if (pending) {
-        // The latest state and flag win; a flag-only write keeps the state already queued.
-        if (write.state) pending.state = write.state;
-        pending.unsynced = write.unsynced;
-        pending.waiters.push({ resolve, reject });
-      } else {
-        this.#pending.set(name, { ...write, waiters: [{ resolve, reject }] });
+      let pending = this.#pending.get(name);
+      if (!pending) {
+        pending = { merges: [], waiters: [] };
+        this.#pending.set(name, pending);
       }
+      // The latest state and flag win, with every merge still applied on top (a state taken before
+      // a merge may lack it; merging twice changes nothing); a flag-only write keeps the state queued.
+      if (write.state) pending.state = write.state;
+      if (write.merge) pending.merges.push(write.merge);
+      if (write.unsynced !== undefined) pending.unsynced = write.unsynced;
+      pending.waiters.push({ resolve, reject });
       this.#timer ??= setTimeout(() => this.#scheduleNow(), BATCH_WINDOW_MS);
     });
   }
@@ -141,15 +156,35 @@ export class LocalDocumentStore {
     try {
       await this.db.transaction().execute(async (trx) => {
         for (const [name, write] of batch) {
-          const unsynced = write.unsynced ? 1 : 0;
-          if (write.state) {
+          let state = write.state;
+          if (write.merges.length > 0) {
+            const base =
+              state ??
+              (
+                await trx
+                  .selectFrom("documents")
+                  .select("state")
+                  .where("account", "=", this.account)
+                  .where("name", "=", name)
+                  .executeTakeFirst()
+              )?.state;
+            state = Y.mergeUpdates(base ? [new Uint8Array(base), ...write.merges] : write.merges);
+          }
+          if (state) {
+            const values = { account: this.account, name, state, unsynced: write.unsynced ? 1 : 0, updated_at: now };
+            const unsynced = write.unsynced === undefined ? {} : { unsynced: values.unsynced };
             await trx
               .insertInto("documents")
-              .values({ account: this.account, name, state: write.state, unsynced, updated_at: now })
-              .onConflict((oc) => oc.columns(["account", "name"]).doUpdateSet({ state: write.state, unsynced, updated_at: now }))
+              .values(values)
+              .onConflict((oc) => oc.columns(["account", "name"]).doUpdateSet({ state, updated_at: now, ...unsynced }))
               .execute();
-          } else {
-            await trx.updateTable("documents").set({ unsynced }).where("account", "=", this.account).where("name", "=", name).execute();
+          } else if (write.unsynced !== undefined) {
+            await trx
+              .updateTable("documents")
+              .set({ unsynced: write.unsynced ? 1 : 0 })
+              .where("account", "=", this.account)
+              .where("name", "=", name)
+              .execute();
           }
         }
       });
