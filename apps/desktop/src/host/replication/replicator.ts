@@ -50,6 +50,8 @@ export interface ReplicatorOptions {
   /** Reconnect backoff bounds, in ms. */
   readonly reconnectDelayMs?: number;
   readonly reconnectMaxDelayMs?: number;
+  /** How long to wait before the first connection to the server (0: at once). */
+  readonly connectDelayMs?: number;
 }
 
 export interface ReplicationProgress {
@@ -127,6 +129,7 @@ export class Replicator {
   /** Notes closing: still in memory until the hub has stored and unloaded them. */
   #closing = 0;
   #catchUpTimer: ReturnType<typeof setTimeout> | undefined;
+  #connectTimer: ReturnType<typeof setTimeout> | undefined;
   #catchingUp = false;
   /** The feed position a completed catch-up reached, saved once nothing is left to exchange. */
   #pendingCursor: DocumentChangesPosition | null = null;
@@ -149,8 +152,10 @@ export class Replicator {
     this.#keepOpen = options.keepOpen ?? DEFAULT_KEEP_OPEN;
     this.#catchUpIntervalMs = options.catchUpIntervalMs ?? DEFAULT_CATCH_UP_INTERVAL_MS;
     this.#catchUpOverlapMs = options.catchUpOverlapMs ?? DEFAULT_CATCH_UP_OVERLAP_MS;
+    const connectDelayMs = options.connectDelayMs ?? 0;
     this.#websocket = new HocuspocusProviderWebsocket({
       url: options.syncUrl,
+      autoConnect: connectDelayMs <= 0,
       WebSocketPolyfill: ListenedWebSocket,
       delay: options.reconnectDelayMs ?? 1000,
       minDelay: options.reconnectDelayMs ?? 1000,
@@ -166,6 +171,13 @@ export class Replicator {
         options.onChange();
       },
     });
+    if (connectDelayMs > 0) {
+      this.#connectTimer = setTimeout(() => {
+        // Retries go on by themselves (without a limit); a failure here is only the first attempt's.
+        if (!this.#stopped) this.#websocket.connect().catch(() => {});
+      }, connectDelayMs);
+      this.#connectTimer.unref();
+    }
   }
 
   /**
@@ -243,6 +255,7 @@ export class Replicator {
     this.#idle.clear();
     this.#inFlight.clear();
     clearTimeout(this.#catchUpTimer);
+    clearTimeout(this.#connectTimer);
     for (const doc of docs) this.#release(doc);
     this.#websocket.destroy();
     await Promise.all(docs.map((doc) => doc.connection?.disconnect().catch(() => {})));

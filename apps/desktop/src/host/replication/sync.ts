@@ -25,7 +25,17 @@ export interface SyncOptions {
   readonly catchUpOverlapMs?: number;
   readonly reconnectDelayMs?: number;
   readonly reconnectMaxDelayMs?: number;
+  /** See {@link COLD_START_CONNECT_DELAY_MS}. */
+  readonly coldStartConnectDelayMs?: number;
 }
+
+/**
+ * When the host starts with a saved session, replication holds back this long before it connects
+ * to the server: the first view (the workspace read from disk and sent to the renderer, the first
+ * note opened) then has the machine to itself, and nothing typed meanwhile waits for the server.
+ * A sign-in connects at once.
+ */
+const COLD_START_CONNECT_DELAY_MS = 2_000;
 
 /** How long status changes gather before one `status` event goes out. */
 const STATUS_EVENT_DELAY_MS = 100;
@@ -86,7 +96,7 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     await stopping.hub.close();
   };
 
-  const start = async () => {
+  const start = async (coldStart: boolean) => {
     const credentials = context.session.credentials();
     if (!credentials || closed) return;
     const account = accountKey(credentials.serverUrl, credentials.userId);
@@ -114,6 +124,7 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
         save: (position) => context.store.setSetting(cursorKey, JSON.stringify(position)),
       },
       ...options,
+      connectDelayMs: coldStart ? (options.coldStartConnectDelayMs ?? COLD_START_CONNECT_DELAY_MS) : 0,
     });
     running = { account, userId, hub, replicator };
     // Opening every document from disk takes a moment with thousands of notes; the hub serves
@@ -123,15 +134,16 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     });
   };
 
-  const follow = (info: SessionInfo): Promise<void> => {
+  const follow = (info: SessionInfo, coldStart = false): Promise<void> => {
     // A failed start is reported to whoever caused it (sign-in) and does not block the next change.
-    const next = transition.catch(() => {}).then(() => (info.state === "signed_in" ? start() : stop()));
+    const next = transition.catch(() => {}).then(() => (info.state === "signed_in" ? start(coldStart) : stop()));
     transition = next.finally(statusMayHaveChanged);
     return next;
   };
 
-  const unsubscribe = context.session.onChange(follow);
-  await follow(context.session.info());
+  const unsubscribe = context.session.onChange((info) => follow(info));
+  // A session restored at start: the host's cold start.
+  await follow(context.session.info(), true);
 
   const signedIn = async (): Promise<Running> => {
     await transition;
