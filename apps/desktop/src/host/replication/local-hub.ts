@@ -8,6 +8,9 @@ import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { LocalDocumentStore, StoredDocument } from "../store/document-store";
 
+/** Stored documents read per query (and per turn of the event loop) by {@link LocalHub.readDocuments}. */
+const READ_CHUNK = 50;
+
 /** As on the server: stored 0.5 s after the last change, at most 2 s after the first of a stream. */
 const STORE_DEBOUNCE_MS = 500;
 const STORE_MAX_DEBOUNCE_MS = 2000;
@@ -286,6 +289,35 @@ export class LocalHub {
     } finally {
       stored.destroy();
     }
+  }
+
+  /** {@link readDocument} for many: see `SyncService.readDocuments`. */
+  async readDocuments<T>(names: readonly string[], read: (doc: Y.Doc, name: string) => T): Promise<Map<string, T>> {
+    const answers = new Map<string, T>();
+    const unique = [...new Set(names)];
+    for (let start = 0; start < unique.length; start += READ_CHUNK) {
+      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      const chunk = unique.slice(start, start + READ_CHUNK);
+      const stored = await this.#store.loadMany(chunk.filter((name) => !this.hocuspocus.documents.has(name)));
+      for (const name of chunk) {
+        // Opened meanwhile: the live copy may be ahead of the stored one.
+        const live = this.hocuspocus.documents.get(name);
+        if (live) {
+          answers.set(name, read(live, name));
+          continue;
+        }
+        const state = stored.get(name)?.state;
+        if (!state) continue;
+        const doc = new Y.Doc();
+        try {
+          Y.applyUpdate(doc, state);
+          answers.set(name, read(doc, name));
+        } finally {
+          doc.destroy();
+        }
+      }
+    }
+    return answers;
   }
 
   /** Closes the renderer's connections and stores every open document before answering. */

@@ -160,6 +160,12 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
       if (!hub.servesDocument(name)) throw new Error(`${name} is not one of the signed-in user's documents`);
       return hub.readDocument(name, read);
     },
+    async readDocuments(names, read) {
+      const { hub } = await signedIn();
+      const refused = names.find((name) => !hub.servesDocument(name));
+      if (refused) throw new Error(`${refused} is not one of the signed-in user's documents`);
+      return hub.readDocuments(names, read);
+    },
     facet: {
       getLocalSync: async (): Promise<LocalSyncInfo> => {
         const { hub, userId } = await signedIn();
