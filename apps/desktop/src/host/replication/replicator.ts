@@ -2,6 +2,7 @@ import { HocuspocusProvider, HocuspocusProviderWebsocket, WebSocketStatus } from
 import { type DocumentChangesPosition, isUuid, NOTES_MAP, noteDocName, todosDocName, workspaceDocName } from "@tandem/core";
 import WebSocket from "ws";
 import * as Y from "yjs";
+import { releaseMemory } from "../release-memory";
 import type { LocalHub, PreloadedDocument } from "./local-hub";
 import { ReplicatedDocument } from "./replicated-document";
 import { StoredExchange } from "./stored-exchange";
@@ -86,6 +87,11 @@ const DEFAULT_CATCH_UP_INTERVAL_MS = 20_000;
  * exchange each; missing one would leave it stale until it changes again.
  */
 const DEFAULT_CATCH_UP_OVERLAP_MS = 10_000;
+/**
+ * Exchanges after which, once nothing is left queued or in flight, the host gives the memory the
+ * burst grew back to the system (see {@link releaseMemory}); a few notes caught up need no such thing.
+ */
+const RELEASE_MEMORY_AFTER = 500;
 /** What an exchange starts from for a note without a copy here. */
 const EMPTY_UPDATE = Y.encodeStateAsUpdate(new Y.Doc());
 /** A refused note is tried again after this, doubling up to the maximum. */
@@ -140,6 +146,15 @@ export class Replicator {
   readonly #catchUpIntervalMs: number;
   readonly #catchUpOverlapMs: number;
   #authenticating = 0;
+  /**
+   * Set until this machine's first catch-up has read the whole feed (or failed): notes wait for it.
+   * Without a saved position the feed names every note the server has, and a note exchanged before
+   * its page arrives would be exchanged again; after the feed, each exchange is newer than what it
+   * named. (A first replication exchanges every note anyway: the feed gives it only the position.)
+   */
+  #firstCatchUpPending = false;
+  /** Exchanges through since memory was last given back. */
+  #exchangedSinceRelease = 0;
   #stopped = false;
   #workspaceMap: Y.Map<unknown> | undefined;
   readonly #onNotesChanged = () => this.#reconcileNotes();
@@ -185,8 +200,14 @@ export class Replicator {
    * cold start opens only what changed.
    */
   async start(): Promise<void> {
-    const [stored] = await Promise.all([this.#options.hub.storedNoteNames(), this.#add(this.#workspaceName), this.#add(this.#todosName)]);
+    const [stored, cursor] = await Promise.all([
+      this.#options.hub.storedNoteNames(),
+      this.#options.cursor.load().catch(() => null),
+      this.#add(this.#workspaceName),
+      this.#add(this.#todosName),
+    ]);
     this.#stored = new Set(stored);
+    this.#firstCatchUpPending = cursor === null;
     const workspace = this.#docs.get(this.#workspaceName)?.connection?.document;
     if (!workspace || this.#stopped) return;
     this.#workspaceMap = workspace.getMap(NOTES_MAP);
@@ -432,6 +453,18 @@ export class Replicator {
     this.#options.onChange();
     void this.#openQueued();
     this.#maybeSaveCursor();
+    this.#exchangedSinceRelease += 1;
+    this.#maybeReleaseMemory();
+  }
+
+  /** A burst of exchanges is over: the memory it grew goes back to the system. */
+  #maybeReleaseMemory(): void {
+    if (this.#exchangedSinceRelease < RELEASE_MEMORY_AFTER || this.#queued.size > 0 || this.#inFlight.size > 0) return;
+    this.#exchangedSinceRelease = 0;
+    // On the next turn: the status (now synced) goes out first.
+    setImmediate(() => {
+      if (!this.#stopped) releaseMemory();
+    });
   }
 
   /** Reading the stored copy, or storing what came, failed: the note is tried again later. */
@@ -513,7 +546,7 @@ export class Replicator {
   /** Attaches waiting documents while there is room for more to authenticate. */
   #pump(): void {
     if (this.#stopped || this.#websocket.status !== WebSocketStatus.Connected) return;
-    const notesAllowed = this.#docs.get(this.#workspaceName)?.upToDate === true;
+    const notesAllowed = this.#docs.get(this.#workspaceName)?.upToDate === true && !this.#firstCatchUpPending;
     for (const doc of this.#waiting) {
       if (this.#authenticating >= this.#maxAuthenticating) return;
       if (doc.name.startsWith("note:") && !notesAllowed) continue;
@@ -590,11 +623,13 @@ export class Replicator {
     if (this.#catchingUp || this.#stopped) return;
     this.#catchingUp = true;
     clearTimeout(this.#catchUpTimer);
+    let saved: DocumentChangesPosition | null = null;
+    let reached: DocumentChangesPosition | null = null;
     try {
-      const saved = this.#pendingCursor ?? (await this.#options.cursor.load());
+      saved = this.#pendingCursor ?? (await this.#options.cursor.load());
       let from: { since: string; after?: string } | null =
         saved && this.#catchUpOverlapMs > 0 ? { since: new Date(Date.parse(saved.since) - this.#catchUpOverlapMs).toISOString() } : saved;
-      let reached = saved;
+      reached = saved;
       for (;;) {
         const page = await this.#options.fetchChanges(from);
         if (this.#stopped) return;
@@ -610,8 +645,18 @@ export class Replicator {
       this.#maybeSaveCursor();
     } catch (error) {
       if (!this.#stopped) console.warn("Tandem: could not read the server's changes:", error instanceof Error ? error.message : error);
+      // The pages read are not lost: their notes are queued, so the next catch-up goes on from there
+      // (a first one from the beginning would otherwise queue every note again).
+      if (reached !== saved) {
+        this.#pendingCursor = reached;
+        this.#maybeSaveCursor();
+      }
     } finally {
       this.#catchingUp = false;
+      if (this.#firstCatchUpPending) {
+        this.#firstCatchUpPending = false;
+        this.#pump();
+      }
       if (!this.#stopped) {
         this.#catchUpTimer = setTimeout(() => {
           if (this.#websocket.status === WebSocketStatus.Connected && this.#docs.get(this.#workspaceName)?.upToDate) void this.#catchUp();
