@@ -344,6 +344,34 @@ describe("replication between the local hub and the server", () => {
     }
   });
 
+  it("holds replication back for a moment after a cold start with a saved session, and connects at once on sign-in", async () => {
+    const server = await startTestServer();
+    const kim = await server.addUser("kim");
+    try {
+      dataDir = await tempDir("tandem-desktop-cold-");
+      // The delay is only for a start with a saved session: a sign-in syncs at once, whatever it is.
+      let running = await startTestHost(dataDir, { replication: { coldStartConnectDelayMs: 10 * 60_000 } });
+      host = running;
+      await signInAs(running, server, kim);
+      await waitFor("synced after sign-in", async () => (await running.status()).sync.state === "synced");
+      await running.close();
+
+      const starting = Date.now();
+      running = await startTestHost(dataDir, { replication: { coldStartConnectDelayMs: 1_500 } });
+      host = running;
+      // The server is up, but the first view has the machine to itself for a moment.
+      expect((await running.status()).sync.state).toBe("offline");
+      await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() - starting)));
+      expect((await running.status()).sync.state).toBe("offline");
+      await waitFor("synced once connected", async () => (await running.status()).sync.state === "synced");
+      expect(Date.now() - starting).toBeGreaterThanOrEqual(1_500);
+    } finally {
+      await host?.close();
+      host = undefined;
+      await server.stop();
+    }
+  });
+
   it("keeps edits made offline across a restart of the host, and sends them when the server is back", async () => {
     const server = await startTestServer();
     const grace = await server.addUser("grace");
