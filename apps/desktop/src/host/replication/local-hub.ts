@@ -263,6 +263,11 @@ export class LocalHub {
     return this.#store.noteNames();
   }
 
+  /** Every document holding local changes the server has not confirmed. */
+  unsyncedNames(): ReadonlySet<string> {
+    return this.#unsynced;
+  }
+
   /** Whether the document holds local changes the server has not confirmed. */
   isUnsynced(name: string): boolean {
     return this.#unsynced.has(name);

@@ -19,7 +19,7 @@ export type ReplicationState = "closed" | "loading" | "waiting" | "authenticatin
  * it; while a closed note is exchanged from its stored bytes, that exchange.
  */
 export class ReplicatedDocument {
-  state: ReplicationState = "loading";
+  #state: ReplicationState = "loading";
   connection: HubConnection | undefined;
   provider: HocuspocusProvider | undefined;
   exchange: StoredExchange | undefined;
@@ -31,7 +31,21 @@ export class ReplicatedDocument {
   retryTimer: ReturnType<typeof setTimeout> | undefined;
   removed = false;
 
-  constructor(readonly name: string) {}
+  /** `onClosed` hears when the document becomes closed (true) or leaves that state (false). */
+  constructor(
+    readonly name: string,
+    private readonly onClosed?: (doc: ReplicatedDocument, closed: boolean) => void,
+  ) {}
+
+  get state(): ReplicationState {
+    return this.#state;
+  }
+
+  set state(next: ReplicationState) {
+    const wasClosed = this.#state === "closed";
+    this.#state = next;
+    if (wasClosed !== (next === "closed")) this.onClosed?.(this, !wasClosed);
+  }
 
   /** Accepted, through the first exchange, and every change sent since confirmed by the server. */
   get upToDate(): boolean {

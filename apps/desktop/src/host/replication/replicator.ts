@@ -127,6 +127,16 @@ export class Replicator {
    * about once per note settled, and a count over every note would make a first replication quadratic).
    */
   readonly #inFlight = new Set<ReplicatedDocument>();
+  /**
+   * Documents not closed (the workspace, the todos, notes open or in an exchange): with the queue and
+   * the hub's unsynced marks, all {@link progress} needs to look at, so a status read does not walk
+   * every note of a large workspace (it is read often: every status event, every poll).
+   */
+  readonly #notClosed = new Set<ReplicatedDocument>();
+  readonly #onClosedChange = (doc: ReplicatedDocument, closed: boolean) => {
+    if (closed || this.#docs.get(doc.name) !== doc) this.#notClosed.delete(doc);
+    else this.#notClosed.add(doc);
+  };
   /** Open notes through their exchange and unused, oldest first: closed beyond `keepOpen`. */
   readonly #idle = new Set<ReplicatedDocument>();
   /** Notes with a copy on this machine (a note without one is due an exchange as soon as it is listed). */
@@ -239,14 +249,19 @@ export class Replicator {
   }
 
   progress(): ReplicationProgress {
-    let behind = 0;
+    const hub = this.#options.hub;
+    // Behind: an open document not up to date or with local changes (a note the server refuses waits
+    // for its retry without holding the state at "syncing"); a closed one queued, or with local changes.
+    let behind = this.#queued.size;
+    for (const doc of this.#notClosed) {
+      if (doc.state !== "refused" && (!doc.upToDate || hub.isUnsynced(doc.name))) behind += 1;
+    }
     let unsynced = 0;
-    for (const doc of this.#docs.values()) {
-      const localChanges = this.#options.hub.isUnsynced(doc.name);
-      if (localChanges) unsynced += 1;
-      // A note the server refuses waits for its retry without holding the state at "syncing".
-      if (doc.state === "refused") continue;
-      if (localChanges || (doc.state === "closed" ? this.#queued.has(doc) : !doc.upToDate)) behind += 1;
+    for (const name of hub.unsyncedNames()) {
+      const doc = this.#docs.get(name);
+      if (!doc) continue;
+      unsynced += 1;
+      if (doc.state === "closed" && !this.#queued.has(doc)) behind += 1;
     }
     const refusal = this.#docs.get(this.#workspaceName)?.refusal ?? this.#docs.get(this.#todosName)?.refusal ?? null;
     return {
@@ -271,6 +286,7 @@ export class Replicator {
     this.#workspaceMap?.unobserve(this.#onNotesChanged);
     const docs = [...this.#docs.values()];
     this.#docs.clear();
+    this.#notClosed.clear();
     this.#waiting.clear();
     this.#queued.clear();
     this.#idle.clear();
@@ -331,7 +347,12 @@ export class Replicator {
         // Notes still closing count too: their memory is not free until the hub has stored them.
         const room = Math.min(OPEN_CHUNK, MAX_IN_FLIGHT - this.#inFlight.size - this.#closing);
         if (room <= 0) return;
-        const docs = [...this.#queued].slice(0, room);
+        // The first `room` of the queue (copying a queue of thousands for each chunk would make a first replication quadratic).
+        const docs: ReplicatedDocument[] = [];
+        for (const doc of this.#queued) {
+          if (docs.length === room) break;
+          docs.push(doc);
+        }
         for (const doc of docs) {
           this.#queued.delete(doc);
           this.#inFlight.add(doc);
@@ -357,8 +378,9 @@ export class Replicator {
 
   /** Counts a document as replicated from now on; {@link #open} makes it so. */
   #reserve(name: string): ReplicatedDocument {
-    const doc = new ReplicatedDocument(name);
+    const doc = new ReplicatedDocument(name, this.#onClosedChange);
     this.#docs.set(name, doc);
+    this.#notClosed.add(doc);
     return doc;
   }
 
@@ -374,6 +396,7 @@ export class Replicator {
       doc.connection = await this.#options.hub.openDirectConnection(name, preloaded);
     } catch (error) {
       if (this.#docs.get(name) === doc) this.#docs.delete(name);
+      this.#notClosed.delete(doc);
       this.#inFlight.delete(doc);
       if (!this.#stopped) console.error(`Tandem: could not open ${name} locally:`, error instanceof Error ? error.message : error);
       return;
@@ -484,6 +507,7 @@ export class Replicator {
   async #remove(doc: ReplicatedDocument): Promise<void> {
     doc.removed = true;
     if (this.#docs.get(doc.name) === doc) this.#docs.delete(doc.name);
+    this.#notClosed.delete(doc);
     this.#waiting.delete(doc);
     this.#queued.delete(doc);
     this.#idle.delete(doc);

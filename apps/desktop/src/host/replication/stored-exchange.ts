@@ -17,6 +17,11 @@ const AUTH_AUTHENTICATED = 2;
 /** Sent after the token as the provider does; the server only logs it. */
 const CLIENT_VERSION = "tandem-stored-exchange";
 
+/** An update with no content: no structs, no deletions (how Yjs encodes an empty document or an empty diff). */
+function isEmptyUpdate(update: Uint8Array): boolean {
+  return update.byteLength <= 2 && update.every((byte) => byte === 0);
+}
+
 export interface StoredExchangeOptions {
   readonly name: string;
   readonly token: string;
@@ -178,8 +183,9 @@ export class StoredExchange {
 
   #store(update: Uint8Array): void {
     // An empty update (nothing new) needs no write.
-    if (update.byteLength <= 2 && update.every((byte) => byte === 0)) return;
-    this.#stored = Y.mergeUpdates([this.#stored, update]);
+    if (isEmptyUpdate(update)) return;
+    // Nothing stored yet (a first replication): the update is the whole document, no merge needed.
+    this.#stored = isEmptyUpdate(this.#stored) ? update : Y.mergeUpdates([this.#stored, update]);
     this.#writing += 1;
     this.#options.onReceived(update).then(
       () => {

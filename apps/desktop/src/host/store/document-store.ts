@@ -168,7 +168,10 @@ export class LocalDocumentStore {
                   .where("name", "=", name)
                   .executeTakeFirst()
               )?.state;
-            state = Y.mergeUpdates(base ? [new Uint8Array(base), ...write.merges] : write.merges);
+            const updates = base ? [new Uint8Array(base), ...write.merges] : write.merges;
+            // One update with nothing to merge it with (a note's first copy) is stored as it is.
+            const [only] = updates;
+            state = updates.length === 1 && only ? only : Y.mergeUpdates(updates);
           }
           if (state) {
             const values = { account: this.account, name, state, unsynced: write.unsynced ? 1 : 0, updated_at: now };
