@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import * as Y from "yjs";
-import type { LocalSchema } from "./local-schema";
+import type { LocalDocumentsTable, LocalSchema } from "./local-schema";
 
 interface PendingWrite {
   /** The whole state, replacing the stored one. */
@@ -20,6 +20,9 @@ export interface StoredDocument {
 
 /** Names per query when loading many documents (well under SQLite's limit on parameters). */
 const LOAD_CHUNK = 500;
+
+/** Rows per insert statement (5 parameters each, well under SQLite's limit). */
+const WRITE_CHUNK = 500;
 
 /** How long writes gather before they go to disk together. */
 const BATCH_WINDOW_MS = 20;
@@ -75,6 +78,21 @@ export class LocalDocumentStore {
     const doc = new Y.Doc();
     Y.applyUpdate(doc, stored.state);
     return doc;
+  }
+
+  /** The stored states of `names` that have a row, read in a few queries within `trx`. */
+  async #loadStates(trx: Kysely<LocalSchema>, names: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const states = new Map<string, Uint8Array>();
+    for (let start = 0; start < names.length; start += LOAD_CHUNK) {
+      const rows = await trx
+        .selectFrom("documents")
+        .select(["name", "state"])
+        .where("account", "=", this.account)
+        .where("name", "in", names.slice(start, start + LOAD_CHUNK))
+        .execute();
+      for (const row of rows) states.set(row.name, new Uint8Array(row.state));
+    }
+    return states;
   }
 
   /** Names of every document of this account that holds unconfirmed changes. */
@@ -155,32 +173,24 @@ export class LocalDocumentStore {
     const now = new Date().toISOString();
     try {
       await this.db.transaction().execute(async (trx) => {
+        // A first replication writes hundreds of documents per batch: a few statements for all of
+        // them, not one or two each (every statement is a round trip to SQLite's thread).
+        const mergedOnly = [...batch].filter(([, write]) => write.merges.length > 0 && !write.state).map(([name]) => name);
+        const bases = await this.#loadStates(trx, mergedOnly);
+        const keepingFlag: LocalDocumentsTable[] = [];
+        const settingFlag: LocalDocumentsTable[] = [];
         for (const [name, write] of batch) {
           let state = write.state;
           if (write.merges.length > 0) {
-            const base =
-              state ??
-              (
-                await trx
-                  .selectFrom("documents")
-                  .select("state")
-                  .where("account", "=", this.account)
-                  .where("name", "=", name)
-                  .executeTakeFirst()
-              )?.state;
-            const updates = base ? [new Uint8Array(base), ...write.merges] : write.merges;
+            const base = state ?? bases.get(name);
+            const updates = base ? [base, ...write.merges] : write.merges;
             // One update with nothing to merge it with (a note's first copy) is stored as it is.
             const [only] = updates;
             state = updates.length === 1 && only ? only : Y.mergeUpdates(updates);
           }
           if (state) {
-            const values = { account: this.account, name, state, unsynced: write.unsynced ? 1 : 0, updated_at: now };
-            const unsynced = write.unsynced === undefined ? {} : { unsynced: values.unsynced };
-            await trx
-              .insertInto("documents")
-              .values(values)
-              .onConflict((oc) => oc.columns(["account", "name"]).doUpdateSet({ state, updated_at: now, ...unsynced }))
-              .execute();
+            const row = { account: this.account, name, state, unsynced: write.unsynced ? 1 : 0, updated_at: now };
+            (write.unsynced === undefined ? keepingFlag : settingFlag).push(row);
           } else if (write.unsynced !== undefined) {
             await trx
               .updateTable("documents")
@@ -189,6 +199,31 @@ export class LocalDocumentStore {
               .where("name", "=", name)
               .execute();
           }
+        }
+        for (let start = 0; start < settingFlag.length; start += WRITE_CHUNK) {
+          await trx
+            .insertInto("documents")
+            .values(settingFlag.slice(start, start + WRITE_CHUNK))
+            .onConflict((oc) =>
+              oc.columns(["account", "name"]).doUpdateSet((eb) => ({
+                state: eb.ref("excluded.state"),
+                unsynced: eb.ref("excluded.unsynced"),
+                updated_at: eb.ref("excluded.updated_at"),
+              })),
+            )
+            .execute();
+        }
+        // A merge leaves the flag as it is (a new row starts with nothing unconfirmed).
+        for (let start = 0; start < keepingFlag.length; start += WRITE_CHUNK) {
+          await trx
+            .insertInto("documents")
+            .values(keepingFlag.slice(start, start + WRITE_CHUNK))
+            .onConflict((oc) =>
+              oc
+                .columns(["account", "name"])
+                .doUpdateSet((eb) => ({ state: eb.ref("excluded.state"), updated_at: eb.ref("excluded.updated_at") })),
+            )
+            .execute();
         }
       });
       for (const write of batch.values()) for (const waiter of write.waiters) waiter.resolve();
