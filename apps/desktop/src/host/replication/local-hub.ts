@@ -96,6 +96,7 @@ export class LocalHub {
   readonly #lastLocalChange = new Map<string, number>();
   /** Updates from the server being merged into stored copies ({@link applyRemote}); a load waits for them. */
   readonly #merging = new Map<string, Promise<void>>();
+  #failedMerges = 0;
   #closed = false;
 
   private constructor(options: LocalHubOptions, sockets: WebSocketServer, token: string, unsynced: readonly string[]) {
@@ -246,11 +247,27 @@ export class LocalHub {
             () => {},
           );
       })
+      .catch((error: unknown) => {
+        this.#failedMerges += 1;
+        throw error;
+      })
       .finally(() => {
         if (this.#merging.get(name) === merged) this.#merging.delete(name);
       });
     this.#merging.set(name, merged);
     return merged;
+  }
+
+  /**
+   * Waits until every update {@link applyRemote} was given is on disk; rejects if one of them
+   * failed since the last call (replication then does not record how far it got).
+   */
+  async flushRemote(): Promise<void> {
+    await Promise.all([...this.#merging.values()].map((merging) => merging.catch(() => {})));
+    await this.#store.flush();
+    const failed = this.#failedMerges;
+    this.#failedMerges = 0;
+    if (failed > 0) throw new Error(`${failed} updates from the server could not be stored`);
   }
 
   /** Whether the renderer has the document open (replication's own connections do not count). */

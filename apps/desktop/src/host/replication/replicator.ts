@@ -695,7 +695,11 @@ export class Replicator {
     const reached = this.#pendingCursor;
     if (reached === null || this.#queued.size > 0 || this.#inFlight.size > 0) return;
     this.#pendingCursor = null;
-    void this.#options.cursor.save(reached).catch(() => {});
+    // Only once what the exchanges brought is on disk: a position saved ahead of it would skip it after a crash.
+    void this.#options.hub
+      .flushRemote()
+      .then(() => this.#options.cursor.save(reached))
+      .catch(() => {});
   }
 
   /** The socket is down: every open document waits for its turn again once it is back. */

@@ -30,11 +30,15 @@ export interface StoredExchangeOptions {
   readonly stored: Uint8Array;
   readonly onAuthenticated: () => void;
   readonly onRefused: (reason: string) => void;
-  /** What this machine lacked, from the server; answers once it is stored. */
+  /**
+   * What this machine lacked, from the server; answers once it is stored. The exchange does not
+   * wait for that (the disk must not set the pace of a first replication): whoever saves how far
+   * replication got waits for the stores instead (`LocalHub.flushRemote`).
+   */
   readonly onReceived: (update: Uint8Array) => Promise<void>;
-  /** Both sides hold what the other had, and what came in is stored. */
+  /** Both sides hold what the other had (what came in is handed to `onReceived`). */
   readonly onThrough: () => void;
-  /** Storing what came in failed: the exchange stops (the note is tried again later). */
+  /** Storing what came in failed (the note is tried again later). */
   readonly onFailed: (error: unknown) => void;
 }
 
@@ -54,12 +58,12 @@ export class StoredExchange {
   isAuthenticated = false;
   readonly #options: StoredExchangeOptions;
   #stored: Uint8Array;
+  #lastReceived: Uint8Array | undefined;
   #attached = false;
   /** Where this run of the exchange stands (a reconnect starts it again). */
   #received = false;
   #answered = false;
   #unacknowledged = 0;
-  #writing = 0;
   #done = false;
 
   constructor(options: StoredExchangeOptions) {
@@ -93,7 +97,7 @@ export class StoredExchange {
 
   /** Whether this run is through: see {@link StoredExchangeOptions.onThrough}. */
   get through(): boolean {
-    return this.#received && this.#answered && this.#unacknowledged === 0 && this.#writing === 0;
+    return this.#received && this.#answered && this.#unacknowledged === 0;
   }
 
   /** Called by the socket when this joins an open socket (and on every reopen while attached). */
@@ -182,22 +186,16 @@ export class StoredExchange {
   }
 
   #store(update: Uint8Array): void {
-    // An empty update (nothing new) needs no write.
-    if (isEmptyUpdate(update)) return;
+    // An empty update (nothing new) needs no write; nor does the same update again (the server sends
+    // a document it has just loaded both as step 2 and as an update).
+    if (isEmptyUpdate(update) || (this.#lastReceived && Buffer.compare(this.#lastReceived, update) === 0)) return;
+    this.#lastReceived = update;
     // Nothing stored yet (a first replication): the update is the whole document, no merge needed.
     this.#stored = isEmptyUpdate(this.#stored) ? update : Y.mergeUpdates([this.#stored, update]);
-    this.#writing += 1;
-    this.#options.onReceived(update).then(
-      () => {
-        this.#writing -= 1;
-        this.#maybeThrough();
-      },
-      (error: unknown) => {
-        this.#writing -= 1;
-        this.destroy(true);
-        this.#options.onFailed(error);
-      },
-    );
+    this.#options.onReceived(update).catch((error: unknown) => {
+      this.destroy(true);
+      this.#options.onFailed(error);
+    });
   }
 
   #maybeThrough(): void {
