@@ -25,6 +25,8 @@ export class ReplicatedDocument {
   exchange: StoredExchange | undefined;
   /** The hub's {@link LocalHub.localChangeMark} when the exchange read the stored copy. */
   localMark = 0;
+  /** When (`performance.now()`) it was last attached to the socket (its sync step 1 sent); 0: never since the host started. */
+  exchangeStartedAt = 0;
   /** Refusals in a row, for the retry backoff, and what the latest one means (null once accepted). */
   refusals = 0;
   refusal: string | null = null;

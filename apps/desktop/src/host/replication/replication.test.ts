@@ -286,6 +286,39 @@ describe("replication between the local hub and the server", () => {
     }
   });
 
+  it("does not exchange again, at every catch-up, notes it has that were stored just before the feed's latest position", async () => {
+    // Notes stored within the overlap every catch-up reads again: before, each catch-up opened them all again.
+    const server = await startTestServer();
+    const owner = await server.addUser("overlap");
+    let sampler: ReturnType<typeof setInterval> | undefined;
+    try {
+      for (let index = 0; index < 20; index++) {
+        await owner.client.call("createNote", { body: { title: `Note ${index}`, content: `body ${index}` } });
+      }
+      dataDir = await tempDir("tandem-desktop-overlap-");
+      const running = await startTestHost(dataDir, { replication: { catchUpIntervalMs: 100 } });
+      host = running;
+      await signInAs(running, server, owner);
+      await waitFor("22 documents synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 22;
+      });
+      await waitFor("the server's copies closed", () => server.server.context.sync.hocuspocus.getDocumentsCount() <= 2);
+      let mostOpen = 0;
+      sampler = setInterval(() => {
+        mostOpen = Math.max(mostOpen, server.server.context.sync.hocuspocus.getDocumentsCount());
+      }, 2);
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // about ten catch-ups
+      expect(mostOpen).toBe(2);
+      expect((await running.status()).sync.state).toBe("synced");
+    } finally {
+      clearInterval(sampler);
+      await host?.close();
+      host = undefined;
+      await server.stop();
+    }
+  });
+
   it("merges an offline edit to a note no longer in memory with a change made on the server meanwhile", async () => {
     const server = await startTestServer();
     const mia = await server.addUser("mia");
@@ -330,9 +363,12 @@ describe("replication between the local hub and the server", () => {
       expect(onServer).toContain("typed offline");
       expect(onServer).toContain("rewritten on the server");
       expect(onServer).not.toContain("first draft");
-      const here = (await storedBodies(running)).get(uuid);
+      // On disk here too (an exchange does not wait for its store; it follows within a batch).
+      const here = await waitFor("both edits stored here", async () => {
+        const body = (await storedBodies(running)).get(uuid);
+        return body?.includes("rewritten on the server") ? body : undefined;
+      });
       expect(here).toContain("typed offline");
-      expect(here).toContain("rewritten on the server");
       expect(running.openDocuments()).toBe(2);
     } finally {
       hub?.close();

@@ -87,6 +87,11 @@ const DEFAULT_CATCH_UP_INTERVAL_MS = 20_000;
  * exchange each; missing one would leave it stale until it changes again.
  */
 const DEFAULT_CATCH_UP_OVERLAP_MS = 10_000;
+/** Whether feed position `a` comes at or before `b` (stored time, then document name). */
+function atOrBefore(a: DocumentChangesPosition, b: DocumentChangesPosition): boolean {
+  return a.since < b.since || (a.since === b.since && a.after <= b.after);
+}
+
 /**
  * Exchanges after which, once nothing is left queued or in flight, the host gives the memory the
  * burst grew back to the system (see {@link releaseMemory}); a few notes caught up need no such thing.
@@ -147,6 +152,13 @@ export class Replicator {
   #catchUpTimer: ReturnType<typeof setTimeout> | undefined;
   #connectTimer: ReturnType<typeof setTimeout> | undefined;
   #catchingUp = false;
+  /**
+   * The feed's latest position and when the catch-up that first reached it had read it. A later
+   * catch-up reads again from a little before it (the overlap), which names again every note stored
+   * just before: a note exchanged after that first read already has whatever those stores held, so
+   * it is not exchanged again (after a bulk import that is thousands of notes, every 20 s).
+   */
+  #reach: { position: DocumentChangesPosition; readAt: number } | null = null;
   /** The feed position a completed catch-up reached, saved once nothing is left to exchange. */
   #pendingCursor: DocumentChangesPosition | null = null;
   readonly #workspaceName: string;
@@ -577,6 +589,8 @@ export class Replicator {
       this.#waiting.delete(doc);
       doc.state = "authenticating";
       this.#authenticating += 1;
+      // Its sync step 1 goes out now: the server answers with what it holds from here on.
+      doc.exchangeStartedAt = performance.now();
       doc.provider?.attach();
       doc.exchange?.attach();
     }
@@ -657,13 +671,21 @@ export class Replicator {
       for (;;) {
         const page = await this.#options.fetchChanges(from);
         if (this.#stopped) return;
+        const reach = this.#reach;
+        // Every note of this page was stored at or before the position a read already reached.
+        const overlapOnly = reach !== null && page.position !== null && atOrBefore(page.position, reach.position);
         for (const name of page.documents) {
           const doc = this.#docs.get(name);
-          if (doc?.state === "closed") this.#enqueue(doc);
+          if (doc?.state !== "closed") continue;
+          if (overlapOnly && doc.exchangeStartedAt > reach.readAt) continue;
+          this.#enqueue(doc);
         }
         if (page.position) reached = page.position;
         if (!page.more || !page.position) break;
         from = page.position;
+      }
+      if (reached && (this.#reach === null || !atOrBefore(reached, this.#reach.position))) {
+        this.#reach = { position: reached, readAt: performance.now() };
       }
       this.#pendingCursor = reached;
       this.#maybeSaveCursor();
