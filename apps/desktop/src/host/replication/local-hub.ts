@@ -351,8 +351,6 @@ export class LocalHub {
     await Promise.all(
       [...this.hocuspocus.documents].map(([name, document]) => this.#store.save(name, document, this.#unsynced.has(name)).catch(() => {})),
     );
-    // What replication's exchanges brought, still on its way to the store.
-    await this.flushRemote().catch(() => {});
     this.#closed = true;
     await this.#store.flush();
   }
