@@ -41,6 +41,8 @@ const TARGETS: Record<number, Targets> = {
 /** Documents attached and unanswered at once by the baseline: the host's own bound (its replicator's default). */
 const RAW_IN_FLIGHT = 50;
 const REPLICATION_TIMEOUT_MS = 300_000;
+/** How long after synced the host's memory is read. */
+const MEMORY_SETTLE_MS = 1_000;
 const PAGE_TIMEOUT_MS = 60_000;
 
 interface DesktopSettings {
@@ -117,6 +119,8 @@ async function replicate(info: DesktopServerInfo, dataDir: string, documents: nu
     const signIn = await child.call<{ calledAtMs: number; answeredAtMs: number }>("signIn", { serverUrl: info.url, apiKey: info.apiKey });
     const synced = await child.call<SyncedAnswer>("waitSynced", { documents, timeoutMs: REPLICATION_TIMEOUT_MS });
     const after = await child.call<BusyAnswer>("busy");
+    // Memory once the replication has settled (a second after synced), not in the middle of its last step.
+    await new Promise((resolve) => setTimeout(resolve, MEMORY_SETTLE_MS));
     const memory = await child.call<MemoryAnswer>("memory");
     const closeMs = await child.call<number>("close");
     const stored = await child.call<number>("storedDocuments", dataDir);
@@ -278,7 +282,12 @@ function rssLine(replications: readonly Replication[], targetBytes: number | und
   const rss = median(replications.map((r) => r.memory.rss));
   const open = median(replications.map((r) => r.memory.openDocuments));
   const verdict = targetBytes === undefined ? "" : ` (target ≤ ${mib(targetBytes)}: ${rss <= targetBytes ? "PASS" : "BELOW"})`;
-  return `after replication: the host process's RSS ${mib(rss)} (median)${verdict}, ${open} documents open in its hub`;
+  const heap = median(replications.map((r) => r.memory.heapUsed));
+  const external = median(replications.map((r) => r.memory.external));
+  return (
+    `after replication: the host process's RSS ${mib(rss)} (median)${verdict}, of which V8's heap in use ${mib(heap)} ` +
+    `and outside it ${mib(external)}; ${open} documents open in its hub`
+  );
 }
 
 /** How much of the cold start the host's own thread spent working: it also serves the page. */

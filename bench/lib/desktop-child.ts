@@ -113,7 +113,10 @@ async function storedDocuments(dataDir: string): Promise<number> {
 /** The baseline: one socket, a plain provider per document, `inFlight` at a time, into fresh Y.Docs that are then dropped. */
 async function rawFetch(request: RawFetchRequest): Promise<RawFetchAnswer> {
   const socket = new HocuspocusProviderWebsocket({ url: request.syncUrl, WebSocketPolyfill: WebSocket });
-  const providers: HocuspocusProvider[] = [];
+  // Providers not yet answered: each is destroyed once answered (its CLOSE lets the server unload the document), as
+  // the host closes what it is through with. Keeping all of them attached would make each further one slower (every
+  // provider listens on the shared socket) and hold every document open on the server.
+  const providers = new Set<HocuspocusProvider>();
   const queue = [...request.names];
   let synced = 0;
   let refused = 0;
@@ -146,16 +149,20 @@ async function rawFetch(request: RawFetchRequest): Promise<RawFetchAnswer> {
             answered = true;
             synced++;
             bytes += Y.encodeStateAsUpdate(provider.document).byteLength;
+            providers.delete(provider);
+            queueMicrotask(() => provider.destroy());
             next();
           },
           onAuthenticationFailed: () => {
             if (answered) return;
             answered = true;
             refused++;
+            providers.delete(provider);
+            queueMicrotask(() => provider.destroy());
             next();
           },
         });
-        providers.push(provider);
+        providers.add(provider);
         provider.attach();
       };
       for (let i = 0; i < request.inFlight; i++) next();
@@ -170,6 +177,9 @@ async function rawFetch(request: RawFetchRequest): Promise<RawFetchAnswer> {
 export interface MemoryAnswer {
   /** This process's resident set, bytes. */
   readonly rss: number;
+  /** Of which V8's heap in use, and memory outside it (Buffers, ArrayBuffers), bytes. */
+  readonly heapUsed: number;
+  readonly external: number;
   /** Documents open in the host's local hub. */
   readonly openDocuments: number;
 }
@@ -192,7 +202,10 @@ serveParent(
       return { calledAtMs: at, answeredAtMs: since() };
     },
     waitSynced: (input) => waitSynced(input as { documents: number; timeoutMs: number }),
-    memory: async () => ({ rss: process.memoryUsage().rss, openDocuments: running().openDocuments() }) satisfies MemoryAnswer,
+    memory: async () => {
+      const { rss, heapUsed, external } = process.memoryUsage();
+      return { rss, heapUsed, external, openDocuments: running().openDocuments() } satisfies MemoryAnswer;
+    },
     close,
     storedDocuments: (input) => storedDocuments(input as string),
     rawFetch: (input) => rawFetch(input as RawFetchRequest),

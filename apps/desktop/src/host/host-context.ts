@@ -88,6 +88,12 @@ export interface SyncService {
    * not change the document. Undefined when this machine has no copy; throws when signed out.
    */
   readDocument<T>(name: string, read: (doc: Y.Doc) => T): Promise<T | undefined>;
+  /**
+   * {@link readDocument} for many documents: the stored ones are read from disk together, a chunk at
+   * a time with a turn of the event loop between chunks (hundreds read one query each would hold up
+   * everything else the host serves). Answers by name; a document without a copy here is left out.
+   */
+  readDocuments<T>(names: readonly string[], read: (doc: Y.Doc, name: string) => T): Promise<Map<string, T>>;
 }
 
 /**

@@ -8,6 +8,9 @@ import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { LocalDocumentStore, StoredDocument } from "../store/document-store";
 
+/** Stored documents read per query (and per turn of the event loop) by {@link LocalHub.readDocuments}. */
+const READ_CHUNK = 50;
+
 /** As on the server: stored 0.5 s after the last change, at most 2 s after the first of a stream. */
 const STORE_DEBOUNCE_MS = 500;
 const STORE_MAX_DEBOUNCE_MS = 2000;
@@ -22,6 +25,12 @@ export interface LocalHubOptions {
   /** Called when the renderer opens a document (`inUse` true) or closes its connection to one. */
   readonly onDocumentUse?: (name: string, inUse: boolean) => void;
 }
+
+/**
+ * The origin of updates replication applies from the server's side without a provider (see
+ * {@link LocalHub.applyRemote}): like a provider's, they are not local changes.
+ */
+const FROM_SERVER = Symbol("from the server");
 
 /** A document held open in the hub (replication holds one per document it replicates). */
 export type HubConnection = Awaited<ReturnType<Hocuspocus["openDirectConnection"]>>;
@@ -77,6 +86,17 @@ export class LocalHub {
   /** Stores so far, and the number of each document's latest store (to tell a preloaded copy is stale). */
   #writes = 0;
   readonly #lastWrite = new Map<string, number>();
+  /**
+   * Open documents changed since they were loaded or last stored, and those loaded without a stored
+   * copy: only these are stored, so a note opened and closed unchanged is not written again.
+   */
+  readonly #dirty = new Set<string>();
+  /** Count of local changes so far, and the count at each document's latest (see {@link localChangeMark}). */
+  #localChanges = 0;
+  readonly #lastLocalChange = new Map<string, number>();
+  /** Updates from the server being merged into stored copies ({@link applyRemote}); a load waits for them. */
+  readonly #merging = new Map<string, Promise<void>>();
+  #failedMerges = 0;
   #closed = false;
 
   private constructor(options: LocalHubOptions, sockets: WebSocketServer, token: string, unsynced: readonly string[]) {
@@ -98,10 +118,14 @@ export class LocalHub {
         if (!this.servesDocument(documentName)) throw new Error(`no access to ${documentName}`);
       },
       onLoadDocument: async ({ documentName, document, context }) => {
+        await this.#merging.get(documentName)?.catch(() => {});
         const preloaded = (context as HubContext | undefined)?.preloaded;
         const fresh = preloaded && (this.#lastWrite.get(documentName) ?? 0) <= preloaded.readAfterWrite;
         const stored = fresh ? preloaded.stored : await this.#store.load(documentName);
-        if (!stored) return;
+        if (!stored) {
+          this.#dirty.add(documentName);
+          return;
+        }
         Y.applyUpdate(document, stored.state);
         if (stored.unsynced) this.#setUnsynced(documentName, true);
       },
@@ -113,14 +137,24 @@ export class LocalHub {
         if (socketId !== "server") this.#options.onDocumentUse?.(documentName, false);
       },
       onChange: async ({ documentName, transactionOrigin }) => {
+        this.#dirty.add(documentName);
         // Updates replication applies came from the server; everything else was made here.
-        if (!(transactionOrigin instanceof HocuspocusProvider)) this.#setUnsynced(documentName, true);
+        if (transactionOrigin instanceof HocuspocusProvider || transactionOrigin === FROM_SERVER) return;
+        this.#localChanges += 1;
+        this.#lastLocalChange.set(documentName, this.#localChanges);
+        this.#setUnsynced(documentName, true);
       },
       onStoreDocument: async ({ documentName, document }) => {
-        if (this.#closed) return;
+        // Hocuspocus stores a document again when it closes; unchanged, it is already on disk.
+        if (this.#closed || !this.#dirty.delete(documentName)) return;
         this.#writes += 1;
         this.#lastWrite.set(documentName, this.#writes);
-        await this.#store.save(documentName, document, this.#unsynced.has(documentName));
+        try {
+          await this.#store.save(documentName, document, this.#unsynced.has(documentName));
+        } catch (error) {
+          this.#dirty.add(documentName);
+          throw error;
+        }
       },
     });
     sockets.on("connection", (websocket) => {
@@ -164,6 +198,78 @@ export class LocalHub {
     return new Map([...stored].map(([name, document]) => [name, { stored: document, readAfterWrite }]));
   }
 
+  /** Whether the document is in memory here (open, loading, or not yet unloaded), for whatever reason. */
+  isLoaded(name: string): boolean {
+    return this.hocuspocus.documents.has(name) || this.hocuspocus.loadingDocuments.has(name);
+  }
+
+  /**
+   * Where the document's latest local change stands in the order of all local changes (0: none
+   * since start): replication compares it before and after an exchange from stored bytes, which
+   * confirms only what was stored when it started.
+   */
+  localChangeMark(name: string): number {
+    return this.#lastLocalChange.get(name) ?? 0;
+  }
+
+  /** The document's stored state: the preloaded copy if the hub has not stored it since; undefined without a copy. */
+  async storedState(name: string, preloaded?: PreloadedDocument): Promise<Uint8Array | undefined> {
+    await this.#merging.get(name)?.catch(() => {});
+    const fresh = preloaded && (this.#lastWrite.get(name) ?? 0) <= preloaded.readAfterWrite;
+    return (fresh ? preloaded.stored : await this.#store.load(name))?.state;
+  }
+
+  /**
+   * Applies an update from the server to a document replication keeps closed: merged into the
+   * stored copy, and into the live one if the document is (or gets) loaded meanwhile, so neither
+   * misses it. Answers once it is on disk.
+   */
+  applyRemote(name: string, update: Uint8Array): Promise<void> {
+    const live = this.hocuspocus.documents.get(name);
+    if (live) {
+      Y.applyUpdate(live, update, FROM_SERVER);
+      return Promise.resolve();
+    }
+    this.#writes += 1;
+    this.#lastWrite.set(name, this.#writes);
+    const previous = this.#merging.get(name) ?? Promise.resolve();
+    const merged = previous
+      .catch(() => {})
+      .then(() => this.#store.merge(name, update))
+      .then(() => {
+        // Loaded while the write was on its way: a load waits for it, but one under way may have read
+        // before (not awaited here: that load may be the one waiting for this write).
+        const loaded = this.hocuspocus.documents.get(name);
+        if (loaded) Y.applyUpdate(loaded, update, FROM_SERVER);
+        else
+          this.hocuspocus.loadingDocuments.get(name)?.then(
+            (document) => Y.applyUpdate(document, update, FROM_SERVER),
+            () => {},
+          );
+      })
+      .catch((error: unknown) => {
+        this.#failedMerges += 1;
+        throw error;
+      })
+      .finally(() => {
+        if (this.#merging.get(name) === merged) this.#merging.delete(name);
+      });
+    this.#merging.set(name, merged);
+    return merged;
+  }
+
+  /**
+   * Waits until every update {@link applyRemote} was given is on disk; rejects if one of them
+   * failed since the last call (replication then does not record how far it got).
+   */
+  async flushRemote(): Promise<void> {
+    await Promise.all([...this.#merging.values()].map((merging) => merging.catch(() => {})));
+    await this.#store.flush();
+    const failed = this.#failedMerges;
+    this.#failedMerges = 0;
+    if (failed > 0) throw new Error(`${failed} updates from the server could not be stored`);
+  }
+
   /** Whether the renderer has the document open (replication's own connections do not count). */
   isOpen(name: string): boolean {
     return (this.hocuspocus.documents.get(name)?.connections.size ?? 0) > 0;
@@ -172,6 +278,11 @@ export class LocalHub {
   /** Notes with a copy on this machine. */
   storedNoteNames(): Promise<string[]> {
     return this.#store.noteNames();
+  }
+
+  /** Every document holding local changes the server has not confirmed. */
+  unsyncedNames(): ReadonlySet<string> {
+    return this.#unsynced;
   }
 
   /** Whether the document holds local changes the server has not confirmed. */
@@ -200,6 +311,35 @@ export class LocalHub {
     } finally {
       stored.destroy();
     }
+  }
+
+  /** {@link readDocument} for many: see `SyncService.readDocuments`. */
+  async readDocuments<T>(names: readonly string[], read: (doc: Y.Doc, name: string) => T): Promise<Map<string, T>> {
+    const answers = new Map<string, T>();
+    const unique = [...new Set(names)];
+    for (let start = 0; start < unique.length; start += READ_CHUNK) {
+      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      const chunk = unique.slice(start, start + READ_CHUNK);
+      const stored = await this.#store.loadMany(chunk.filter((name) => !this.hocuspocus.documents.has(name)));
+      for (const name of chunk) {
+        // Opened meanwhile: the live copy may be ahead of the stored one.
+        const live = this.hocuspocus.documents.get(name);
+        if (live) {
+          answers.set(name, read(live, name));
+          continue;
+        }
+        const state = stored.get(name)?.state;
+        if (!state) continue;
+        const doc = new Y.Doc();
+        try {
+          Y.applyUpdate(doc, state);
+          answers.set(name, read(doc, name));
+        } finally {
+          doc.destroy();
+        }
+      }
+    }
+    return answers;
   }
 
   /** Closes the renderer's connections and stores every open document before answering. */

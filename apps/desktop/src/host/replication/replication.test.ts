@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import * as Y from "yjs";
 import { HubClient, signInAs, startServerAt, startTestHost, tempDir, waitFor } from "../../../test/host-harness";
 import type { Host } from "../host";
+import { type PullDocuments, pullNotes } from "./note-pull";
 
 const now = () => new Date().toISOString();
 
@@ -235,6 +236,240 @@ describe("replication between the local hub and the server", () => {
       });
       await new Promise((resolve) => setTimeout(resolve, 600)); // a few catch-ups
       expect(running.openDocuments()).toBe(2);
+    } finally {
+      await host?.close();
+      host = undefined;
+      await server.stop();
+    }
+  });
+
+  it("brings notes in, and a change made on the server to a closed note, by pulls: no note is held in memory here or on the server", async () => {
+    const server = await startTestServer();
+    const owner = await server.addUser("stored");
+    let sampler: ReturnType<typeof setInterval> | undefined;
+    let mostOnServer = 0;
+    try {
+      const notes: { id: number; uuid: string }[] = [];
+      for (let index = 0; index < 30; index++) {
+        notes.push((await owner.client.call("createNote", { body: { title: `Note ${index}`, content: `body ${index}` } })).result.note);
+      }
+      dataDir = await tempDir("tandem-desktop-stored-");
+      const running = await startTestHost(dataDir, { replication: { catchUpIntervalMs: 200, catchUpOverlapMs: 0 } });
+      host = running;
+      // The hub holds the workspace and the todos; no note is ever opened to replicate it.
+      let mostOpen = 0;
+      sampler = setInterval(() => {
+        mostOpen = Math.max(mostOpen, running.openDocuments());
+        mostOnServer = Math.max(mostOnServer, server.server.context.sync.hocuspocus.getDocumentsCount());
+      }, 5);
+      await signInAs(running, server, owner);
+      await waitFor("32 documents synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 32;
+      });
+      const bodies = await storedBodies(running);
+      for (const [index, note] of notes.entries()) expect(bodies.get(note.uuid)).toContain(`body ${index}`);
+      // The server let go of its copies too: each exchange ends with a close.
+      await waitFor("the server's copies closed", () => server.server.context.sync.hocuspocus.getDocumentsCount() <= 2);
+
+      const [changed] = notes;
+      if (!changed) throw new Error("30 notes were created");
+      await owner.client.call("updateNote", { params: { id: changed.id }, body: { content: "<p>changed on the server</p>" } });
+      await waitFor("the change on this machine", async () =>
+        (await storedBodies(running)).get(changed.uuid)?.includes("changed on the server"),
+      );
+      await waitFor("synced", async () => (await running.status()).sync.state === "synced");
+      expect(mostOpen).toBe(2);
+      // The server never loaded a note either (the REST change loads one for a moment): pulls read stored bytes.
+      expect(mostOnServer).toBeLessThanOrEqual(3);
+      expect(running.unsyncedDocuments()).toBe(0);
+    } finally {
+      clearInterval(sampler);
+      await host?.close();
+      host = undefined;
+      await server.stop();
+    }
+  });
+
+  it("without pulls (as against a server without them) exchanges each note over sync from its stored bytes", async () => {
+    const server = await startTestServer();
+    const owner = await server.addUser("exchanged");
+    let sampler: ReturnType<typeof setInterval> | undefined;
+    let mostOnServer = 0;
+    try {
+      const notes: { id: number; uuid: string }[] = [];
+      for (let index = 0; index < 20; index++) {
+        notes.push((await owner.client.call("createNote", { body: { title: `Note ${index}`, content: `body ${index}` } })).result.note);
+      }
+      dataDir = await tempDir("tandem-desktop-exchanged-");
+      const running = await startTestHost(dataDir, { replication: { pull: false } });
+      host = running;
+      sampler = setInterval(() => {
+        mostOnServer = Math.max(mostOnServer, server.server.context.sync.hocuspocus.getDocumentsCount());
+      }, 5);
+      await signInAs(running, server, owner);
+      await waitFor("22 documents synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 22;
+      });
+      await waitFor("every body stored", async () => {
+        const bodies = await storedBodies(running);
+        return notes.every((note, index) => bodies.get(note.uuid)?.includes(`body ${index}`));
+      });
+      expect(mostOnServer).toBeGreaterThan(2);
+      await waitFor("the server's copies closed", () => server.server.context.sync.hocuspocus.getDocumentsCount() <= 2);
+      expect(running.openDocuments()).toBe(2);
+    } finally {
+      clearInterval(sampler);
+      await host?.close();
+      host = undefined;
+      await server.stop();
+    }
+  });
+
+  it("pulls what the server has beyond a stored copy, and leaves a copy with something the server lacks to sync", async () => {
+    const created = await user.client.call("createNote", { body: { title: "Pulled", content: "from the server" } });
+    const name = `note:${created.result.note.uuid}`;
+    const pull: PullDocuments = (documents) => user.client.call("pullDocuments", { body: { documents } });
+    const server = await ts.server.context.sync.getDoc(name);
+    const behind = new Y.Doc();
+    const ahead = new Y.Doc();
+    Y.applyUpdate(ahead, Y.encodeStateAsUpdate(server));
+    writeParagraph(ahead, "only on this machine");
+    const outcomes = await pullNotes(
+      pull,
+      new Map([
+        [name, Y.encodeStateAsUpdate(behind)],
+        ["note:00000000-0000-4000-8000-000000000000", undefined],
+      ]),
+    );
+    const pulled = outcomes.get(name);
+    if (pulled?.kind !== "pulled" || !pulled.update) throw new Error(`expected the note's content, got ${JSON.stringify(pulled)}`);
+    Y.applyUpdate(behind, pulled.update);
+    expect(behind.getXmlFragment(NOTE_FRAGMENT).toString()).toContain("from the server");
+    // Nobody owns that one: left to sync, which decides.
+    expect(outcomes.get("note:00000000-0000-4000-8000-000000000000")).toEqual({ kind: "exchange" });
+    // Already in step: nothing to merge.
+    expect((await pullNotes(pull, new Map([[name, Y.encodeStateAsUpdate(behind)]]))).get(name)).toEqual({ kind: "pulled", update: null });
+    // Ahead of the server: the exchange over sync sends what it lacks.
+    expect((await pullNotes(pull, new Map([[name, Y.encodeStateAsUpdate(ahead)]]))).get(name)).toEqual({ kind: "exchange" });
+  });
+
+  it("does not exchange again, at every catch-up, notes it has that were stored just before the feed's latest position", async () => {
+    // Notes stored within the overlap every catch-up reads again: before, each catch-up opened them all again.
+    const server = await startTestServer();
+    const owner = await server.addUser("overlap");
+    let sampler: ReturnType<typeof setInterval> | undefined;
+    try {
+      for (let index = 0; index < 20; index++) {
+        await owner.client.call("createNote", { body: { title: `Note ${index}`, content: `body ${index}` } });
+      }
+      dataDir = await tempDir("tandem-desktop-overlap-");
+      const running = await startTestHost(dataDir, { replication: { catchUpIntervalMs: 100 } });
+      host = running;
+      await signInAs(running, server, owner);
+      await waitFor("22 documents synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 22;
+      });
+      await waitFor("the server's copies closed", () => server.server.context.sync.hocuspocus.getDocumentsCount() <= 2);
+      let mostOpen = 0;
+      sampler = setInterval(() => {
+        mostOpen = Math.max(mostOpen, server.server.context.sync.hocuspocus.getDocumentsCount());
+      }, 2);
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // about ten catch-ups
+      expect(mostOpen).toBe(2);
+      expect((await running.status()).sync.state).toBe("synced");
+    } finally {
+      clearInterval(sampler);
+      await host?.close();
+      host = undefined;
+      await server.stop();
+    }
+  });
+
+  it("merges an offline edit to a note no longer in memory with a change made on the server meanwhile", async () => {
+    const server = await startTestServer();
+    const mia = await server.addUser("mia");
+    let restarted: RunningServer | undefined;
+    try {
+      const created = await mia.client.call("createNote", { body: { title: "Shared", content: "<p>first draft</p>" } });
+      const { id, uuid } = created.result.note;
+      dataDir = await tempDir("tandem-desktop-merge-");
+      // Nothing kept open once used: the note leaves memory as soon as the renderer closes it.
+      const replication = { keepOpen: 0 };
+      let running = await startTestHost(dataDir, { replication });
+      host = running;
+      await signInAs(running, server, mia);
+      await waitFor("synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 3;
+      });
+
+      const port = server.server.port;
+      await server.server.close();
+      await waitFor("offline", async () => (await running.status()).sync.state === "offline");
+      hub = new HubClient(await running.api.getLocalSync());
+      writeParagraph(await hub.open(`note:${uuid}`), "typed offline");
+      await waitFor("the edit in the hub", () => hub?.settled());
+      hub.close();
+      hub = undefined;
+      await waitFor("the note out of memory", () => running.openDocuments() === 2);
+      expect(running.unsyncedDocuments()).toBe(1);
+      await running.close();
+
+      // Meanwhile, on the server: the same note is rewritten.
+      restarted = await startServerAt(port, server.dataDir);
+      await mia.client.call("updateNote", { params: { id }, body: { content: "<p>rewritten on the server</p>" } });
+
+      running = await startTestHost(dataDir, { replication });
+      host = running;
+      await waitFor("synced", async () => {
+        const { sync } = await running.status();
+        return sync.state === "synced" && sync.documents === 3 && running.unsyncedDocuments() === 0;
+      });
+      const onServer = (await restarted.context.sync.getDoc(`note:${uuid}`)).getXmlFragment(NOTE_FRAGMENT).toString();
+      expect(onServer).toContain("typed offline");
+      expect(onServer).toContain("rewritten on the server");
+      expect(onServer).not.toContain("first draft");
+      // On disk here too (an exchange does not wait for its store; it follows within a batch).
+      const here = await waitFor("both edits stored here", async () => {
+        const body = (await storedBodies(running)).get(uuid);
+        return body?.includes("rewritten on the server") ? body : undefined;
+      });
+      expect(here).toContain("typed offline");
+      expect(running.openDocuments()).toBe(2);
+    } finally {
+      hub?.close();
+      hub = undefined;
+      await host?.close();
+      host = undefined;
+      await restarted?.close();
+      await rm(server.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("holds replication back for a moment after a cold start with a saved session, and connects at once on sign-in", async () => {
+    const server = await startTestServer();
+    const kim = await server.addUser("kim");
+    try {
+      dataDir = await tempDir("tandem-desktop-cold-");
+      // The delay is only for a start with a saved session: a sign-in syncs at once, whatever it is.
+      let running = await startTestHost(dataDir, { replication: { coldStartConnectDelayMs: 10 * 60_000 } });
+      host = running;
+      await signInAs(running, server, kim);
+      await waitFor("synced after sign-in", async () => (await running.status()).sync.state === "synced");
+      await running.close();
+
+      const starting = Date.now();
+      running = await startTestHost(dataDir, { replication: { coldStartConnectDelayMs: 1_500 } });
+      host = running;
+      // The server is up, but the first view has the machine to itself for a moment.
+      expect((await running.status()).sync.state).toBe("offline");
+      await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() - starting)));
+      expect((await running.status()).sync.state).toBe("offline");
+      await waitFor("synced once connected", async () => (await running.status()).sync.state === "synced");
+      expect(Date.now() - starting).toBeGreaterThanOrEqual(1_500);
     } finally {
       await host?.close();
       host = undefined;

@@ -1,9 +1,21 @@
 import { HocuspocusProvider, HocuspocusProviderWebsocket, WebSocketStatus } from "@hocuspocus/provider";
-import { type DocumentChangesPosition, isUuid, NOTES_MAP, noteDocName, todosDocName, workspaceDocName } from "@tandem/core";
+import {
+  type DocumentChangesPosition,
+  isUuid,
+  MAX_PULL_DOCUMENTS,
+  NOTES_MAP,
+  noteDocName,
+  TandemApiError,
+  todosDocName,
+  workspaceDocName,
+} from "@tandem/core";
 import WebSocket from "ws";
-import type * as Y from "yjs";
+import * as Y from "yjs";
+import { releaseMemory } from "../release-memory";
 import type { LocalHub, PreloadedDocument } from "./local-hub";
+import { type PullDocuments, type PullOutcome, pullNotes } from "./note-pull";
 import { ReplicatedDocument } from "./replicated-document";
+import { StoredExchange } from "./stored-exchange";
 
 /**
  * `ws` emits `error` when a socket is closed while still connecting (as on sign-out or shutdown
@@ -36,6 +48,11 @@ export interface ReplicatorOptions {
   readonly explainRefusal: (documentName: string) => Promise<string>;
   /** Reads a page of the server's change feed: its notes stored at or after `since` (every note when null). */
   readonly fetchChanges: (from: { since: string; after?: string } | null) => Promise<DocumentChangesPage>;
+  /**
+   * Pulls many closed notes in one request (`POST /sync/pull`, see note-pull.ts); without it, or
+   * against a server without that route, every note is exchanged over sync on its own.
+   */
+  readonly pullDocuments?: PullDocuments;
   /** Where the last complete catch-up got to (a time of the server's), kept across restarts. */
   readonly cursor: { load(): Promise<DocumentChangesPosition | null>; save(position: DocumentChangesPosition): Promise<void> };
   /** Documents authenticating at once; the server closes a socket with more than 100 pending. */
@@ -49,6 +66,8 @@ export interface ReplicatorOptions {
   /** Reconnect backoff bounds, in ms. */
   readonly reconnectDelayMs?: number;
   readonly reconnectMaxDelayMs?: number;
+  /** How long to wait before the first connection to the server (0: at once). */
+  readonly connectDelayMs?: number;
 }
 
 export interface ReplicationProgress {
@@ -72,6 +91,14 @@ const DEFAULT_MAX_AUTHENTICATING = 50;
 const MAX_IN_FLIGHT = 200;
 const DEFAULT_KEEP_OPEN = 100;
 /**
+ * Pull requests under way at once: two keep both sides busy (one is answered while the next is read
+ * and stored here) without queueing work on a server that has other clients.
+ */
+const MAX_PULLS_IN_FLIGHT = 2;
+/** Queued notes looked at per chunk for ones to exchange or pull (the queue may hold every note). */
+const MAX_QUEUE_SCAN = 2_000;
+const EXCHANGE_OVER_SYNC: PullOutcome = { kind: "exchange" };
+/**
  * Notes opened in the hub per turn of the event loop: opening one takes a fraction of a
  * millisecond, but hundreds at once would hold the thread that also serves the page and the host API.
  */
@@ -83,6 +110,18 @@ const DEFAULT_CATCH_UP_INTERVAL_MS = 20_000;
  * exchange each; missing one would leave it stale until it changes again.
  */
 const DEFAULT_CATCH_UP_OVERLAP_MS = 10_000;
+/** Whether feed position `a` comes at or before `b` (stored time, then document name). */
+function atOrBefore(a: DocumentChangesPosition, b: DocumentChangesPosition): boolean {
+  return a.since < b.since || (a.since === b.since && a.after <= b.after);
+}
+
+/**
+ * Exchanges after which, once nothing is left queued or in flight, the host gives the memory the
+ * burst grew back to the system (see {@link releaseMemory}); a few notes caught up need no such thing.
+ */
+const RELEASE_MEMORY_AFTER = 500;
+/** What an exchange starts from for a note without a copy here. */
+const EMPTY_UPDATE = Y.encodeStateAsUpdate(new Y.Doc());
 /** A refused note is tried again after this, doubling up to the maximum. */
 const REFUSED_RETRY_MS = 5_000;
 const REFUSED_RETRY_MAX_MS = 5 * 60_000;
@@ -116,6 +155,21 @@ export class Replicator {
    * about once per note settled, and a count over every note would make a first replication quadratic).
    */
   readonly #inFlight = new Set<ReplicatedDocument>();
+  /** Notes in a pull under way (see {@link #pull}), and the pulls under way. */
+  readonly #pulling = new Set<ReplicatedDocument>();
+  #pulls = 0;
+  /** The server has no pull route (an older server): every note is exchanged over sync. */
+  #pullUnavailable = false;
+  /**
+   * Documents not closed (the workspace, the todos, notes open or in an exchange): with the queue and
+   * the hub's unsynced marks, all {@link progress} needs to look at, so a status read does not walk
+   * every note of a large workspace (it is read often: every status event, every poll).
+   */
+  readonly #notClosed = new Set<ReplicatedDocument>();
+  readonly #onClosedChange = (doc: ReplicatedDocument, closed: boolean) => {
+    if (closed || this.#docs.get(doc.name) !== doc) this.#notClosed.delete(doc);
+    else this.#notClosed.add(doc);
+  };
   /** Open notes through their exchange and unused, oldest first: closed beyond `keepOpen`. */
   readonly #idle = new Set<ReplicatedDocument>();
   /** Notes with a copy on this machine (a note without one is due an exchange as soon as it is listed). */
@@ -124,7 +178,15 @@ export class Replicator {
   /** Notes closing: still in memory until the hub has stored and unloaded them. */
   #closing = 0;
   #catchUpTimer: ReturnType<typeof setTimeout> | undefined;
+  #connectTimer: ReturnType<typeof setTimeout> | undefined;
   #catchingUp = false;
+  /**
+   * The feed's latest position and when the catch-up that first reached it had read it. A later
+   * catch-up reads again from a little before it (the overlap), which names again every note stored
+   * just before: a note exchanged after that first read already has whatever those stores held, so
+   * it is not exchanged again (after a bulk import that is thousands of notes, every 20 s).
+   */
+  #reach: { position: DocumentChangesPosition; readAt: number } | null = null;
   /** The feed position a completed catch-up reached, saved once nothing is left to exchange. */
   #pendingCursor: DocumentChangesPosition | null = null;
   readonly #workspaceName: string;
@@ -134,6 +196,15 @@ export class Replicator {
   readonly #catchUpIntervalMs: number;
   readonly #catchUpOverlapMs: number;
   #authenticating = 0;
+  /**
+   * Set until this machine's first catch-up has read the whole feed (or failed): notes wait for it.
+   * Without a saved position the feed names every note the server has, and a note exchanged before
+   * its page arrives would be exchanged again; after the feed, each exchange is newer than what it
+   * named. (A first replication exchanges every note anyway: the feed gives it only the position.)
+   */
+  #firstCatchUpPending = false;
+  /** Exchanges through since memory was last given back. */
+  #exchangedSinceRelease = 0;
   #stopped = false;
   #workspaceMap: Y.Map<unknown> | undefined;
   readonly #onNotesChanged = () => this.#reconcileNotes();
@@ -146,8 +217,10 @@ export class Replicator {
     this.#keepOpen = options.keepOpen ?? DEFAULT_KEEP_OPEN;
     this.#catchUpIntervalMs = options.catchUpIntervalMs ?? DEFAULT_CATCH_UP_INTERVAL_MS;
     this.#catchUpOverlapMs = options.catchUpOverlapMs ?? DEFAULT_CATCH_UP_OVERLAP_MS;
+    const connectDelayMs = options.connectDelayMs ?? 0;
     this.#websocket = new HocuspocusProviderWebsocket({
       url: options.syncUrl,
+      autoConnect: connectDelayMs <= 0,
       WebSocketPolyfill: ListenedWebSocket,
       delay: options.reconnectDelayMs ?? 1000,
       minDelay: options.reconnectDelayMs ?? 1000,
@@ -163,6 +236,13 @@ export class Replicator {
         options.onChange();
       },
     });
+    if (connectDelayMs > 0) {
+      this.#connectTimer = setTimeout(() => {
+        // Retries go on by themselves (without a limit); a failure here is only the first attempt's.
+        if (!this.#stopped) this.#websocket.connect().catch(() => {});
+      }, connectDelayMs);
+      this.#connectTimer.unref();
+    }
   }
 
   /**
@@ -170,8 +250,14 @@ export class Replicator {
    * cold start opens only what changed.
    */
   async start(): Promise<void> {
-    const [stored] = await Promise.all([this.#options.hub.storedNoteNames(), this.#add(this.#workspaceName), this.#add(this.#todosName)]);
+    const [stored, cursor] = await Promise.all([
+      this.#options.hub.storedNoteNames(),
+      this.#options.cursor.load().catch(() => null),
+      this.#add(this.#workspaceName),
+      this.#add(this.#todosName),
+    ]);
     this.#stored = new Set(stored);
+    this.#firstCatchUpPending = cursor === null;
     const workspace = this.#docs.get(this.#workspaceName)?.connection?.document;
     if (!workspace || this.#stopped) return;
     this.#workspaceMap = workspace.getMap(NOTES_MAP);
@@ -186,6 +272,13 @@ export class Replicator {
     const doc = this.#docs.get(name);
     if (!doc || this.#stopped) return;
     this.#idle.delete(doc);
+    if (doc.exchange) {
+      // Being exchanged from its stored bytes: it now replicates live through the hub's copy instead.
+      this.#release(doc);
+      this.#inFlight.delete(doc);
+      this.#waiting.delete(doc);
+      doc.state = "closed";
+    }
     if (doc.state === "closed") this.#enqueue(doc, true);
   }
 
@@ -196,14 +289,19 @@ export class Replicator {
   }
 
   progress(): ReplicationProgress {
-    let behind = 0;
+    const hub = this.#options.hub;
+    // Behind: an open document not up to date or with local changes (a note the server refuses waits
+    // for its retry without holding the state at "syncing"); a closed one queued, or with local changes.
+    let behind = this.#queued.size;
+    for (const doc of this.#notClosed) {
+      if (doc.state !== "refused" && (!doc.upToDate || hub.isUnsynced(doc.name))) behind += 1;
+    }
     let unsynced = 0;
-    for (const doc of this.#docs.values()) {
-      const localChanges = this.#options.hub.isUnsynced(doc.name);
-      if (localChanges) unsynced += 1;
-      // A note the server refuses waits for its retry without holding the state at "syncing".
-      if (doc.state === "refused") continue;
-      if (localChanges || (doc.state === "closed" ? this.#queued.has(doc) : !doc.upToDate)) behind += 1;
+    for (const name of hub.unsyncedNames()) {
+      const doc = this.#docs.get(name);
+      if (!doc) continue;
+      unsynced += 1;
+      if (doc.state === "closed" && !this.#queued.has(doc)) behind += 1;
     }
     const refusal = this.#docs.get(this.#workspaceName)?.refusal ?? this.#docs.get(this.#todosName)?.refusal ?? null;
     return {
@@ -228,11 +326,14 @@ export class Replicator {
     this.#workspaceMap?.unobserve(this.#onNotesChanged);
     const docs = [...this.#docs.values()];
     this.#docs.clear();
+    this.#notClosed.clear();
     this.#waiting.clear();
     this.#queued.clear();
     this.#idle.clear();
     this.#inFlight.clear();
+    this.#pulling.clear();
     clearTimeout(this.#catchUpTimer);
+    clearTimeout(this.#connectTimer);
     for (const doc of docs) this.#release(doc);
     this.#websocket.destroy();
     await Promise.all(docs.map((doc) => doc.connection?.disconnect().catch(() => {})));
@@ -274,8 +375,10 @@ export class Replicator {
   }
 
   /**
-   * Opens queued notes, a chunk per turn of the event loop, while the socket is up and fewer than
-   * {@link MAX_IN_FLIGHT} are in flight; {@link #settle} calls it again as notes get through.
+   * Takes queued notes a chunk per turn of the event loop while the socket is up and the server may
+   * place notes (see {@link #notesAllowed}): closed notes without unconfirmed local changes are
+   * pulled, {@link MAX_PULL_DOCUMENTS} per request (see {@link #pull}); the rest are exchanged one by
+   * one, fewer than {@link MAX_IN_FLIGHT} at a time. {@link #settle} and a pull's end call it again.
    * Offline there is nothing to exchange, and what the status needs of a closed note (whether it
    * holds unconfirmed changes) the hub knows from the stored mark.
    */
@@ -283,20 +386,28 @@ export class Replicator {
     if (this.#opening) return;
     this.#opening = true;
     try {
-      while (this.#queued.size > 0 && !this.#stopped && this.#websocket.status === WebSocketStatus.Connected) {
+      while (this.#queued.size > 0 && !this.#stopped && this.#websocket.status === WebSocketStatus.Connected && this.#notesAllowed()) {
         // Notes still closing count too: their memory is not free until the hub has stored them.
-        const room = Math.min(OPEN_CHUNK, MAX_IN_FLIGHT - this.#inFlight.size - this.#closing);
-        if (room <= 0) return;
-        const docs = [...this.#queued].slice(0, room);
-        for (const doc of docs) {
+        const room = Math.max(0, Math.min(OPEN_CHUNK, MAX_IN_FLIGHT - this.#inFlight.size - this.#closing));
+        const pullRoom = this.#canPull() ? MAX_PULL_DOCUMENTS : 0;
+        if (room === 0 && pullRoom === 0) return;
+        // From the front of the queue (copying a queue of thousands for each chunk would make a first replication quadratic).
+        const toPull: ReplicatedDocument[] = [];
+        const toExchange: ReplicatedDocument[] = [];
+        let scanned = 0;
+        for (const doc of this.#queued) {
+          if ((toPull.length === pullRoom && toExchange.length === room) || scanned++ === MAX_QUEUE_SCAN) break;
+          if (this.#pullable(doc)) {
+            if (toPull.length < pullRoom) toPull.push(doc);
+          } else if (toExchange.length < room) toExchange.push(doc);
+        }
+        if (toPull.length === 0 && toExchange.length === 0) return;
+        for (const doc of [...toPull, ...toExchange]) {
           this.#queued.delete(doc);
-          this.#inFlight.add(doc);
           doc.state = "loading";
         }
-        // Read from disk together: hundreds of queries one by one would hold up every other query.
-        const names = docs.map((doc) => doc.name);
-        const stored = await (names.length > 1 ? this.#options.hub.preload(names) : Promise.resolve(undefined)).catch(() => undefined);
-        await Promise.all(docs.map((doc) => this.#open(doc, stored?.get(doc.name))));
+        if (toPull.length > 0) void this.#pull(toPull);
+        if (toExchange.length > 0) await this.#startExchanges(toExchange);
         // Lets the page, the host API and the renderer's own documents through between chunks.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -305,10 +416,117 @@ export class Replicator {
     }
   }
 
+  /** The server has the whole workspace (it allows a note only once the workspace lists it) and the first catch-up is read. */
+  #notesAllowed(): boolean {
+    return this.#docs.get(this.#workspaceName)?.upToDate === true && !this.#firstCatchUpPending;
+  }
+
+  #canPull(): boolean {
+    return this.#pullsAvailable() && this.#pulls < MAX_PULLS_IN_FLIGHT;
+  }
+
+  #pullsAvailable(): boolean {
+    return this.#options.pullDocuments !== undefined && !this.#pullUnavailable;
+  }
+
+  /**
+   * Pulls are available and the note is one nobody here has in memory, without changes the server
+   * has not confirmed, and not already sent to sync by a pull.
+   */
+  #pullable(doc: ReplicatedDocument): boolean {
+    const hub = this.#options.hub;
+    return this.#pullsAvailable() && !doc.exchangeOverSync && !hub.isLoaded(doc.name) && !hub.isUnsynced(doc.name);
+  }
+
+  /** Starts the exchanges of notes taken from the queue (already `loading`). */
+  async #startExchanges(docs: readonly ReplicatedDocument[]): Promise<void> {
+    for (const doc of docs) this.#inFlight.add(doc);
+    // Read from disk together: hundreds of queries one by one would hold up every other query.
+    const names = docs.map((doc) => doc.name);
+    const stored = await (names.length > 1 ? this.#options.hub.preload(names) : Promise.resolve(undefined)).catch(() => undefined);
+    // A note nobody here has in memory is exchanged from its stored bytes; one the hub holds
+    // (the renderer's, or one recently used) through the hub's copy.
+    await Promise.all(
+      docs.map((doc) =>
+        this.#options.hub.isLoaded(doc.name) ? this.#open(doc, stored?.get(doc.name)) : this.#exchange(doc, stored?.get(doc.name)),
+      ),
+    );
+  }
+
+  /**
+   * Pulls closed notes in one request (note-pull.ts): what the server holds beyond each stored copy
+   * is merged into it, and the note is in step without an exchange of its own over sync (for a first
+   * replication of tens of thousands of notes, the difference between minutes and seconds on the
+   * server). A note the pull does not settle, or all of them if the request fails, is queued again
+   * for an exchange over sync.
+   */
+  async #pull(docs: readonly ReplicatedDocument[]): Promise<void> {
+    const pullDocuments = this.#options.pullDocuments;
+    if (!pullDocuments) return;
+    const hub = this.#options.hub;
+    this.#pulls += 1;
+    for (const doc of docs) this.#pulling.add(doc);
+    const marks = new Map<ReplicatedDocument, number>();
+    // What the server answers is its state from about now: the catch-up overlap compares with this.
+    const startedAt = performance.now();
+    let outcomes: Map<string, PullOutcome> | undefined;
+    try {
+      const preloaded = await hub.preload(docs.map((doc) => doc.name));
+      const stored = new Map<string, Uint8Array | undefined>();
+      for (const doc of docs) {
+        marks.set(doc, hub.localChangeMark(doc.name));
+        stored.set(doc.name, await hub.storedState(doc.name, preloaded.get(doc.name)));
+      }
+      outcomes = await pullNotes(pullDocuments, stored);
+    } catch (error) {
+      // A server from before the pull route answers 404: exchanges only from now on.
+      if (error instanceof TandemApiError && error.status === 404) this.#pullUnavailable = true;
+      else if (!this.#stopped)
+        console.warn("Tandem: could not pull notes, exchanging them over sync:", error instanceof Error ? error.message : error);
+    }
+    // Stored before the notes count as in step: "synced" speaks of what is on disk here.
+    const failed = new Map<ReplicatedDocument, unknown>();
+    await Promise.all(
+      docs.map((doc) => {
+        const outcome = outcomes?.get(doc.name);
+        if (outcome?.kind !== "pulled" || !outcome.update || doc.removed || this.#stopped) return undefined;
+        return hub.applyRemote(doc.name, outcome.update).catch((error: unknown) => failed.set(doc, error));
+      }),
+    );
+    this.#pulls -= 1;
+    for (const doc of docs) {
+      if (!this.#pulling.delete(doc) || doc.removed || this.#stopped) continue;
+      if (failed.has(doc)) this.#exchangeFailed(doc, failed.get(doc));
+      else this.#settlePull(doc, outcomes?.get(doc.name) ?? EXCHANGE_OVER_SYNC, marks.get(doc), startedAt);
+    }
+    if (this.#stopped) return;
+    this.#options.onChange();
+    void this.#openQueued();
+    this.#maybeSaveCursor();
+    this.#maybeReleaseMemory();
+  }
+
+  #settlePull(doc: ReplicatedDocument, outcome: PullOutcome, mark: number | undefined, startedAt: number): void {
+    const hub = this.#options.hub;
+    doc.state = "closed";
+    if (outcome.kind === "exchange") {
+      doc.exchangeOverSync = true;
+      this.#enqueue(doc);
+      return;
+    }
+    doc.exchangeStartedAt = startedAt;
+    this.#stored.add(doc.name);
+    this.#exchangedSinceRelease += 1;
+    // Opened by the renderer meanwhile (it then replicates live, first), or changed here since its copy was read.
+    if (hub.isLoaded(doc.name)) this.#enqueue(doc, true);
+    else if (hub.localChangeMark(doc.name) !== mark) this.#enqueue(doc);
+  }
+
   /** Counts a document as replicated from now on; {@link #open} makes it so. */
   #reserve(name: string): ReplicatedDocument {
-    const doc = new ReplicatedDocument(name);
+    const doc = new ReplicatedDocument(name, this.#onClosedChange);
     this.#docs.set(name, doc);
+    this.#notClosed.add(doc);
     return doc;
   }
 
@@ -324,6 +542,7 @@ export class Replicator {
       doc.connection = await this.#options.hub.openDirectConnection(name, preloaded);
     } catch (error) {
       if (this.#docs.get(name) === doc) this.#docs.delete(name);
+      this.#notClosed.delete(doc);
       this.#inFlight.delete(doc);
       if (!this.#stopped) console.error(`Tandem: could not open ${name} locally:`, error instanceof Error ? error.message : error);
       return;
@@ -354,25 +573,109 @@ export class Replicator {
     this.#options.onChange();
   }
 
+  /**
+   * Brings a closed note in step from its stored copy, without opening it here (see
+   * {@link StoredExchange}); it queues for its turn to authenticate like an opened one.
+   */
+  async #exchange(doc: ReplicatedDocument, preloaded?: PreloadedDocument): Promise<void> {
+    const { name } = doc;
+    const hub = this.#options.hub;
+    let stored: Uint8Array | undefined;
+    try {
+      stored = await hub.storedState(name, preloaded);
+    } catch (error) {
+      this.#exchangeFailed(doc, error);
+      return;
+    }
+    if (doc.removed || this.#stopped || doc.state !== "loading") return;
+    // Loaded meanwhile (the renderer opened it): the hub's copy may be ahead of the stored one.
+    if (hub.isLoaded(name)) return this.#open(doc);
+    doc.localMark = hub.localChangeMark(name);
+    doc.exchange = new StoredExchange({
+      name,
+      token: this.#options.apiKey,
+      websocket: this.#websocket,
+      stored: stored ?? EMPTY_UPDATE,
+      onAuthenticated: () => this.#onAuthenticated(doc),
+      onRefused: (reason) => this.#onRefused(doc, reason),
+      onReceived: (update) => hub.applyRemote(name, update),
+      onThrough: () => this.#exchanged(doc),
+      onFailed: (error) => this.#exchangeFailed(doc, error),
+    });
+    doc.state = "waiting";
+    this.#waiting.add(doc);
+    this.#pump();
+    this.#options.onChange();
+  }
+
+  /** An exchange from stored bytes is through: the server has what was stored, this machine what the server had. */
+  #exchanged(doc: ReplicatedDocument): void {
+    if (doc.state !== "live" || !doc.exchange) return;
+    const hub = this.#options.hub;
+    this.#release(doc);
+    this.#inFlight.delete(doc);
+    doc.state = "closed";
+    doc.exchangeOverSync = false;
+    this.#stored.add(doc.name);
+    // Confirmed is only what was stored when the exchange began; a change made here since goes next.
+    if (hub.localChangeMark(doc.name) === doc.localMark) hub.markSynced(doc.name);
+    else this.#enqueue(doc);
+    this.#options.onChange();
+    void this.#openQueued();
+    this.#maybeSaveCursor();
+    this.#exchangedSinceRelease += 1;
+    this.#maybeReleaseMemory();
+  }
+
+  /** A burst of exchanges is over: the memory it grew goes back to the system. */
+  #maybeReleaseMemory(): void {
+    if (this.#exchangedSinceRelease < RELEASE_MEMORY_AFTER || this.#queued.size > 0 || this.#inFlight.size > 0 || this.#pulling.size > 0)
+      return;
+    this.#exchangedSinceRelease = 0;
+    // On the next turn: the status (now synced) goes out first.
+    setImmediate(() => {
+      if (!this.#stopped) releaseMemory();
+    });
+  }
+
+  /** Reading the stored copy, or storing what came, failed: the note is tried again later. */
+  #exchangeFailed(doc: ReplicatedDocument, error: unknown): void {
+    if (!this.#stopped) console.error(`Tandem: could not exchange ${doc.name}:`, error instanceof Error ? error.message : error);
+    this.#release(doc);
+    this.#inFlight.delete(doc);
+    this.#waiting.delete(doc);
+    doc.state = "closed";
+    clearTimeout(doc.retryTimer);
+    doc.retryTimer = setTimeout(() => this.#enqueue(doc), REFUSED_RETRY_MS);
+    doc.retryTimer.unref();
+    this.#options.onChange();
+    void this.#openQueued();
+  }
+
   async #remove(doc: ReplicatedDocument): Promise<void> {
     doc.removed = true;
     if (this.#docs.get(doc.name) === doc) this.#docs.delete(doc.name);
+    this.#notClosed.delete(doc);
     this.#waiting.delete(doc);
     this.#queued.delete(doc);
     this.#idle.delete(doc);
     this.#inFlight.delete(doc);
+    this.#pulling.delete(doc);
     this.#release(doc);
     this.#options.onChange();
     // The local copy stays on disk: undoing the removal brings it back without a download.
     await doc.connection?.disconnect().catch(() => {});
   }
 
-  /** Stops replicating one document (its provider is gone; the hub's copy is not touched). */
+  /** Stops replicating one document (its provider or exchange is gone; the hub's copy is not touched). */
   #release(doc: ReplicatedDocument): void {
     if (doc.state === "authenticating") this.#authenticating -= 1;
     clearTimeout(doc.retryTimer);
     doc.provider?.destroy();
     doc.provider = undefined;
+    // The server is told to let go of its copy, as a provider's detach does.
+    doc.exchange?.destroy(true);
+    doc.exchange = undefined;
     doc.state = "waiting";
   }
 
@@ -386,6 +689,7 @@ export class Replicator {
     this.#waiting.delete(doc);
     this.#release(doc);
     doc.state = "closed";
+    doc.exchangeOverSync = false;
     this.#stored.add(doc.name);
     const connection = doc.connection;
     doc.connection = undefined;
@@ -416,14 +720,17 @@ export class Replicator {
   /** Attaches waiting documents while there is room for more to authenticate. */
   #pump(): void {
     if (this.#stopped || this.#websocket.status !== WebSocketStatus.Connected) return;
-    const notesAllowed = this.#docs.get(this.#workspaceName)?.upToDate === true;
+    const notesAllowed = this.#notesAllowed();
     for (const doc of this.#waiting) {
       if (this.#authenticating >= this.#maxAuthenticating) return;
       if (doc.name.startsWith("note:") && !notesAllowed) continue;
       this.#waiting.delete(doc);
       doc.state = "authenticating";
       this.#authenticating += 1;
+      // Its sync step 1 goes out now: the server answers with what it holds from here on.
+      doc.exchangeStartedAt = performance.now();
       doc.provider?.attach();
+      doc.exchange?.attach();
     }
   }
 
@@ -474,6 +781,7 @@ export class Replicator {
         // The server now has the whole workspace: notes it lists may authenticate, and the change
         // feed names only notes the server can place.
         this.#pump();
+        void this.#openQueued();
         void this.#catchUp();
       }
       this.#settle(doc);
@@ -492,28 +800,49 @@ export class Replicator {
     if (this.#catchingUp || this.#stopped) return;
     this.#catchingUp = true;
     clearTimeout(this.#catchUpTimer);
+    let saved: DocumentChangesPosition | null = null;
+    let reached: DocumentChangesPosition | null = null;
     try {
-      const saved = this.#pendingCursor ?? (await this.#options.cursor.load());
+      saved = this.#pendingCursor ?? (await this.#options.cursor.load());
       let from: { since: string; after?: string } | null =
         saved && this.#catchUpOverlapMs > 0 ? { since: new Date(Date.parse(saved.since) - this.#catchUpOverlapMs).toISOString() } : saved;
-      let reached = saved;
+      reached = saved;
       for (;;) {
         const page = await this.#options.fetchChanges(from);
         if (this.#stopped) return;
+        const reach = this.#reach;
+        // Every note of this page was stored at or before the position a read already reached.
+        const overlapOnly = reach !== null && page.position !== null && atOrBefore(page.position, reach.position);
         for (const name of page.documents) {
           const doc = this.#docs.get(name);
-          if (doc?.state === "closed") this.#enqueue(doc);
+          if (doc?.state !== "closed") continue;
+          if (overlapOnly && doc.exchangeStartedAt > reach.readAt) continue;
+          this.#enqueue(doc);
         }
         if (page.position) reached = page.position;
         if (!page.more || !page.position) break;
         from = page.position;
       }
+      if (reached && (this.#reach === null || !atOrBefore(reached, this.#reach.position))) {
+        this.#reach = { position: reached, readAt: performance.now() };
+      }
       this.#pendingCursor = reached;
       this.#maybeSaveCursor();
     } catch (error) {
       if (!this.#stopped) console.warn("Tandem: could not read the server's changes:", error instanceof Error ? error.message : error);
+      // The pages read are not lost: their notes are queued, so the next catch-up goes on from there
+      // (a first one from the beginning would otherwise queue every note again).
+      if (reached !== saved) {
+        this.#pendingCursor = reached;
+        this.#maybeSaveCursor();
+      }
     } finally {
       this.#catchingUp = false;
+      if (this.#firstCatchUpPending) {
+        this.#firstCatchUpPending = false;
+        this.#pump();
+        void this.#openQueued();
+      }
       if (!this.#stopped) {
         this.#catchUpTimer = setTimeout(() => {
           if (this.#websocket.status === WebSocketStatus.Connected && this.#docs.get(this.#workspaceName)?.upToDate) void this.#catchUp();
@@ -526,9 +855,13 @@ export class Replicator {
   /** Saves the position of the latest catch-up once no note is left queued or in flight. */
   #maybeSaveCursor(): void {
     const reached = this.#pendingCursor;
-    if (reached === null || this.#queued.size > 0 || this.#inFlight.size > 0) return;
+    if (reached === null || this.#queued.size > 0 || this.#inFlight.size > 0 || this.#pulling.size > 0) return;
     this.#pendingCursor = null;
-    void this.#options.cursor.save(reached).catch(() => {});
+    // Only once what the exchanges brought is on disk: a position saved ahead of it would skip it after a crash.
+    void this.#options.hub
+      .flushRemote()
+      .then(() => this.#options.cursor.save(reached))
+      .catch(() => {});
   }
 
   /** The socket is down: every open document waits for its turn again once it is back. */
@@ -550,6 +883,7 @@ export class Replicator {
    * after the document's next authentication, close it again.
    */
   #detachQuietly(doc: ReplicatedDocument): void {
+    doc.exchange?.detach(false);
     if (!doc.provider) return;
     this.#websocket.configuration.providerMap.delete(doc.provider.effectiveName);
     doc.provider.detach();

@@ -25,7 +25,19 @@ export interface SyncOptions {
   readonly catchUpOverlapMs?: number;
   readonly reconnectDelayMs?: number;
   readonly reconnectMaxDelayMs?: number;
+  /** See {@link COLD_START_CONNECT_DELAY_MS}. */
+  readonly coldStartConnectDelayMs?: number;
+  /** false: every note is exchanged over sync on its own, as against a server without `POST /sync/pull`. */
+  readonly pull?: boolean;
 }
+
+/**
+ * When the host starts with a saved session, replication holds back this long before it connects
+ * to the server: the first view (the workspace read from disk and sent to the renderer, the first
+ * note opened) then has the machine to itself, and nothing typed meanwhile waits for the server.
+ * A sign-in connects at once.
+ */
+const COLD_START_CONNECT_DELAY_MS = 2_000;
 
 /** How long status changes gather before one `status` event goes out. */
 const STATUS_EVENT_DELAY_MS = 100;
@@ -86,7 +98,7 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     await stopping.hub.close();
   };
 
-  const start = async () => {
+  const start = async (coldStart: boolean) => {
     const credentials = context.session.credentials();
     if (!credentials || closed) return;
     const account = accountKey(credentials.serverUrl, credentials.userId);
@@ -109,11 +121,15 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
       onChange: statusMayHaveChanged,
       explainRefusal: (name) => explainRefusal(serverUrl, apiKey, name),
       fetchChanges: async (from) => serverClient(serverUrl, apiKey).call("documentChanges", { query: from ?? {} }),
+      ...(options.pull === false
+        ? {}
+        : { pullDocuments: async (documents) => serverClient(serverUrl, apiKey).call("pullDocuments", { body: { documents } }) }),
       cursor: {
         load: async () => parseChangesPosition(await context.store.getSetting(cursorKey)),
         save: (position) => context.store.setSetting(cursorKey, JSON.stringify(position)),
       },
       ...options,
+      connectDelayMs: coldStart ? (options.coldStartConnectDelayMs ?? COLD_START_CONNECT_DELAY_MS) : 0,
     });
     running = { account, userId, hub, replicator };
     // Opening every document from disk takes a moment with thousands of notes; the hub serves
@@ -123,15 +139,16 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     });
   };
 
-  const follow = (info: SessionInfo): Promise<void> => {
+  const follow = (info: SessionInfo, coldStart = false): Promise<void> => {
     // A failed start is reported to whoever caused it (sign-in) and does not block the next change.
-    const next = transition.catch(() => {}).then(() => (info.state === "signed_in" ? start() : stop()));
+    const next = transition.catch(() => {}).then(() => (info.state === "signed_in" ? start(coldStart) : stop()));
     transition = next.finally(statusMayHaveChanged);
     return next;
   };
 
-  const unsubscribe = context.session.onChange(follow);
-  await follow(context.session.info());
+  const unsubscribe = context.session.onChange((info) => follow(info));
+  // A session restored at start: the host's cold start.
+  await follow(context.session.info(), true);
 
   const signedIn = async (): Promise<Running> => {
     await transition;
@@ -147,6 +164,12 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
       const { hub } = await signedIn();
       if (!hub.servesDocument(name)) throw new Error(`${name} is not one of the signed-in user's documents`);
       return hub.readDocument(name, read);
+    },
+    async readDocuments(names, read) {
+      const { hub } = await signedIn();
+      const refused = names.find((name) => !hub.servesDocument(name));
+      if (refused) throw new Error(`${refused} is not one of the signed-in user's documents`);
+      return hub.readDocuments(names, read);
     },
     facet: {
       getLocalSync: async (): Promise<LocalSyncInfo> => {

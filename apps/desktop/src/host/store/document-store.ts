@@ -1,10 +1,14 @@
 import type { Kysely } from "kysely";
 import * as Y from "yjs";
-import type { LocalSchema } from "./local-schema";
+import type { LocalDocumentsTable, LocalSchema } from "./local-schema";
 
 interface PendingWrite {
+  /** The whole state, replacing the stored one. */
   state?: Uint8Array;
-  unsynced: boolean;
+  /** Updates merged into the state (stored or `state`): what replication brought for a note not open here. */
+  merges: Uint8Array[];
+  /** Undefined: unchanged (0 for a new row). */
+  unsynced?: boolean;
   waiters: { resolve(): void; reject(error: unknown): void }[];
 }
 
@@ -16,6 +20,9 @@ export interface StoredDocument {
 
 /** Names per query when loading many documents (well under SQLite's limit on parameters). */
 const LOAD_CHUNK = 500;
+
+/** Rows per insert statement (5 parameters each, well under SQLite's limit). */
+const WRITE_CHUNK = 500;
 
 /** How long writes gather before they go to disk together. */
 const BATCH_WINDOW_MS = 20;
@@ -73,6 +80,21 @@ export class LocalDocumentStore {
     return doc;
   }
 
+  /** The stored states of `names` that have a row, read in a few queries within `trx`. */
+  async #loadStates(trx: Kysely<LocalSchema>, names: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const states = new Map<string, Uint8Array>();
+    for (let start = 0; start < names.length; start += LOAD_CHUNK) {
+      const rows = await trx
+        .selectFrom("documents")
+        .select(["name", "state"])
+        .where("account", "=", this.account)
+        .where("name", "in", names.slice(start, start + LOAD_CHUNK))
+        .execute();
+      for (const row of rows) states.set(row.name, new Uint8Array(row.state));
+    }
+    return states;
+  }
+
   /** Names of every document of this account that holds unconfirmed changes. */
   async unsyncedNames(): Promise<string[]> {
     const rows = await this.db
@@ -106,23 +128,34 @@ export class LocalDocumentStore {
     return this.#enqueue(name, { unsynced });
   }
 
+  /**
+   * Merges an update into the stored state (a new row when there is none) without loading the
+   * document, leaving its unsynced flag as it is. Yjs updates merge in any order and any number of
+   * times, so this is safe beside whole-state writes of the same document.
+   */
+  merge(name: string, update: Uint8Array): Promise<void> {
+    return this.#enqueue(name, { merge: update });
+  }
+
   /** Writes whatever is waiting now. */
   async flush(): Promise<void> {
     this.#scheduleNow();
     await this.#flushing;
   }
 
-  #enqueue(name: string, write: { state?: Uint8Array; unsynced: boolean }): Promise<void> {
+  #enqueue(name: string, write: { state?: Uint8Array; merge?: Uint8Array; unsynced?: boolean }): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const pending = this.#pending.get(name);
-      if (pending) {
-        // The latest state and flag win; a flag-only write keeps the state already queued.
-        if (write.state) pending.state = write.state;
-        pending.unsynced = write.unsynced;
-        pending.waiters.push({ resolve, reject });
-      } else {
-        this.#pending.set(name, { ...write, waiters: [{ resolve, reject }] });
+      let pending = this.#pending.get(name);
+      if (!pending) {
+        pending = { merges: [], waiters: [] };
+        this.#pending.set(name, pending);
       }
+      // The latest state and flag win, with every merge still applied on top (a state taken before
+      // a merge may lack it; merging twice changes nothing); a flag-only write keeps the state queued.
+      if (write.state) pending.state = write.state;
+      if (write.merge) pending.merges.push(write.merge);
+      if (write.unsynced !== undefined) pending.unsynced = write.unsynced;
+      pending.waiters.push({ resolve, reject });
       this.#timer ??= setTimeout(() => this.#scheduleNow(), BATCH_WINDOW_MS);
     });
   }
@@ -140,17 +173,57 @@ export class LocalDocumentStore {
     const now = new Date().toISOString();
     try {
       await this.db.transaction().execute(async (trx) => {
+        // A first replication writes hundreds of documents per batch: a few statements for all of
+        // them, not one or two each (every statement is a round trip to SQLite's thread).
+        const mergedOnly = [...batch].filter(([, write]) => write.merges.length > 0 && !write.state).map(([name]) => name);
+        const bases = await this.#loadStates(trx, mergedOnly);
+        const keepingFlag: LocalDocumentsTable[] = [];
+        const settingFlag: LocalDocumentsTable[] = [];
         for (const [name, write] of batch) {
-          const unsynced = write.unsynced ? 1 : 0;
-          if (write.state) {
-            await trx
-              .insertInto("documents")
-              .values({ account: this.account, name, state: write.state, unsynced, updated_at: now })
-              .onConflict((oc) => oc.columns(["account", "name"]).doUpdateSet({ state: write.state, unsynced, updated_at: now }))
-              .execute();
-          } else {
-            await trx.updateTable("documents").set({ unsynced }).where("account", "=", this.account).where("name", "=", name).execute();
+          let state = write.state;
+          if (write.merges.length > 0) {
+            const base = state ?? bases.get(name);
+            const updates = base ? [base, ...write.merges] : write.merges;
+            // One update with nothing to merge it with (a note's first copy) is stored as it is.
+            const [only] = updates;
+            state = updates.length === 1 && only ? only : Y.mergeUpdates(updates);
           }
+          if (state) {
+            const row = { account: this.account, name, state, unsynced: write.unsynced ? 1 : 0, updated_at: now };
+            (write.unsynced === undefined ? keepingFlag : settingFlag).push(row);
+          } else if (write.unsynced !== undefined) {
+            await trx
+              .updateTable("documents")
+              .set({ unsynced: write.unsynced ? 1 : 0 })
+              .where("account", "=", this.account)
+              .where("name", "=", name)
+              .execute();
+          }
+        }
+        for (let start = 0; start < settingFlag.length; start += WRITE_CHUNK) {
+          await trx
+            .insertInto("documents")
+            .values(settingFlag.slice(start, start + WRITE_CHUNK))
+            .onConflict((oc) =>
+              oc.columns(["account", "name"]).doUpdateSet((eb) => ({
+                state: eb.ref("excluded.state"),
+                unsynced: eb.ref("excluded.unsynced"),
+                updated_at: eb.ref("excluded.updated_at"),
+              })),
+            )
+            .execute();
+        }
+        // A merge leaves the flag as it is (a new row starts with nothing unconfirmed).
+        for (let start = 0; start < keepingFlag.length; start += WRITE_CHUNK) {
+          await trx
+            .insertInto("documents")
+            .values(keepingFlag.slice(start, start + WRITE_CHUNK))
+            .onConflict((oc) =>
+              oc
+                .columns(["account", "name"])
+                .doUpdateSet((eb) => ({ state: eb.ref("excluded.state"), updated_at: eb.ref("excluded.updated_at") })),
+            )
+            .execute();
         }
       });
       for (const write of batch.values()) for (const waiter of write.waiters) waiter.resolve();

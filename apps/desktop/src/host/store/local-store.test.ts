@@ -70,6 +70,37 @@ describe("the local store", () => {
     await store.close();
   });
 
+  it("merges updates into stored documents without loading them, beside whole-state writes, keeping the unsynced flag", async () => {
+    const store = await openLocalStore(await dataDir());
+    const documents = new LocalDocumentStore(store.db, "http://127.0.0.1:1#1");
+    const update = (key: string, value: string) => {
+      const doc = new Y.Doc();
+      doc.getMap("m").set(key, value);
+      return Y.encodeStateAsUpdate(doc);
+    };
+    const local = new Y.Doc();
+    local.getMap("m").set("local", "typed here");
+
+    // A merge queued with a whole-state write of the same document: both end up stored.
+    await Promise.all([documents.save("note:a", local, true), documents.merge("note:a", update("remote", "from the server"))]);
+    expect((await documents.loadDoc("note:a"))?.getMap("m").toJSON()).toEqual({ local: "typed here", remote: "from the server" });
+    // A merge on its own reads the stored state; merging the same update again changes nothing.
+    const later = update("later", "also from the server");
+    await documents.merge("note:a", later);
+    await documents.merge("note:a", later);
+    expect((await documents.loadDoc("note:a"))?.getMap("m").toJSON()).toEqual({
+      local: "typed here",
+      remote: "from the server",
+      later: "also from the server",
+    });
+    expect(await documents.unsyncedNames()).toEqual(["note:a"]);
+    // No row yet: the update becomes the document, with nothing unconfirmed.
+    await documents.merge("note:b", update("only", "remote"));
+    expect((await documents.loadDoc("note:b"))?.getMap("m").toJSON()).toEqual({ only: "remote" });
+    expect(await documents.unsyncedNames()).toEqual(["note:a"]);
+    await store.close();
+  });
+
   it("refuses a second host on the same data directory, saying it is in use", async () => {
     const dir = await dataDir();
     const first = await openLocalStore(dir);

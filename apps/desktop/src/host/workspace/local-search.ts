@@ -61,9 +61,15 @@ export async function searchLocally(sync: SyncService, userId: number, query: st
   // Trashed notes are out of every search, as on the server.
   const notes = (await sync.readDocument(workspaceDocName(userId), (doc) => withoutTrashed(readNotes(doc)))) ?? new Map<string, NoteMeta>();
   const found: Scored[] = [];
-  for (const [uuid, meta] of notes) {
-    const text = (await sync.readDocument(noteDocName(uuid), (doc) => jsonToText(readNoteBody(doc)))) ?? "";
-    const scored = score(uuid, meta, text, terms);
+  const byName = new Map([...notes].map(([uuid, meta]) => [noteDocName(uuid), { uuid, meta }]));
+  // Scored as read: only the scores are kept, not every note's text.
+  const read = await sync.readDocuments([...byName.keys()], (doc, name) => {
+    const note = byName.get(name);
+    return note ? score(note.uuid, note.meta, jsonToText(readNoteBody(doc)), terms) : undefined;
+  });
+  for (const [name, { uuid, meta }] of byName) {
+    // A note without a copy here can still match by its title.
+    const scored = read.has(name) ? read.get(name) : score(uuid, meta, "", terms);
     if (scored) found.push(scored);
   }
   return found

@@ -16,8 +16,10 @@ export function previewOf(text: string): string {
  */
 export async function notePreviews(sync: SyncService, noteUuids: readonly string[]): Promise<Record<string, string>> {
   const previews: Record<string, string> = {};
-  for (const uuid of new Set(noteUuids)) {
-    const preview = await sync.readDocument(noteDocName(uuid), (doc) => previewOf(jsonToText(readNoteBody(doc))));
+  const names = noteUuids.map(noteDocName);
+  const read = await sync.readDocuments(names, (doc) => previewOf(jsonToText(readNoteBody(doc))));
+  for (const uuid of noteUuids) {
+    const preview = read.get(noteDocName(uuid));
     if (preview) previews[uuid] = preview;
   }
   return previews;
