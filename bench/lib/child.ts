@@ -25,10 +25,16 @@ export interface Child {
   close(): Promise<void>;
 }
 
-/** Starts `module` (a file URL, e.g. `new URL("./x-child.ts", import.meta.url)`) as a child process. */
-export async function startChild(module: URL): Promise<Child> {
+/**
+ * Starts `module` (a file URL, e.g. `new URL("./x-child.ts", import.meta.url)`) as a child process.
+ * `plainNode`: the module is JavaScript (a bundle, see bundle.ts) and runs without tsx's loader.
+ */
+export async function startChild(module: URL, { plainNode = false } = {}): Promise<Child> {
   // fork() passes on process.execArgv, which is where tsx put its loader: the child runs TypeScript too.
-  const child: ChildProcess = fork(fileURLToPath(module), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child: ChildProcess = fork(fileURLToPath(module), [], {
+    ...(plainNode ? { execArgv: [] } : {}),
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   let nextId = 1;
   let exited = false;

@@ -2,7 +2,7 @@ import type { DesktopApi } from "../shared/desktop-api";
 
 /** Each part of the host answers a slice of the API; `startHost` joins the slices. */
 export type SessionFacet = Pick<DesktopApi, "getSession" | "signInWithApiKey" | "startSignInPairing" | "pollSignInPairing" | "signOut">;
-export type SyncFacet = Pick<DesktopApi, "getLocalSync">;
+export type SyncFacet = Pick<DesktopApi, "getLocalSync" | "getWorkspaceOutline">;
 export type WorkspaceFacet = Pick<
   DesktopApi,
   "searchNotes" | "notePreviews" | "listSnapshots" | "getSnapshot" | "createSnapshot" | "restoreSnapshot"

@@ -1,3 +1,5 @@
+import type { FolderMeta, NoteMeta } from "@tandem/core/documents";
+
 /**
  * The one API the renderer uses to reach the host. Electron's preload provides it over IPC and
  * web mode provides it over HTTP, so the renderer never knows which one it runs in.
@@ -22,6 +24,12 @@ export interface DesktopApi {
   // Local-first sync (src/host/store, src/host/replication)
   /** Where the renderer opens documents: the host's sync hub on 127.0.0.1, with this launch's secret. */
   getLocalSync(): Promise<LocalSyncInfo>;
+  /**
+   * The notes and folders as the workspace document held them when last stored on this machine (null
+   * before the first time): the notes view shows it while the live workspace document loads, which
+   * for tens of thousands of notes takes a while.
+   */
+  getWorkspaceOutline(): Promise<WorkspaceOutline | null>;
   /** Sync, bridge and approvals at a glance; the renderer polls it (about once a second). */
   getStatus(): Promise<HostStatus>;
 
@@ -202,6 +210,12 @@ export interface LocalSyncInfo {
   /** `workspace:<userId>` and `todos:<userId>`; notes are `note:<uuid>`. */
   readonly workspaceDoc: string;
   readonly todosDoc: string;
+}
+
+/** See {@link DesktopApi.getWorkspaceOutline}: every entry of the workspace's notes and folders, by uuid (the Trash's too). */
+export interface WorkspaceOutline {
+  readonly notes: readonly (readonly [string, NoteMeta])[];
+  readonly folders: readonly (readonly [string, FolderMeta])[];
 }
 
 export type SyncState = "signed_out" | "synced" | "syncing" | "offline" | "error";
@@ -786,6 +800,7 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   pollSignInPairing: true,
   signOut: true,
   getLocalSync: true,
+  getWorkspaceOutline: true,
   getStatus: true,
   searchNotes: true,
   notePreviews: true,

@@ -24,6 +24,8 @@ export interface LocalHubOptions {
   readonly onUnsyncedChange?: () => void;
   /** Called when the renderer opens a document (`inUse` true) or closes its connection to one. */
   readonly onDocumentUse?: (name: string, inUse: boolean) => void;
+  /** Called after a document was stored (it is still loaded). */
+  readonly onStored?: (name: string, doc: Y.Doc) => void;
 }
 
 /**
@@ -155,6 +157,7 @@ export class LocalHub {
           this.#dirty.add(documentName);
           throw error;
         }
+        this.#options.onStored?.(documentName, document);
       },
     });
     sockets.on("connection", (websocket) => {

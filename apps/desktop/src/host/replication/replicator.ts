@@ -250,6 +250,7 @@ export class Replicator {
    * cold start opens only what changed.
    */
   async start(): Promise<void> {
+    if (this.#stopped) return;
     const [stored, cursor] = await Promise.all([
       this.#options.hub.storedNoteNames(),
       this.#options.cursor.load().catch(() => null),

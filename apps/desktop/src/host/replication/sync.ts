@@ -9,6 +9,7 @@ import { explainRefusal } from "./explain-refusal";
 import { LocalHub } from "./local-hub";
 import { Replicator } from "./replicator";
 import { syncStatusOf } from "./sync-status";
+import { WorkspaceOutlineKeeper } from "./workspace-outline";
 
 export interface SyncHandle extends SyncService {
   readonly facet: SyncFacet;
@@ -62,6 +63,8 @@ interface Running {
   readonly userId: number;
   readonly hub: LocalHub;
   readonly replicator: Replicator;
+  readonly outline: WorkspaceOutlineKeeper;
+  readonly startTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
@@ -94,8 +97,10 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     const stopping = running;
     running = undefined;
     if (!stopping) return;
+    clearTimeout(stopping.startTimer);
     await stopping.replicator.stop();
     await stopping.hub.close();
+    await stopping.outline.flush();
   };
 
   const start = async (coldStart: boolean) => {
@@ -106,11 +111,20 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     await stop();
     const { userId, serverUrl, apiKey } = credentials;
     let replicator: Replicator | undefined;
+    const workspaceName = workspaceDocName(userId);
+    const outlineKey = `workspace.outline:${account}`;
+    const outline = new WorkspaceOutlineKeeper({
+      get: () => context.store.getSetting(outlineKey),
+      set: (value) => context.store.setSetting(outlineKey, value),
+    });
     const hub = await LocalHub.start({
       userId,
       store: new LocalDocumentStore(context.store.db, account),
       onUnsyncedChange: statusMayHaveChanged,
       onDocumentUse: (name, inUse) => (inUse ? replicator?.useDocument(name) : replicator?.releaseDocument(name)),
+      onStored: (name, doc) => {
+        if (name === workspaceName) outline.schedule(doc);
+      },
     });
     const cursorKey = `replication.cursor:${account}`;
     replicator = new Replicator({
@@ -131,12 +145,24 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
       ...options,
       connectDelayMs: coldStart ? (options.coldStartConnectDelayMs ?? COLD_START_CONNECT_DELAY_MS) : 0,
     });
-    running = { account, userId, hub, replicator };
-    // Opening every document from disk takes a moment with thousands of notes; the hub serves
-    // the renderer meanwhile.
-    void replicator.start().catch((error: unknown) => {
-      console.error("Tandem: replication could not start:", error instanceof Error ? error.message : error);
-    });
+    const startReplication = async () => {
+      await replicator.start();
+      // A workspace without an outline yet (this version's first start): one is written from the loaded document.
+      const workspace = hub.hocuspocus.documents.get(workspaceName);
+      if (workspace && !(await outline.exists())) outline.schedule(workspace);
+    };
+    // Starting loads the workspace document: with tens of thousands of notes, a second of this thread.
+    // At a cold start that waits until replication connects, so the first view (the outline, the
+    // first note opened) has the host to itself; a sign-in starts at once.
+    const replicationDelayMs = coldStart ? (options.coldStartConnectDelayMs ?? COLD_START_CONNECT_DELAY_MS) : 0;
+    const begin = () =>
+      void startReplication().catch((error: unknown) => {
+        console.error("Tandem: replication could not start:", error instanceof Error ? error.message : error);
+      });
+    const startTimer = replicationDelayMs > 0 ? setTimeout(begin, replicationDelayMs) : undefined;
+    startTimer?.unref();
+    running = { account, userId, hub, replicator, outline, startTimer };
+    if (!startTimer) begin();
   };
 
   const follow = (info: SessionInfo, coldStart = false): Promise<void> => {
@@ -172,6 +198,7 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
       return hub.readDocuments(names, read);
     },
     facet: {
+      getWorkspaceOutline: async () => (await signedIn()).outline.read(),
       getLocalSync: async (): Promise<LocalSyncInfo> => {
         const { hub, userId } = await signedIn();
         return { url: hub.url, token: hub.token, userId, workspaceDoc: workspaceDocName(userId), todosDoc: todosDocName(userId) };

@@ -1,8 +1,9 @@
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { putNote, readNotes } from "@tandem/core";
+import { NOTE_FRAGMENT, putNote, readNotes } from "@tandem/core";
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import * as Y from "yjs";
 import { HubClient, startTestHost, tempDir, waitFor } from "../../../test/host-harness";
 import type { Host } from "../host";
 import { normaliseServerUrl } from "./server-url";
@@ -143,6 +144,8 @@ describe("signing in", () => {
     workspace.transact(() =>
       putNote(workspace, uuid, { title: "Kept", folder: null, pinned: false, tags: [], createdAt: now(), updatedAt: now() }),
     );
+    const note = await first.open(`note:${uuid}`);
+    note.getXmlFragment(NOTE_FRAGMENT).insert(0, [new Y.XmlText("typed here")]);
     await waitFor("synced", async () => (await host.api.getStatus()).sync.state === "synced");
 
     expect(await host.api.signOut()).toEqual({ state: "signed_out", serverUrl: ts.server.url });

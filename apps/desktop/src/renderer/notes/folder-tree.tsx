@@ -9,7 +9,8 @@ import { ALL_NOTES, type FolderNode, type FolderSelection, folderNameIssue, type
 type Naming = { readonly kind: "create"; readonly parent: string | null } | { readonly kind: "rename"; readonly uuid: string } | null;
 
 interface FolderTreeProps {
-  readonly doc: Y.Doc;
+  /** Null while the workspace document loads (the first view): folders can be looked at, not changed. */
+  readonly doc: Y.Doc | null;
   readonly workspace: Workspace;
   readonly selection: FolderSelection;
   readonly onSelect: (selection: FolderSelection) => void;
@@ -36,7 +37,7 @@ export function FolderTree({ doc, workspace, selection, onSelect, overlay, width
           validate={(name) => folderNameIssue(workspace, name, parent)}
           onSubmit={(name) => {
             setNaming(null);
-            onSelect({ kind: "folder", uuid: createFolder(doc, name, parent) });
+            if (doc) onSelect({ kind: "folder", uuid: createFolder(doc, name, parent) });
           }}
           onCancel={() => setNaming(null)}
         />
@@ -55,7 +56,7 @@ export function FolderTree({ doc, workspace, selection, onSelect, overlay, width
             validate={(name) => folderNameIssue(workspace, name, meta?.parent ?? null, node.uuid)}
             onSubmit={(name) => {
               setNaming(null);
-              renameFolder(doc, node.uuid, name);
+              if (doc) renameFolder(doc, node.uuid, name);
             }}
             onCancel={() => setNaming(null)}
           />
@@ -108,7 +109,7 @@ export function FolderTree({ doc, workspace, selection, onSelect, overlay, width
             label="Delete folder"
             question={`Move "${selectedName}" to the Trash? Its notes and subfolders move up a level.`}
             onConfirm={() => {
-              deleteFolder(doc, selected);
+              if (doc) deleteFolder(doc, selected);
               onSelect(ALL_NOTES);
             }}
           />

@@ -1,5 +1,5 @@
 import { type NoteMeta, noteDocName } from "@tandem/core/documents";
-import { useCallback, useRef } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
@@ -15,7 +15,8 @@ import "./trash.css";
 
 interface NoteEditorProps {
   readonly api: DesktopApi;
-  readonly workspaceDoc: Y.Doc;
+  /** Null while the workspace document loads (the first view): the body can be edited, the header waits. */
+  readonly workspaceDoc: Y.Doc | null;
   readonly workspace: Workspace;
   readonly uuid: string;
   /** The note's entry, or, once another device trashed or deleted it, what this window last knew of it. */
@@ -52,7 +53,11 @@ export function NoteEditor({ api, workspaceDoc, workspace, uuid, meta, onDeleted
           <GoneBanner
             trashed={isTrashedNote(workspace, uuid)}
             title={meta.title}
-            onRestore={() => (isTrashedNote(workspace, uuid) ? restoreTrashed(workspaceDoc, uuid) : recreateNote(workspaceDoc, uuid, meta))}
+            onRestore={() => {
+              if (!workspaceDoc) return;
+              if (isTrashedNote(workspace, uuid)) restoreTrashed(workspaceDoc, uuid);
+              else recreateNote(workspaceDoc, uuid, meta);
+            }}
           />
         )}
         {body.status === "loading" && (
@@ -88,10 +93,17 @@ function GoneBanner({ trashed, title, onRestore }: { trashed: boolean; title: st
   );
 }
 
-function EditableBody({ workspaceDoc, uuid, noteDoc }: { workspaceDoc: Y.Doc; uuid: string; noteDoc: Y.Doc }) {
+function EditableBody({ workspaceDoc, uuid, noteDoc }: { workspaceDoc: Y.Doc | null; uuid: string; noteDoc: Y.Doc }) {
+  // An edit made before the workspace document has loaded dates the note once it has.
+  const [touchPending, setTouchPending] = useState(false);
   useTouchOnEdit(
     noteDoc,
-    useCallback(() => touchNote(workspaceDoc, uuid), [workspaceDoc, uuid]),
+    useCallback(() => (workspaceDoc ? touchNote(workspaceDoc, uuid) : setTouchPending(true)), [workspaceDoc, uuid]),
   );
+  useEffect(() => {
+    if (!touchPending || !workspaceDoc) return;
+    setTouchPending(false);
+    touchNote(workspaceDoc, uuid);
+  }, [touchPending, workspaceDoc, uuid]);
   return <NoteBody noteDoc={noteDoc} />;
 }

@@ -6,7 +6,8 @@ import { deleteNote, moveNote, setNotePinned, setNoteTitle } from "./workspace-a
 import { displayTitle, flattenTree, noteFolder, type Workspace } from "./workspace-model";
 
 interface NoteHeaderProps {
-  readonly workspaceDoc: Y.Doc;
+  /** Null while the workspace document loads (the first view): the title and actions wait for it. */
+  readonly workspaceDoc: Y.Doc | null;
   readonly workspace: Workspace;
   readonly uuid: string;
   readonly meta: NoteMeta;
@@ -31,14 +32,14 @@ export function NoteHeader({
   onDeleted,
 }: NoteHeaderProps) {
   return (
-    <div className="note-header">
+    <fieldset className="note-header" disabled={workspaceDoc === null} aria-busy={workspaceDoc === null}>
       <TitleInput workspaceDoc={workspaceDoc} uuid={uuid} title={meta.title} onDone={onTitleDone} />
       <div className="note-actions">
         <label className="inline-field">
           <span>Folder</span>
           <select
             value={noteFolder(workspace, meta) ?? NO_FOLDER}
-            onChange={(event) => moveNote(workspaceDoc, uuid, event.target.value === NO_FOLDER ? null : event.target.value)}
+            onChange={(event) => workspaceDoc && moveNote(workspaceDoc, uuid, event.target.value === NO_FOLDER ? null : event.target.value)}
           >
             <option value={NO_FOLDER}>No folder</option>
             {flattenTree(workspace.tree).map((folder) => (
@@ -48,7 +49,7 @@ export function NoteHeader({
             ))}
           </select>
         </label>
-        <button type="button" onClick={() => setNotePinned(workspaceDoc, uuid, !meta.pinned)}>
+        <button type="button" onClick={() => workspaceDoc && setNotePinned(workspaceDoc, uuid, !meta.pinned)}>
           {meta.pinned ? "Unpin" : "Pin"}
         </button>
         <button type="button" aria-expanded={snapshotsOpen} aria-controls="snapshots-panel" onClick={onToggleSnapshots}>
@@ -58,12 +59,13 @@ export function NoteHeader({
           label="Delete note"
           question={`Move "${displayTitle(meta.title)}" to the Trash?`}
           onConfirm={() => {
+            if (!workspaceDoc) return;
             deleteNote(workspaceDoc, uuid);
             onDeleted();
           }}
         />
       </div>
-    </div>
+    </fieldset>
   );
 }
 
@@ -72,7 +74,17 @@ export function NoteHeader({
  * what is typed; otherwise it follows the document (a rename elsewhere shows up here). A title over
  * the limit is not written (nor cut): the field says so until it is short enough.
  */
-function TitleInput({ workspaceDoc, uuid, title, onDone }: { workspaceDoc: Y.Doc; uuid: string; title: string; onDone: () => void }) {
+function TitleInput({
+  workspaceDoc,
+  uuid,
+  title,
+  onDone,
+}: {
+  workspaceDoc: Y.Doc | null;
+  uuid: string;
+  title: string;
+  onDone: () => void;
+}) {
   const [draft, setDraft] = useState(title);
   const focused = useRef(false);
   // A note opened without a title (just created) is waiting for one.
@@ -103,7 +115,7 @@ function TitleInput({ workspaceDoc, uuid, title, onDone }: { workspaceDoc: Y.Doc
         }}
         onChange={(event) => {
           setDraft(event.target.value);
-          if (!titleLengthProblem(event.target.value)) setNoteTitle(workspaceDoc, uuid, event.target.value);
+          if (workspaceDoc && !titleLengthProblem(event.target.value)) setNoteTitle(workspaceDoc, uuid, event.target.value);
         }}
         onKeyDown={(event) => {
           if ((event.key === "Enter" || event.key === "ArrowDown") && !event.nativeEvent.isComposing) {

@@ -13,6 +13,8 @@ interface NoteListProps {
   readonly openNote: string | null;
   readonly onOpen: (uuid: string) => void;
   readonly onCreate: () => void;
+  /** Set while notes cannot be created yet (the workspace document is loading). */
+  readonly createDisabled?: boolean;
 }
 
 const ROW_KEYS = new Set(["ArrowDown", "ArrowUp", "Home", "End"]);
@@ -59,7 +61,17 @@ function moveThroughRows(event: KeyboardEvent<HTMLUListElement>) {
 }
 
 /** The notes of the selected folder, pinned first, then the most recently changed. */
-export function NoteList({ heading, notes, workspace, showFolders, previews, openNote, onOpen, onCreate }: NoteListProps) {
+export function NoteList({
+  heading,
+  notes,
+  workspace,
+  showFolders,
+  previews,
+  openNote,
+  onOpen,
+  onCreate,
+  createDisabled = false,
+}: NoteListProps) {
   const { shown, sentinel } = useRowsShown(notes.length, heading);
   return (
     <>
@@ -67,7 +79,7 @@ export function NoteList({ heading, notes, workspace, showFolders, previews, ope
         <h3 dir="auto" title={heading}>
           {heading}
         </h3>
-        <button type="button" className="primary" onClick={onCreate}>
+        <button type="button" className="primary" onClick={onCreate} disabled={createDisabled}>
           New note
         </button>
       </div>

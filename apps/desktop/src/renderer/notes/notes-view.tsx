@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
-import { DocumentGate } from "../sync/document-gate";
-import { useDocValue, useLocalSync } from "../sync/use-document";
+import { ErrorNotice } from "../components/error-notice";
+import { useDocValue, useLocalSync, useYDoc } from "../sync/use-document";
 import { FolderTree } from "./folder-tree";
 import { NoteEditor } from "./note-editor";
 import { NoteList } from "./note-list";
@@ -14,15 +14,33 @@ import { keyLabel, SHORTCUTS, type ShortcutAction, shortcutFor } from "./shortcu
 import { ShortcutsSheet } from "./shortcuts-sheet";
 import { TrashList } from "./trash-list";
 import { useElementWidth } from "./use-element-width";
+import { useFirstView } from "./use-first-view";
 import { useNotePreviews } from "./use-note-previews";
 import { createNote, setNoteTitle } from "./workspace-actions";
-import { ALL_NOTES, EMPTY_WORKSPACE, type FolderSelection, notesIn, readWorkspace } from "./workspace-model";
+import { ALL_NOTES, EMPTY_WORKSPACE, type FolderSelection, notesIn, readWorkspace, type Workspace } from "./workspace-model";
 import "./notes.css";
 
-/** Notes: folders, the selected folder's notes (or search results), and the open note. */
+/**
+ * Notes: folders, the selected folder's notes (or search results), and the open note. At a start the
+ * view shows the workspace's saved outline while its document loads (see use-first-view.ts): the
+ * list and notes can be opened and read, and note bodies edited; titles, folders and new notes wait
+ * for the document, a moment later.
+ */
 export function NotesView({ api }: { api: DesktopApi }) {
   const { workspaceDoc } = useLocalSync();
-  return <DocumentGate name={workspaceDoc}>{(doc) => <NotesWorkspace api={api} doc={doc} />}</DocumentGate>;
+  const firstView = useFirstView(api);
+  const live = useYDoc(firstView.openLive ? workspaceDoc : null);
+  if (live.status === "failed") return <ErrorNotice message={live.message} />;
+  const doc = live.status === "ready" ? live.doc : null;
+  if (!doc && !firstView.outline) {
+    return (
+      <p className="empty-state" aria-busy="true">
+        Loading…
+      </p>
+    );
+  }
+  // One element in both cases, so what the owner opened during the first view stays open.
+  return <NotesWorkspace api={api} doc={doc} outline={firstView.outline} />;
 }
 
 type SidePane = "folders" | "list";
@@ -35,8 +53,8 @@ const openDialog = (kind: "switcher" | "shortcuts"): Dialog => ({ kind });
 
 const shortcutHint = (action: ShortcutAction) => keyLabel(SHORTCUTS.find((shortcut) => shortcut.action === action)?.label ?? "");
 
-function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
-  const workspace = useDocValue(doc, readWorkspace, EMPTY_WORKSPACE);
+function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | null; outline: Workspace | null }) {
+  const workspace = useDocValue(doc, readWorkspace, outline ?? EMPTY_WORKSPACE);
   const [selection, setSelection] = useState<FolderSelection>(ALL_NOTES);
   const [openNote, setOpenNote] = useState<string | null>(null);
   const [query, setQuery] = useState("");
@@ -71,6 +89,7 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
 
   const create = useCallback(
     (title?: string) => {
+      if (!doc) return;
       setQuery("");
       setPeek(null);
       const uuid = createNote(doc, selection.kind === "folder" ? selection.uuid : null);
@@ -131,7 +150,7 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
     return () => window.removeEventListener("keydown", onKeyDown);
   });
 
-  const folderPane = shown("folders") && (
+  const folderTree = shown("folders") && (
     <FolderTree
       doc={doc}
       workspace={workspace}
@@ -144,6 +163,14 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
       width={layout.folders || preferences.widths.folders}
     />
   );
+  const folderPane =
+    doc === null && folderTree ? (
+      <fieldset className="pending-workspace" disabled aria-busy="true">
+        {folderTree}
+      </fieldset>
+    ) : (
+      folderTree
+    );
   const listPane = shown("list") && (
     <section
       className={peek === "list" ? "list-pane pane-overlay" : "list-pane"}
@@ -152,7 +179,13 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
     >
       <SearchBox ref={searchRef} query={query} onChange={setQuery} />
       {selection.kind === "trash" && query.trim() === "" ? (
-        <TrashList doc={doc} items={workspace.trash} />
+        doc ? (
+          <TrashList doc={doc} items={workspace.trash} />
+        ) : (
+          <p className="empty-state" aria-busy="true">
+            Loading…
+          </p>
+        )
       ) : query.trim() === "" ? (
         <NoteList
           heading={folderName ?? "All notes"}
@@ -163,6 +196,7 @@ function NotesWorkspace({ api, doc }: { api: DesktopApi; doc: Y.Doc }) {
           openNote={openNote}
           onOpen={open}
           onCreate={() => create()}
+          createDisabled={doc === null}
         />
       ) : (
         <SearchResults api={api} query={query} onOpen={open} />

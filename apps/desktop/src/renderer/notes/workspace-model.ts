@@ -9,6 +9,7 @@ import {
   withoutTrashed,
 } from "@tandem/core/documents";
 import type * as Y from "yjs";
+import type { WorkspaceOutline } from "../../shared/desktop-api";
 
 /** The workspace document as the notes view reads it: the folders and notes not in the Trash, and the Trash. */
 export interface Workspace {
@@ -46,8 +47,15 @@ const EMPTY_WORKSPACE: Workspace = Object.freeze({ folders: new Map(), notes: ne
 export { EMPTY_WORKSPACE };
 
 export function readWorkspace(doc: Y.Doc): Workspace {
-  const allFolders = readFolders(doc);
-  const allNotes = readNotes(doc);
+  return workspaceOf(readFolders(doc), readNotes(doc));
+}
+
+/** The workspace as the host's outline has it (see `getWorkspaceOutline`): the first view, before the document has loaded. */
+export function workspaceFromOutline(outline: WorkspaceOutline): Workspace {
+  return workspaceOf(new Map(outline.folders), new Map(outline.notes));
+}
+
+function workspaceOf(allFolders: Map<string, FolderMeta>, allNotes: Map<string, NoteMeta>): Workspace {
   const folders = withoutTrashed(allFolders);
   const trash: TrashItem[] = [];
   for (const [uuid, meta] of allNotes)
