@@ -4,6 +4,7 @@
  * and retained source maps add tens of MB to a process's memory and a second to its start. The figures for
  * the host's memory and cold start are taken from such a bundle.
  */
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
@@ -12,11 +13,24 @@ const CHECKOUT = fileURLToPath(new URL("../..", import.meta.url));
 /** Inside node_modules, so the bundle's npm imports resolve from the checkout's node_modules (and git ignores it). */
 const OUT_DIR = path.join(CHECKOUT, "node_modules", ".cache", "tandem-bench");
 
-/** Tandem's own code (the workspace packages too) goes into the bundle; npm packages stay in node_modules, as in the app. */
+/** `lib0/encoding` → `lib0`, `@scope/name/x` → `@scope/name`. */
+function packageName(specifier: string): string {
+  const parts = specifier.split("/");
+  return (specifier.startsWith("@") ? parts.slice(0, 2) : parts.slice(0, 1)).join("/");
+}
+
+/**
+ * Tandem's own code (the workspace packages too) goes into the bundle; npm packages stay in node_modules,
+ * as in the app, where the bundle finds them (the checkout's own; one a workspace keeps to itself is bundled).
+ */
 const npmPackagesExternal: Plugin = {
   name: "npm-packages-external",
   setup(builder) {
-    builder.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith("@tandem/") ? undefined : { path: args.path, external: true }));
+    builder.onResolve({ filter: /^[^./]/ }, (args) => {
+      const name = packageName(args.path);
+      if (name.startsWith("@tandem/") || name.startsWith("node:") || !existsSync(path.join(CHECKOUT, "node_modules", name))) return undefined;
+      return { path: args.path, external: true };
+    });
   },
 };
 

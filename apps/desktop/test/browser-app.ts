@@ -33,6 +33,11 @@ export interface BrowserApp {
   readonly browser: Browser;
   /** A new page, loaded on the app, its errors collected. */
   openPage(options?: BrowserContextOptions): Promise<AppPage>;
+  /**
+   * Quits the app and starts it again on the same data directory (a cold start with the saved
+   * session); `host` and `web` are then the new ones, and pages must be opened again.
+   */
+  restart(): Promise<void>;
   /** Stops all of it and removes the temporary directory. */
   close(): Promise<void>;
 }
@@ -55,20 +60,31 @@ export async function startBrowserApp(options: BrowserAppOptions): Promise<Brows
     if (browser.status === "rejected") throw browser.reason;
     if (ts.status === "rejected") throw ts.reason;
     if (rendererDir.status === "rejected") throw rendererDir.reason;
-    const host = await startTestHost(path.join(outDir, "data"), options.host);
-    running.host = host;
-    const web = await startWebServer(host.api, { rendererDir: rendererDir.value });
-    running.web = web;
+    const start = async () => {
+      running.host = await startTestHost(path.join(outDir, "data"), options.host);
+      running.web = await startWebServer(running.host.api, { rendererDir: rendererDir.value });
+      return { host: running.host, web: running.web };
+    };
+    let current = await start();
     return {
       browser: browser.value,
       ts: ts.value,
-      host,
-      web,
+      get host() {
+        return current.host;
+      },
+      get web() {
+        return current.web;
+      },
       async openPage(pageOptions) {
         const page = await browser.value.newPage(pageOptions);
         const pageErrors = collectPageErrors(page);
-        await page.goto(web.url);
+        await page.goto(current.web.url);
         return { page, pageErrors };
+      },
+      async restart() {
+        await current.web.close();
+        await current.host.close();
+        current = await start();
       },
       close,
     };

@@ -430,4 +430,43 @@ describe.skipIf(chromiumMissing("notes daily use"))("notes in daily use (web mod
     },
     TEST_TIMEOUT,
   );
+
+  it(
+    "after a restart shows the saved outline at once: notes open, read and take typing; titles and new notes follow the workspace",
+    async () => {
+      const { note } = (await user.client.call("createNote", { body: { title: "First view", content: "opened before the workspace" } }))
+        .result;
+      await expect
+        .poll(
+          () =>
+            noteList()
+              .getByRole("button", { name: /First view/ })
+              .count(),
+          PATIENCE,
+        )
+        .toBe(1);
+      // Quitting writes the outline; the next start shows it while the workspace document loads.
+      await app.restart();
+      ({ page, pageErrors } = await app.openPage({ viewport: { width: 1280, height: 800 }, locale: "en-US" }));
+      const listed = noteList().getByRole("button", { name: /First view/ });
+      await listed.waitFor(WAIT);
+      // The first view: the list is the outline; what needs the workspace document waits for it.
+      expect(await main().getByRole("button", { name: "New note" }).isDisabled()).toBe(true);
+      await listed.click();
+      const body = page.getByRole("textbox", { name: "Note body" });
+      await body.filter({ hasText: "opened before the workspace" }).waitFor(WAIT);
+      await body.click();
+      await page.keyboard.press("End");
+      await page.keyboard.type(" and typed in at once");
+      // Then the live workspace document: new notes and titles work again.
+      await expect.poll(() => main().getByRole("button", { name: "New note" }).isDisabled(), PATIENCE).toBe(false);
+      expect(await main().getByRole("textbox", { name: "Title" }).isDisabled()).toBe(false);
+      expect(await main().getByRole("textbox", { name: "Title" }).inputValue()).toBe("First view");
+      await expect
+        .poll(async () => (await user.client.call("getNote", { params: { id: note.id } })).note.content, PATIENCE)
+        .toContain("and typed in at once");
+      expect(pageErrors).toEqual([]);
+    },
+    TEST_TIMEOUT,
+  );
 });

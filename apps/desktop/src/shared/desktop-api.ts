@@ -26,8 +26,8 @@ export interface DesktopApi {
   getLocalSync(): Promise<LocalSyncInfo>;
   /**
    * The notes and folders as the workspace document held them when last stored on this machine (null
-   * before the first time): the notes view shows it while the live workspace document loads, which
-   * for tens of thousands of notes takes a while.
+   * before the first time, and when signed out): the notes view shows it while the live workspace
+   * document loads, which for tens of thousands of notes takes a while.
    */
   getWorkspaceOutline(): Promise<WorkspaceOutline | null>;
   /** Sync, bridge and approvals at a glance; the renderer polls it (about once a second). */

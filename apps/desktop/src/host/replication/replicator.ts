@@ -12,6 +12,7 @@ import {
 import WebSocket from "ws";
 import * as Y from "yjs";
 import { releaseMemory } from "../release-memory";
+import { ClosingSink } from "./closing-sink";
 import type { LocalHub, PreloadedDocument } from "./local-hub";
 import { type PullDocuments, type PullOutcome, pullNotes } from "./note-pull";
 import { ReplicatedDocument } from "./replicated-document";
@@ -66,8 +67,6 @@ export interface ReplicatorOptions {
   /** Reconnect backoff bounds, in ms. */
   readonly reconnectDelayMs?: number;
   readonly reconnectMaxDelayMs?: number;
-  /** How long to wait before the first connection to the server (0: at once). */
-  readonly connectDelayMs?: number;
 }
 
 export interface ReplicationProgress {
@@ -160,6 +159,8 @@ export class Replicator {
   #pulls = 0;
   /** The server has no pull route (an older server): every note is exchanged over sync. */
   #pullUnavailable = false;
+  /** Names whose CLOSE the server has not answered yet: nothing attaches for them until it has (see closing-sink.ts). */
+  readonly #closingNames = new Map<string, ClosingSink>();
   /**
    * Documents not closed (the workspace, the todos, notes open or in an exchange): with the queue and
    * the hub's unsynced marks, all {@link progress} needs to look at, so a status read does not walk
@@ -178,7 +179,6 @@ export class Replicator {
   /** Notes closing: still in memory until the hub has stored and unloaded them. */
   #closing = 0;
   #catchUpTimer: ReturnType<typeof setTimeout> | undefined;
-  #connectTimer: ReturnType<typeof setTimeout> | undefined;
   #catchingUp = false;
   /**
    * The feed's latest position and when the catch-up that first reached it had read it. A later
@@ -217,10 +217,10 @@ export class Replicator {
     this.#keepOpen = options.keepOpen ?? DEFAULT_KEEP_OPEN;
     this.#catchUpIntervalMs = options.catchUpIntervalMs ?? DEFAULT_CATCH_UP_INTERVAL_MS;
     this.#catchUpOverlapMs = options.catchUpOverlapMs ?? DEFAULT_CATCH_UP_OVERLAP_MS;
-    const connectDelayMs = options.connectDelayMs ?? 0;
     this.#websocket = new HocuspocusProviderWebsocket({
       url: options.syncUrl,
-      autoConnect: connectDelayMs <= 0,
+      // start() connects.
+      autoConnect: false,
       WebSocketPolyfill: ListenedWebSocket,
       delay: options.reconnectDelayMs ?? 1000,
       minDelay: options.reconnectDelayMs ?? 1000,
@@ -236,13 +236,6 @@ export class Replicator {
         options.onChange();
       },
     });
-    if (connectDelayMs > 0) {
-      this.#connectTimer = setTimeout(() => {
-        // Retries go on by themselves (without a limit); a failure here is only the first attempt's.
-        if (!this.#stopped) this.#websocket.connect().catch(() => {});
-      }, connectDelayMs);
-      this.#connectTimer.unref();
-    }
   }
 
   /**
@@ -251,6 +244,8 @@ export class Replicator {
    */
   async start(): Promise<void> {
     if (this.#stopped) return;
+    // Retries go on by themselves (without a limit); a failure here is only the first attempt's.
+    this.#websocket.connect().catch(() => {});
     const [stored, cursor] = await Promise.all([
       this.#options.hub.storedNoteNames(),
       this.#options.cursor.load().catch(() => null),
@@ -274,10 +269,16 @@ export class Replicator {
     if (!doc || this.#stopped) return;
     this.#idle.delete(doc);
     if (doc.exchange) {
-      // Being exchanged from its stored bytes: it now replicates live through the hub's copy instead.
-      this.#release(doc);
+      // Being exchanged from its stored bytes: it goes on live through the hub's copy instead. An
+      // exchange the server has heard of (its token sent) finishes first (see #exchanged): a CLOSE
+      // sent now could reach the server before its pending authentication completes, which would
+      // then hold the document's connection against the provider that comes next.
+      if (doc.state === "authenticating" || doc.state === "live") return;
+      doc.exchange.destroy(false);
+      doc.exchange = undefined;
       this.#inFlight.delete(doc);
       this.#waiting.delete(doc);
+      clearTimeout(doc.retryTimer);
       doc.state = "closed";
     }
     if (doc.state === "closed") this.#enqueue(doc, true);
@@ -333,8 +334,8 @@ export class Replicator {
     this.#idle.clear();
     this.#inFlight.clear();
     this.#pulling.clear();
+    for (const sink of [...this.#closingNames.values()]) sink.release();
     clearTimeout(this.#catchUpTimer);
-    clearTimeout(this.#connectTimer);
     for (const doc of docs) this.#release(doc);
     this.#websocket.destroy();
     await Promise.all(docs.map((doc) => doc.connection?.disconnect().catch(() => {})));
@@ -618,9 +619,11 @@ export class Replicator {
     doc.state = "closed";
     doc.exchangeOverSync = false;
     this.#stored.add(doc.name);
-    // Confirmed is only what was stored when the exchange began; a change made here since goes next.
+    // Confirmed is only what was stored when the exchange began; a change made here since goes next,
+    // and a note the renderer opened meanwhile goes live (first).
     if (hub.localChangeMark(doc.name) === doc.localMark) hub.markSynced(doc.name);
-    else this.#enqueue(doc);
+    if (hub.isLoaded(doc.name)) this.#enqueue(doc, true);
+    else if (hub.localChangeMark(doc.name) !== doc.localMark) this.#enqueue(doc);
     this.#options.onChange();
     void this.#openQueued();
     this.#maybeSaveCursor();
@@ -671,6 +674,8 @@ export class Replicator {
   /** Stops replicating one document (its provider or exchange is gone; the hub's copy is not touched). */
   #release(doc: ReplicatedDocument): void {
     if (doc.state === "authenticating") this.#authenticating -= 1;
+    // The server has (or is about to have) a connection for it, which the CLOSE below ends.
+    const held = (doc.state === "authenticating" || doc.state === "live") && (doc.provider !== undefined || doc.exchange !== undefined);
     clearTimeout(doc.retryTimer);
     doc.provider?.destroy();
     doc.provider = undefined;
@@ -678,6 +683,18 @@ export class Replicator {
     doc.exchange?.destroy(true);
     doc.exchange = undefined;
     doc.state = "waiting";
+    if (held && !this.#stopped && this.#websocket.status === WebSocketStatus.Connected) this.#holdName(doc.name);
+  }
+
+  /** Keeps `name` from being attached again until the server has answered its CLOSE. */
+  #holdName(name: string): void {
+    this.#closingNames.get(name)?.release();
+    const sink = new ClosingSink(name, this.#websocket, () => {
+      if (this.#closingNames.get(name) !== sink) return;
+      this.#closingNames.delete(name);
+      if (!this.#stopped) this.#pump();
+    });
+    this.#closingNames.set(name, sink);
   }
 
   /**
@@ -724,7 +741,7 @@ export class Replicator {
     const notesAllowed = this.#notesAllowed();
     for (const doc of this.#waiting) {
       if (this.#authenticating >= this.#maxAuthenticating) return;
-      if (doc.name.startsWith("note:") && !notesAllowed) continue;
+      if ((doc.name.startsWith("note:") && !notesAllowed) || this.#closingNames.has(doc.name)) continue;
       this.#waiting.delete(doc);
       doc.state = "authenticating";
       this.#authenticating += 1;
@@ -869,6 +886,7 @@ export class Replicator {
   #detachAll(): void {
     if (this.#stopped || this.#websocket.status === WebSocketStatus.Connected) return;
     this.#authenticating = 0;
+    for (const sink of [...this.#closingNames.values()]) sink.release();
     for (const doc of this.#docs.values()) {
       if (doc.state !== "authenticating" && doc.state !== "live") continue;
       this.#detachQuietly(doc);

@@ -33,12 +33,13 @@ export interface SyncOptions {
 }
 
 /**
- * When the host starts with a saved session, replication holds back this long before it connects
- * to the server: the first view (the workspace read from disk and sent to the renderer, the first
- * note opened) then has the machine to itself, and nothing typed meanwhile waits for the server.
- * A sign-in connects at once.
+ * When the host starts with a saved session, replication holds back until the renderer opens the
+ * workspace document (the notes view does once its first view is on screen), or at most this long:
+ * starting loads the workspace (for 20,000 notes, a second of the host's thread) and connects to
+ * the server, and the first view (the outline, the first note opened) should have the machine to
+ * itself. Nothing typed meanwhile waits for the server. A sign-in starts at once.
  */
-const COLD_START_CONNECT_DELAY_MS = 2_000;
+const COLD_START_CONNECT_DELAY_MS = 10_000;
 
 /** How long status changes gather before one `status` event goes out. */
 const STATUS_EVENT_DELAY_MS = 100;
@@ -64,7 +65,8 @@ interface Running {
   readonly hub: LocalHub;
   readonly replicator: Replicator;
   readonly outline: WorkspaceOutlineKeeper;
-  readonly startTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels a replication start still waiting (a cold start's). */
+  readonly stopTimer: () => void;
 }
 
 /**
@@ -97,7 +99,7 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     const stopping = running;
     running = undefined;
     if (!stopping) return;
-    clearTimeout(stopping.startTimer);
+    stopping.stopTimer();
     await stopping.replicator.stop();
     await stopping.hub.close();
     await stopping.outline.flush();
@@ -111,6 +113,17 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     await stop();
     const { userId, serverUrl, apiKey } = credentials;
     let replicator: Replicator | undefined;
+    let startTimer: ReturnType<typeof setTimeout> | undefined;
+    let replicating = false;
+    /** Starts replication (once): loads the workspace in the hub and connects to the server. */
+    const begin = () => {
+      if (replicating || !replicator) return;
+      replicating = true;
+      clearTimeout(startTimer);
+      void startReplication(replicator).catch((error: unknown) => {
+        console.error("Tandem: replication could not start:", error instanceof Error ? error.message : error);
+      });
+    };
     const workspaceName = workspaceDocName(userId);
     const outlineKey = `workspace.outline:${account}`;
     const outline = new WorkspaceOutlineKeeper({
@@ -121,7 +134,11 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
       userId,
       store: new LocalDocumentStore(context.store.db, account),
       onUnsyncedChange: statusMayHaveChanged,
-      onDocumentUse: (name, inUse) => (inUse ? replicator?.useDocument(name) : replicator?.releaseDocument(name)),
+      onDocumentUse: (name, inUse) => {
+        if (inUse && name === workspaceName) begin();
+        if (inUse) replicator?.useDocument(name);
+        else replicator?.releaseDocument(name);
+      },
       onStored: (name, doc) => {
         if (name === workspaceName) outline.schedule(doc);
       },
@@ -143,26 +160,21 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
         save: (position) => context.store.setSetting(cursorKey, JSON.stringify(position)),
       },
       ...options,
-      connectDelayMs: coldStart ? (options.coldStartConnectDelayMs ?? COLD_START_CONNECT_DELAY_MS) : 0,
     });
-    const startReplication = async () => {
+    const startReplication = async (replicator: Replicator) => {
       await replicator.start();
       // A workspace without an outline yet (this version's first start): one is written from the loaded document.
       const workspace = hub.hocuspocus.documents.get(workspaceName);
       if (workspace && !(await outline.exists())) outline.schedule(workspace);
     };
-    // Starting loads the workspace document: with tens of thousands of notes, a second of this thread.
-    // At a cold start that waits until replication connects, so the first view (the outline, the
-    // first note opened) has the host to itself; a sign-in starts at once.
+    // At a cold start, once the renderer opens the workspace or after the delay (see COLD_START_CONNECT_DELAY_MS).
     const replicationDelayMs = coldStart ? (options.coldStartConnectDelayMs ?? COLD_START_CONNECT_DELAY_MS) : 0;
-    const begin = () =>
-      void startReplication().catch((error: unknown) => {
-        console.error("Tandem: replication could not start:", error instanceof Error ? error.message : error);
-      });
-    const startTimer = replicationDelayMs > 0 ? setTimeout(begin, replicationDelayMs) : undefined;
-    startTimer?.unref();
-    running = { account, userId, hub, replicator, outline, startTimer };
-    if (!startTimer) begin();
+    running = { account, userId, hub, replicator, outline, stopTimer: () => clearTimeout(startTimer) };
+    if (replicationDelayMs === 0 || hub.isOpen(workspaceName)) begin();
+    else {
+      startTimer = setTimeout(begin, replicationDelayMs);
+      startTimer.unref();
+    }
   };
 
   const follow = (info: SessionInfo, coldStart = false): Promise<void> => {
@@ -198,7 +210,11 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
       return hub.readDocuments(names, read);
     },
     facet: {
-      getWorkspaceOutline: async () => (await signedIn()).outline.read(),
+      // Signed out: none (the renderer asks as it starts, before it knows who is signed in).
+      getWorkspaceOutline: async () => {
+        await transition.catch(() => {});
+        return running ? running.outline.read() : null;
+      },
       getLocalSync: async (): Promise<LocalSyncInfo> => {
         const { hub, userId } = await signedIn();
         return { url: hub.url, token: hub.token, userId, workspaceDoc: workspaceDocName(userId), todosDoc: todosDocName(userId) };
