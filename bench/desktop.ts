@@ -407,7 +407,7 @@ async function runCase(settings: DesktopSettings): Promise<void> {
           `${ms(median(offline.map((r) => r.editorMs)) - median(alone))} (server down)`,
         busyLine("server up", online),
         busyLine("server down", offline),
-        `not counted: forking the host's process and loading its modules through tsx took ${ms(median(loads))} (median)`,
+        `not counted: forking the host's process and loading its bundle took ${ms(median(loads))} (median)`,
         "",
       ].join("\n"),
     );
