@@ -28,7 +28,8 @@ const npmPackagesExternal: Plugin = {
   setup(builder) {
     builder.onResolve({ filter: /^[^./]/ }, (args) => {
       const name = packageName(args.path);
-      if (name.startsWith("@tandem/") || name.startsWith("node:") || !existsSync(path.join(CHECKOUT, "node_modules", name))) return undefined;
+      if (name.startsWith("@tandem/") || name.startsWith("node:") || !existsSync(path.join(CHECKOUT, "node_modules", name)))
+        return undefined;
       return { path: args.path, external: true };
     });
   },
