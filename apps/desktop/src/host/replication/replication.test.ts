@@ -132,7 +132,9 @@ describe("replication between the local hub and the server", () => {
         documents: 162,
         message: null,
       });
-      expect(states).toContain("syncing");
+      // Pulled 500 a request, 160 notes can be through before a status event goes out: "syncing" may never be
+      // announced; what must not be is an error on the way.
+      expect(states).not.toContain("error");
 
       // After a reconnect all 162 documents want to authenticate at once: the server would close a
       // socket with more than 100 waiting, so they go in turns.
