@@ -31,6 +31,7 @@ export default defineConfig({
   // The renderer's root is src/renderer (electron-vite's default), where index.html lives.
   renderer: {
     plugins: [react()],
-    build: { rollupOptions: { onwarn } },
+    // Minified: the page is parsed at every start, and a third the size parses and arrives sooner (electron-vite leaves it unminified).
+    build: { minify: true, rollupOptions: { onwarn } },
   },
 });

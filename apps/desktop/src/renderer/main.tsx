@@ -1,19 +1,23 @@
+// First, for its effect: the page's first request goes out before the rest of the app is evaluated.
+import "./page-start";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { AppShell } from "./app-shell";
-import { prefetchWorkspaceOutline } from "./notes/use-first-view";
-import { createWebDesktopApi } from "./web-desktop-api";
+import { earlyCallsAnswered } from "./early-calls";
+import { pageApi } from "./page-start";
 import "./styles.css";
 
-// Under Electron the preload has installed the API; in a browser, web mode serves it over HTTP.
-const api = window.tandem ?? createWebDesktopApi();
-// The notes view's first view, asked for at once (a signed-out start gets none).
-prefetchWorkspaceOutline(api);
+/** How long the first frame waits for the host's first answers before it says "Starting…" instead. */
+const FIRST_FRAME_MAX_WAIT_MS = 500;
 
 const container = document.getElementById("root");
 if (!container) throw new Error("index.html lacks the #root element");
-createRoot(container).render(
-  <StrictMode>
-    <AppShell api={api} />
-  </StrictMode>,
+const root = createRoot(container);
+// The first frame waits (briefly) for the host's first answers: with them it is the first screen itself.
+void earlyCallsAnswered(FIRST_FRAME_MAX_WAIT_MS).then(() =>
+  root.render(
+    <StrictMode>
+      <AppShell api={pageApi} />
+    </StrictMode>,
+  ),
 );

@@ -11,6 +11,8 @@ export function createWebDesktopApi(): DesktopApi {
       headers: { "content-type": "application/json" },
       body: JSON.stringify(args),
     });
+    // A string result comes as the body itself (see web/host-api-handler.ts).
+    if (response.ok && response.headers.get("content-type")?.startsWith("text/plain")) return response.text();
     const body = (await response.json()) as HostApiResponse;
     // The host's sentence alone: the method's name means nothing to the person reading it.
     if (!body.success) throw new Error(body.message);

@@ -1,5 +1,3 @@
-import type { FolderMeta, NoteMeta } from "@tandem/core/documents";
-
 /**
  * The one API the renderer uses to reach the host. Electron's preload provides it over IPC and
  * web mode provides it over HTTP, so the renderer never knows which one it runs in.
@@ -27,9 +25,11 @@ export interface DesktopApi {
   /**
    * The notes and folders as the workspace document held them when last stored on this machine (null
    * before the first time, and when signed out): the notes view shows it while the live workspace
-   * document loads, which for tens of thousands of notes takes a while.
+   * document loads, which for tens of thousands of notes takes a while. The text the host stored,
+   * unparsed: read it with `decodeWorkspaceOutline` (shared/workspace-outline.ts). `firstScreen`:
+   * only the folders and the first notes of the list (a few KB), shown while the whole one comes.
    */
-  getWorkspaceOutline(): Promise<WorkspaceOutline | null>;
+  getWorkspaceOutline(input?: { firstScreen?: boolean }): Promise<string | null>;
   /** Sync, bridge and approvals at a glance; the renderer polls it (about once a second). */
   getStatus(): Promise<HostStatus>;
 
@@ -210,12 +210,6 @@ export interface LocalSyncInfo {
   /** `workspace:<userId>` and `todos:<userId>`; notes are `note:<uuid>`. */
   readonly workspaceDoc: string;
   readonly todosDoc: string;
-}
-
-/** See {@link DesktopApi.getWorkspaceOutline}: every entry of the workspace's notes and folders, by uuid (the Trash's too). */
-export interface WorkspaceOutline {
-  readonly notes: readonly (readonly [string, NoteMeta])[];
-  readonly folders: readonly (readonly [string, FolderMeta])[];
 }
 
 export type SyncState = "signed_out" | "synced" | "syncing" | "offline" | "error";

@@ -2,14 +2,16 @@ import type { IncomingMessage } from "node:http";
 import { text } from "node:stream/consumers";
 import type { DesktopApi } from "../shared/desktop-api";
 import { HOST_API_PATH, invokeDesktopApi, isDesktopApiMethod } from "../shared/desktop-api-transport";
-import { type RequestHandler, sendJson, sendJsonError } from "./http";
+import { type RequestHandler, sendJson, sendJsonError, sendText } from "./http";
 
 /** Arguments are small values (ids, titles, settings); a bigger body is a mistake. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * Answers `POST <HOST_API_PATH><method>`, whose JSON body is the argument list, with
- * `{ success: true, result }`. Requiring a JSON content type makes browsers preflight cross-origin
+ * `{ success: true, result }`, or with a string result as the body itself (`text/plain`: a
+ * result of several MB, the workspace's outline, is not escaped into JSON here and parsed out of it
+ * again in the page, which took longer than all else the page does with it). Requiring a JSON content type makes browsers preflight cross-origin
  * calls, which this server never approves, so no other web page can call the host.
  */
 export function createHostApiHandler(api: DesktopApi): RequestHandler {
@@ -37,7 +39,9 @@ export function createHostApiHandler(api: DesktopApi): RequestHandler {
       return;
     }
     try {
-      sendJson(response, 200, { success: true, result: await invokeDesktopApi(api, method, args) });
+      const result = await invokeDesktopApi(api, method, args);
+      if (typeof result === "string") sendText(response, result);
+      else sendJson(response, 200, { success: true, result });
     } catch (error) {
       sendJsonError(response, 500, "host_error", error instanceof Error ? error.message : String(error));
     }

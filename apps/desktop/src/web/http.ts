@@ -14,3 +14,9 @@ export function sendJson(response: ServerResponse, status: number, body: Record<
 export function sendJsonError(response: ServerResponse, status: number, error: string, message: string): void {
   sendJson(response, status, { success: false, error, message });
 }
+
+/** A successful call's string result, as the body itself (see host-api-handler.ts). */
+export function sendText(response: ServerResponse, text: string): void {
+  response.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  response.end(text);
+}

@@ -101,6 +101,21 @@ describe("web server", () => {
       expect(JSON.parse(response.body)).toEqual({ success: true, result: { name: "Tandem", version: "1.2.3", mode: "web" } });
     });
 
+    it("sends a string result as the body itself, unescaped", async () => {
+      const text = '{"format":2,"title":"سلام 👋 \\ \n"}';
+      const api = { ...host.api, getWorkspaceOutline: async () => text };
+      const plain = await startWebServer(api, { rendererDir: path.join(workDir, "renderer") });
+      try {
+        const response = await send(plain, "POST", "/__host/getWorkspaceOutline", "[]", JSON_CONTENT);
+        expect(response).toEqual({ status: 200, contentType: "text/plain; charset=utf-8", body: text });
+        // Anything else is still JSON (null here: signed out).
+        const none = await send(server, "POST", "/__host/getWorkspaceOutline", "[]", JSON_CONTENT);
+        expect(JSON.parse(none.body)).toEqual({ success: true, result: null });
+      } finally {
+        await plain.close();
+      }
+    });
+
     it("rejects calls a browser would send from another site without a preflight", async () => {
       const response = await send(server, "POST", "/__host/getAppInfo", "[]", { "content-type": "text/plain" });
       expect(response.status).toBe(415);

@@ -92,7 +92,7 @@ export function readNotes(doc: Y.Doc): Map<string, NoteMeta> {
 }
 
 /** The entries not in the Trash: what every listing shows. */
-export function withoutTrashed<T extends { trashedAt: string | null }>(entries: Map<string, T>): Map<string, T> {
+export function withoutTrashed<T extends { trashedAt: string | null }>(entries: ReadonlyMap<string, T>): Map<string, T> {
   return new Map([...entries].filter(([, meta]) => meta.trashedAt === null));
 }
 

@@ -7,6 +7,7 @@ import { UnloadSafeHocuspocus } from "@tandem/server/unload-safe-hocuspocus";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { LocalDocumentStore, StoredDocument } from "../store/document-store";
+import { compactDocument } from "./compact-document";
 
 /** Stored documents read per query (and per turn of the event loop) by {@link LocalHub.readDocuments}. */
 const READ_CHUNK = 50;
@@ -129,6 +130,7 @@ export class LocalHub {
           return;
         }
         Y.applyUpdate(document, stored.state);
+        compactDocument(document);
         if (stored.unsynced) this.#setUnsynced(documentName, true);
       },
       connected: async ({ documentName }) => {
@@ -298,6 +300,11 @@ export class LocalHub {
     if (!this.#unsynced.has(name)) return;
     this.#setUnsynced(name, false);
     if (!this.#closed) void this.#store.setUnsynced(name, false).catch(() => {});
+  }
+
+  /** Gives back memory decoding left unused in the open documents (after a burst of updates; see compact-document.ts). */
+  compactDocuments(): void {
+    for (const document of this.hocuspocus.documents.values()) compactDocument(document);
   }
 
   /**

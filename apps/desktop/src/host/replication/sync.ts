@@ -9,7 +9,7 @@ import { explainRefusal } from "./explain-refusal";
 import { LocalHub } from "./local-hub";
 import { Replicator } from "./replicator";
 import { syncStatusOf } from "./sync-status";
-import { WorkspaceOutlineKeeper } from "./workspace-outline";
+import { type OutlinePart, WorkspaceOutlineKeeper } from "./workspace-outline";
 
 export interface SyncHandle extends SyncService {
   readonly facet: SyncFacet;
@@ -125,10 +125,10 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
       });
     };
     const workspaceName = workspaceDocName(userId);
-    const outlineKey = `workspace.outline:${account}`;
+    const outlineKey = (part: OutlinePart) => (part === "whole" ? `workspace.outline:${account}` : `workspace.outline.first:${account}`);
     const outline = new WorkspaceOutlineKeeper({
-      get: () => context.store.getSetting(outlineKey),
-      set: (value) => context.store.setSetting(outlineKey, value),
+      get: (part) => context.store.getSetting(outlineKey(part)),
+      set: (part, value) => context.store.setSetting(outlineKey(part), value),
     });
     const hub = await LocalHub.start({
       userId,
@@ -211,9 +211,11 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     },
     facet: {
       // Signed out: none (the renderer asks as it starts, before it knows who is signed in).
-      getWorkspaceOutline: async () => {
+      getWorkspaceOutline: async (input) => {
         await transition.catch(() => {});
-        return running ? running.outline.read() : null;
+        // Arguments arrive as untrusted JSON: anything but the first screen asked for plainly is the whole outline.
+        const part = typeof input === "object" && input !== null && input.firstScreen === true ? "first_screen" : "whole";
+        return running ? running.outline.read(part) : null;
       },
       getLocalSync: async (): Promise<LocalSyncInfo> => {
         const { hub, userId } = await signedIn();

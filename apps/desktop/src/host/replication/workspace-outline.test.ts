@@ -3,9 +3,11 @@ import { putFolder, putNote, trashNote } from "@tandem/core";
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HubClient, signInAs, startTestHost, tempDir, waitFor } from "../../../test/host-harness";
+import { decodeWorkspaceOutline, encodeWorkspaceOutline, type WorkspaceOutline } from "../../shared/workspace-outline";
 import type { Host } from "../host";
 
 const now = () => new Date().toISOString();
+const decoded = (text: string | null): WorkspaceOutline | null => (text === null ? null : decodeWorkspaceOutline(text));
 
 describe("the workspace outline (the notes view's first view)", () => {
   let ts: TestServer;
@@ -51,13 +53,19 @@ describe("the workspace outline (the notes view's first view)", () => {
     await host.close();
 
     host = await startTestHost(dataDir);
-    const outline = await host.api.getWorkspaceOutline();
+    const outline = decoded(await host.api.getWorkspaceOutline());
     // Read from disk: the host has not loaded the workspace document (replication waits a moment at a cold start).
     expect(host.openDocuments()).toBe(0);
-    const notes = new Map(outline?.notes);
+    const notes = outline?.notes ?? new Map();
     expect(notes.get(kept)).toMatchObject({ title: "Kept", folder, pinned: true, trashedAt: null });
     expect(notes.get(trashed)?.trashedAt).not.toBeNull();
-    expect(new Map(outline?.folders).get(folder)).toMatchObject({ name: "Projects", parent: null });
+    expect(outline?.folders.get(folder)).toMatchObject({ name: "Projects", parent: null });
+    expect(outline?.complete).toBe(true);
+    // The first screen: the folders and the listed notes (not the Trash's).
+    const first = decoded(await host.api.getWorkspaceOutline({ firstScreen: true }));
+    expect(first?.complete).toBe(false);
+    expect([...(first?.notes.keys() ?? [])]).toEqual([kept]);
+    expect(first?.folders.get(folder)).toMatchObject({ name: "Projects" });
   });
 
   it("belongs to one account: another user signed in on the same machine gets none", async () => {
@@ -85,16 +93,24 @@ describe("the workspace outline (the notes view's first view)", () => {
     expect(await host.api.getWorkspaceOutline()).toBeNull();
     await host.api.signOut();
     await signInAs(host, ts, lin);
-    expect((await host.api.getWorkspaceOutline())?.notes.map(([, meta]) => meta.title)).toEqual(["Lin's"]);
+    const outline = decoded(await host.api.getWorkspaceOutline());
+    expect([...(outline?.notes.values() ?? [])].map((meta) => meta.title)).toEqual(["Lin's"]);
   });
 
-  it("answers none for an outline it cannot read, rather than failing", async () => {
+  it("answers none for an outline of another format, and the page reads none from a damaged one", async () => {
     dataDir = await tempDir("tandem-desktop-outline-");
     host = await startTestHost(dataDir);
     await signInAs(host, ts, ada);
-    await host.context.store.setSetting(`workspace.outline:${ts.server.url}#${ada.userId}`, "{not json");
+    const key = `workspace.outline:${ts.server.url}#${ada.userId}`;
+    await host.context.store.setSetting(key, "{not json");
     expect(await host.api.getWorkspaceOutline()).toBeNull();
-    await host.context.store.setSetting(`workspace.outline:${ts.server.url}#${ada.userId}`, JSON.stringify({ notes: "nope" }));
+    // The object form of the version before (field names in every entry) is not read.
+    await host.context.store.setSetting(key, JSON.stringify({ notes: [], folders: [] }));
     expect(await host.api.getWorkspaceOutline()).toBeNull();
+
+    // The current format is passed on unparsed (the page decodes it).
+    const good = encodeWorkspaceOutline(new Map(), new Map());
+    await host.context.store.setSetting(key, good);
+    expect(await host.api.getWorkspaceOutline()).toBe(good);
   });
 });

@@ -1,6 +1,6 @@
 import { readFolders, readNotes } from "@tandem/core";
 import type * as Y from "yjs";
-import type { WorkspaceOutline } from "../../shared/desktop-api";
+import { encodeFirstScreen, encodeWorkspaceOutline, OUTLINE_PREFIX } from "../../shared/workspace-outline";
 
 /**
  * How long after a store of the workspace its outline is written. Not reset by later stores: while
@@ -9,24 +9,17 @@ import type { WorkspaceOutline } from "../../shared/desktop-api";
  */
 export const OUTLINE_DELAY_MS = 5_000;
 
+/** The whole outline, or its first screen (see `WorkspaceOutline.complete`): each is kept as a setting of its own. */
+export type OutlinePart = "whole" | "first_screen";
+
 export interface OutlineSettings {
-  get(): Promise<string | null>;
-  set(value: string): Promise<void>;
-}
-
-/** Every note and folder entry of a workspace document (the Trash's too). */
-export function outlineOf(doc: Y.Doc): WorkspaceOutline {
-  return { notes: [...readNotes(doc)], folders: [...readFolders(doc)] };
-}
-
-function isOutline(value: unknown): value is WorkspaceOutline {
-  const outline = value as Partial<WorkspaceOutline> | null;
-  return typeof outline === "object" && outline !== null && Array.isArray(outline.notes) && Array.isArray(outline.folders);
+  get(part: OutlinePart): Promise<string | null>;
+  set(part: OutlinePart, value: string): Promise<void>;
 }
 
 /**
- * The workspace's outline on this machine: its notes and folders as plain JSON, written a moment
- * after the workspace document is stored. A cold start shows it at once, while the workspace
+ * The workspace's outline on this machine (see shared/workspace-outline.ts), written a moment after
+ * the workspace document is stored. A cold start shows it at once, while the workspace
  * document itself (one Yjs document with an entry per note: for 20,000 notes, a second to load on
  * each side of the local hub) is still loading. It may lag the document by a few seconds (a crash
  * right after a change); the live document replaces it as soon as it is loaded.
@@ -49,19 +42,18 @@ export class WorkspaceOutlineKeeper {
     this.#timer.unref();
   }
 
-  async read(): Promise<WorkspaceOutline | null> {
-    const saved = await this.#settings.get();
-    if (saved === null) return null;
-    try {
-      const outline: unknown = JSON.parse(saved);
-      return isOutline(outline) ? outline : null;
-    } catch {
-      return null;
-    }
+  /**
+   * The saved outline's text, unparsed (the page parses it: parsing a few MB here as well would only
+   * delay the first view); none when there is none of the current format.
+   */
+  async read(part: OutlinePart): Promise<string | null> {
+    const saved = await this.#settings.get(part);
+    return saved?.startsWith(OUTLINE_PREFIX) ? saved : null;
   }
 
+  /** Whether an outline of the current format is saved (one of an older format is replaced once the workspace loads). */
   async exists(): Promise<boolean> {
-    return (await this.#settings.get()) !== null;
+    return (await this.read("first_screen")) !== null;
   }
 
   /** Writes a scheduled outline now (before the hub closes), and waits for writes under way. */
@@ -77,9 +69,14 @@ export class WorkspaceOutlineKeeper {
     this.#timer = undefined;
     const doc = this.#doc;
     if (!doc) return;
-    const outline = JSON.stringify(outlineOf(doc));
+    const [notes, folders] = [readNotes(doc), readFolders(doc)];
+    const whole = encodeWorkspaceOutline(notes, folders);
+    const firstScreen = encodeFirstScreen(notes, folders);
     this.#writing = this.#writing
-      .then(() => this.#settings.set(outline))
+      .then(async () => {
+        await this.#settings.set("whole", whole);
+        await this.#settings.set("first_screen", firstScreen);
+      })
       .catch((error: unknown) => {
         // Only the first view of the next start is affected: it waits for the workspace document.
         console.warn("Tandem: could not save the workspace outline:", error instanceof Error ? error.message : error);

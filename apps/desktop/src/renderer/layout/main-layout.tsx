@@ -1,30 +1,33 @@
-import { type ReactNode, useCallback, useEffect, useState } from "react";
+import { type ReactNode, Suspense, useCallback, useEffect, useState } from "react";
 import type { DesktopApi, SessionInfo } from "../../shared/desktop-api";
-import { AgentView } from "../agent/agent-view";
 import { ChatSessionProvider, useChatSession } from "../agent/chat-session";
-import { ApprovalsView } from "../approvals/approvals-view";
-import { BridgeView } from "../bridge/bridge-view";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
-import { ConnectionsView } from "../connections/connections-view";
+import { LoadingView, lazyView } from "../components/lazy-view";
 import { HeartbeatSessionProvider } from "../heartbeat/heartbeat-session";
 import { HeartbeatToast } from "../heartbeat/heartbeat-toast";
-import { HeartbeatView } from "../heartbeat/heartbeat-view";
 import { InboxSessionProvider, useInboxSession } from "../inbox/inbox-session";
 import { InboxToast } from "../inbox/inbox-toast";
-import { InboxView } from "../inbox/inbox-view";
 import { NotesView } from "../notes/notes-view";
 import { IS_MAC } from "../notes/shortcuts";
-import { ShareLinksView } from "../share/share-links-view";
 import { DocumentsProvider } from "../sync/documents-context";
 import { BriefingSessionProvider } from "../today/briefing-session";
-import { TodayView } from "../today/today-view";
-import { TodosView } from "../todos/todos-view";
 import { HostStatusProvider } from "./host-status";
 import { SectionNav } from "./section-nav";
 import { SECTIONS, type SectionId, sectionForKey, sectionFromHash } from "./sections";
 import { SignOutButton } from "./sign-out-button";
 import { SyncIndicator } from "./sync-indicator";
+
+// Every section but Notes (the first screen) loads its code when first opened.
+const AgentView = lazyView(() => import("../agent/agent-view").then((module) => module.AgentView));
+const ApprovalsView = lazyView(() => import("../approvals/approvals-view").then((module) => module.ApprovalsView));
+const BridgeView = lazyView(() => import("../bridge/bridge-view").then((module) => module.BridgeView));
+const ConnectionsView = lazyView(() => import("../connections/connections-view").then((module) => module.ConnectionsView));
+const HeartbeatView = lazyView(() => import("../heartbeat/heartbeat-view").then((module) => module.HeartbeatView));
+const InboxView = lazyView(() => import("../inbox/inbox-view").then((module) => module.InboxView));
+const ShareLinksView = lazyView(() => import("../share/share-links-view").then((module) => module.ShareLinksView));
+const TodayView = lazyView(() => import("../today/today-view").then((module) => module.TodayView));
+const TodosView = lazyView(() => import("../todos/todos-view").then((module) => module.TodosView));
 
 type SignedIn = Extract<SessionInfo, { state: "signed_in" }>;
 
@@ -46,7 +49,9 @@ function SectionView({ section, api, onSelect }: { section: SectionId; api: Desk
   };
   return (
     <>
-      <SectionBody section={section} api={api} openConversation={openConversation} />
+      <Suspense fallback={<LoadingView />}>
+        <SectionBody section={section} api={api} openConversation={openConversation} />
+      </Suspense>
       <HeartbeatToast api={api} showing={section === "agent" ? chat.transcript.conversationId : null} onOpen={openConversation} />
       <InboxToast api={api} showing={inboxShowing} onOpen={openInboxConversation} />
     </>

@@ -1,10 +1,11 @@
 import { type NoteMeta, noteDocName } from "@tandem/core/documents";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { Suspense, useCallback, useEffect, useRef, useState } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
+import { LoadingView } from "../components/lazy-view";
 import { useYDoc } from "../sync/use-document";
-import { NoteBody } from "./note-body";
+import { LazyNoteBody } from "./lazy-note-body";
 import { NoteHeader } from "./note-header";
 import { PaneResizer } from "./pane-resizer";
 import { SnapshotsPanel } from "./snapshots-panel";
@@ -60,11 +61,7 @@ export function NoteEditor({ api, workspaceDoc, workspace, uuid, meta, onDeleted
             }}
           />
         )}
-        {body.status === "loading" && (
-          <p className="empty-state" aria-busy="true">
-            Loading…
-          </p>
-        )}
+        {body.status === "loading" && <LoadingView />}
         {body.status === "failed" && <ErrorNotice message={body.message} />}
         {body.status === "ready" && <EditableBody workspaceDoc={workspaceDoc} uuid={uuid} noteDoc={body.doc} />}
       </article>
@@ -105,5 +102,9 @@ function EditableBody({ workspaceDoc, uuid, noteDoc }: { workspaceDoc: Y.Doc | n
     setTouchPending(false);
     touchNote(workspaceDoc, uuid);
   }, [touchPending, workspaceDoc, uuid]);
-  return <NoteBody noteDoc={noteDoc} />;
+  return (
+    <Suspense fallback={<LoadingView />}>
+      <LazyNoteBody noteDoc={noteDoc} />
+    </Suspense>
+  );
 }

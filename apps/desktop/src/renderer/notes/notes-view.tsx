@@ -2,8 +2,10 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
+import { ownerPause } from "../components/owner-pause";
 import { useDocValue, useLocalSync, useYDoc } from "../sync/use-document";
 import { FolderTree } from "./folder-tree";
+import { preloadNoteBody } from "./lazy-note-body";
 import { NoteEditor } from "./note-editor";
 import { NoteList } from "./note-list";
 import { SearchBox, SearchResults } from "./note-search";
@@ -43,6 +45,10 @@ export function NotesView({ api }: { api: DesktopApi }) {
   return <NotesWorkspace api={api} doc={doc} outline={firstView.outline} />;
 }
 
+/** When the editor's code is fetched after a start, if no note was opened before (see ownerPause). */
+const EDITOR_PRELOAD_IDLE_MS = 300;
+const EDITOR_PRELOAD_MAX_DELAY_MS = 2_000;
+
 type SidePane = "folders" | "list";
 /**
  * The modal open over the notes, a new object per opening: a dialog's close event may arrive after
@@ -69,6 +75,12 @@ function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | n
   const layout = layoutPanes(width, preferences, snapshotsOpen && openNote !== null);
 
   useEffect(() => savePreferences(preferences), [preferences]);
+  // The editor's code, once the owner pauses after the list has painted (see lazy-note-body.tsx).
+  useEffect(() => {
+    const stop = new AbortController();
+    void ownerPause(EDITOR_PRELOAD_IDLE_MS, EDITOR_PRELOAD_MAX_DELAY_MS, stop.signal).then(() => stop.signal.aborted || preloadNoteBody());
+    return () => stop.abort();
+  }, []);
 
   // A folder or note removed (here or on another device) leaves the view gracefully.
   const selectedGone = selection.kind === "folder" && !workspace.folders.has(selection.uuid);
@@ -83,8 +95,8 @@ function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | n
   const shownMeta = openMeta ?? (lastKnown.current?.uuid === openNote ? lastKnown.current.meta : undefined);
 
   const folderName = selection.kind === "folder" ? workspace.folders.get(selection.uuid)?.name : undefined;
-  const listed = useMemo(() => notesIn(workspace, selection), [workspace, selection]);
   const allNotes = useMemo(() => notesIn(workspace, ALL_NOTES), [workspace]);
+  const listed = useMemo(() => (selection.kind === "all" ? allNotes : notesIn(workspace, selection)), [workspace, selection, allNotes]);
   const previews = useNotePreviews(api, listed);
 
   const create = useCallback(

@@ -1,5 +1,8 @@
 import { useEffect, useState } from "react";
-import type { DesktopApi, WorkspaceOutline } from "../../shared/desktop-api";
+import type { DesktopApi } from "../../shared/desktop-api";
+import { decodeWorkspaceOutline } from "../../shared/workspace-outline";
+import { ownerPause } from "../components/owner-pause";
+import { peekEarly, takeEarly } from "../early-calls";
 import { type Workspace, workspaceFromOutline } from "./workspace-model";
 
 /**
@@ -10,23 +13,12 @@ import { type Workspace, workspaceFromOutline } from "./workspace-model";
  */
 export const LIVE_WORKSPACE_IDLE_MS = 1_000;
 export const LIVE_WORKSPACE_MAX_DELAY_MS = 5_000;
-const INPUT_EVENTS = ["pointerdown", "keydown", "wheel"] as const;
-
-let prefetched: { readonly api: DesktopApi; readonly outline: Promise<WorkspaceOutline | null> } | undefined;
-
 /**
- * Asks the host for the outline as the page starts, while the app's frame is still finding out who is
- * signed in: the notes view, rendered later, takes this answer (once) instead of asking then.
+ * When the whole outline is read after its first screen: reading, sending and parsing a few MB (20,000
+ * notes) takes the page's thread for a few hundred ms, which should not delay the owner's first click.
  */
-export function prefetchWorkspaceOutline(api: DesktopApi): void {
-  prefetched = { api, outline: api.getWorkspaceOutline().catch(() => null) };
-}
-
-function workspaceOutline(api: DesktopApi): Promise<WorkspaceOutline | null> {
-  const early = prefetched;
-  prefetched = undefined;
-  return early?.api === api ? early.outline : api.getWorkspaceOutline();
-}
+export const WHOLE_OUTLINE_IDLE_MS = 300;
+export const WHOLE_OUTLINE_MAX_DELAY_MS = 2_000;
 
 export interface FirstView {
   /** The outline saved on this machine, as the notes view reads a workspace; null: none (or not read yet). */
@@ -36,43 +28,37 @@ export interface FirstView {
 }
 
 /**
- * The notes view's first view: the workspace's outline (`getWorkspaceOutline`), shown at once, and
- * when to open the live document, which replaces it. Without an outline the document opens at once.
+ * The notes view's first view: the workspace's outline (`getWorkspaceOutline`), shown at once (its
+ * first screen, then the whole of it), and when to open the live document, which replaces it.
+ * Without an outline the document opens at once.
  */
 export function useFirstView(api: DesktopApi): FirstView {
-  const [outline, setOutline] = useState<Workspace | null | undefined>(undefined);
+  // The first screen, when its answer is already in as the view first renders (see main.tsx).
+  const [early] = useState(() => {
+    const text = peekEarly(api, "getOutlineFirstScreen");
+    const first = text ? decodeWorkspaceOutline(text) : null;
+    return first ? workspaceFromOutline(first) : null;
+  });
+  const [outline, setOutline] = useState<Workspace | null>(early);
   const [openLive, setOpenLive] = useState(false);
   useEffect(() => {
-    let cancelled = false;
-    workspaceOutline(api).then(
-      (saved) => {
-        if (!cancelled) setOutline(saved ? workspaceFromOutline(saved) : null);
-      },
-      // Only a quicker first view is lost: the live document comes as it always did.
-      () => {
-        if (!cancelled) setOutline(null);
-      },
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [api]);
-  useEffect(() => {
-    if (outline === undefined) return;
-    if (outline === null) return setOpenLive(true);
-    const open = () => setOpenLive(true);
-    let idle = setTimeout(open, LIVE_WORKSPACE_IDLE_MS);
-    const latest = setTimeout(open, LIVE_WORKSPACE_MAX_DELAY_MS);
-    const onInput = () => {
-      clearTimeout(idle);
-      idle = setTimeout(open, LIVE_WORKSPACE_IDLE_MS);
-    };
-    for (const type of INPUT_EVENTS) window.addEventListener(type, onInput, { capture: true, passive: true });
-    return () => {
-      clearTimeout(idle);
-      clearTimeout(latest);
-      for (const type of INPUT_EVENTS) window.removeEventListener(type, onInput, { capture: true });
-    };
-  }, [outline]);
-  return { outline: outline ?? null, openLive };
+    const stop = new AbortController();
+    // One that cannot be read (damaged) is as none; with neither, the live document opens at once.
+    const decode = (text: string | null) => (text === null ? null : decodeWorkspaceOutline(text));
+    const none = () => null;
+    void (async () => {
+      const first = decode(await takeEarly(api, "getOutlineFirstScreen").catch(none));
+      if (stop.signal.aborted) return;
+      if (first && !early) setOutline(workspaceFromOutline(first));
+      if (first) await ownerPause(WHOLE_OUTLINE_IDLE_MS, WHOLE_OUTLINE_MAX_DELAY_MS, stop.signal);
+      if (stop.signal.aborted) return;
+      const whole = decode(await api.getWorkspaceOutline().catch(none));
+      if (stop.signal.aborted) return;
+      if (whole?.complete) setOutline(workspaceFromOutline(whole));
+      if (first || whole?.complete) await ownerPause(LIVE_WORKSPACE_IDLE_MS, LIVE_WORKSPACE_MAX_DELAY_MS, stop.signal);
+      if (!stop.signal.aborted) setOpenLive(true);
+    })();
+    return () => stop.abort();
+  }, [api, early]);
+  return { outline, openLive };
 }

@@ -9,7 +9,7 @@ import {
   withoutTrashed,
 } from "@tandem/core/documents";
 import type * as Y from "yjs";
-import type { WorkspaceOutline } from "../../shared/desktop-api";
+import { byCodeUnits, byListOrder, type WorkspaceOutline } from "../../shared/workspace-outline";
 
 /** The workspace document as the notes view reads it: the folders and notes not in the Trash, and the Trash. */
 export interface Workspace {
@@ -52,10 +52,10 @@ export function readWorkspace(doc: Y.Doc): Workspace {
 
 /** The workspace as the host's outline has it (see `getWorkspaceOutline`): the first view, before the document has loaded. */
 export function workspaceFromOutline(outline: WorkspaceOutline): Workspace {
-  return workspaceOf(new Map(outline.folders), new Map(outline.notes));
+  return workspaceOf(outline.folders, outline.notes);
 }
 
-function workspaceOf(allFolders: Map<string, FolderMeta>, allNotes: Map<string, NoteMeta>): Workspace {
+function workspaceOf(allFolders: ReadonlyMap<string, FolderMeta>, allNotes: ReadonlyMap<string, NoteMeta>): Workspace {
   const folders = withoutTrashed(allFolders);
   const trash: TrashItem[] = [];
   for (const [uuid, meta] of allNotes)
@@ -63,7 +63,7 @@ function workspaceOf(allFolders: Map<string, FolderMeta>, allNotes: Map<string, 
   for (const [uuid, meta] of allFolders)
     if (meta.trashedAt !== null) trash.push({ uuid, kind: "folder", title: meta.name, trashedAt: meta.trashedAt });
   // Most recently trashed first, as the server's GET /os/trash lists them.
-  trash.sort((a, b) => b.trashedAt.localeCompare(a.trashedAt) || a.uuid.localeCompare(b.uuid));
+  trash.sort((a, b) => byCodeUnits(b.trashedAt, a.trashedAt) || byCodeUnits(a.uuid, b.uuid));
   return { folders, notes: withoutTrashed(allNotes), tree: folderTree(folders), trash };
 }
 
@@ -107,9 +107,7 @@ export function notesIn(workspace: Workspace, selection: FolderSelection): NoteI
     if (selection.kind === "folder" && noteFolder(workspace, meta) !== selection.uuid) continue;
     items.push({ uuid, ...meta });
   }
-  return items.sort(
-    (a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt.localeCompare(a.updatedAt) || a.uuid.localeCompare(b.uuid),
-  );
+  return items.sort(byListOrder);
 }
 
 /** Why `name` cannot name a new or renamed folder under `parent`, or null when it can. */

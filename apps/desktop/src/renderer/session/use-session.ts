@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import type { DesktopApi, SessionInfo } from "../../shared/desktop-api";
 import { errorMessage } from "../components/error-message";
+import { peekEarly, takeEarly } from "../early-calls";
 
 export type SessionState =
   | { readonly status: "loading" }
@@ -16,14 +17,19 @@ export interface Session {
 
 /** Who is signed in, as the host knows it (it restores a saved sign-in at start). */
 export function useSession(api: DesktopApi): Session {
-  const [state, setState] = useState<SessionState>({ status: "loading" });
+  const [state, setState] = useState<SessionState>(() => {
+    const early = peekEarly(api, "getSession");
+    return early ? { status: "known", info: early } : { status: "loading" };
+  });
   const [generation, setGeneration] = useState(0);
   // `generation` is reload()'s signal: a new value runs the effect again.
   useEffect(() => {
     let mounted = true;
-    api.getSession().then(
+    // The first time, the answer to the call the page made as it started.
+    (generation === 0 ? takeEarly(api, "getSession") : api.getSession()).then(
       (info) => {
-        if (mounted) setState({ status: "known", info });
+        // The same answer as peeked at the first render changes nothing (and renders nothing again).
+        if (mounted) setState((current) => (current.status === "known" && current.info === info ? current : { status: "known", info }));
       },
       (error: unknown) => {
         if (mounted) setState({ status: "failed", message: errorMessage(error) });

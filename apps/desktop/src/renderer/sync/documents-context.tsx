@@ -2,6 +2,7 @@ import { createContext, type ReactNode, useEffect, useState } from "react";
 import type { DesktopApi, LocalSyncInfo } from "../../shared/desktop-api";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
+import { takeEarly } from "../early-calls";
 import { DocumentHub } from "./document-hub";
 
 export interface DocumentsContextValue {
@@ -29,7 +30,7 @@ export function DocumentsProvider({ api, children }: { api: DesktopApi; children
     let hub: DocumentHub | undefined;
     let cancelled = false;
     setConnection({ status: "connecting" });
-    api.getLocalSync().then(
+    (attempt === 0 ? takeEarly(api, "getLocalSync") : api.getLocalSync()).then(
       (info) => {
         if (cancelled) return;
         hub = new DocumentHub(info);
