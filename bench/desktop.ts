@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { noteDocName, todosDocName, workspaceDocName } from "@tandem/core";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { createStaticFileHandler } from "../apps/desktop/src/web/static-files";
 import { buildApp, CHROMIUM_PATH, launchChromium } from "../apps/desktop/test/browser-harness";
 import { bundleEntry } from "./lib/bundle";
@@ -37,7 +37,8 @@ interface Targets {
 }
 const TARGETS: Record<number, Targets> = {
   2000: { replicationMs: 20_000, coldStartMs: 2_000 },
-  20000: { replicationMs: 30_000, coldStartMs: 1_500, rssBytes: 300 * 1024 ** 2 },
+  // Issue #12's "300 MB": 300,000,000 bytes (286 MiB).
+  20000: { replicationMs: 30_000, coldStartMs: 1_500, rssBytes: 300_000_000 },
 };
 /** Documents attached and unanswered at once by the baseline: the host's own bound (its replicator's default). */
 const RAW_IN_FLIGHT = 50;
@@ -145,9 +146,9 @@ interface ColdStart {
   readonly hostMs: number;
   readonly webMs: number;
   readonly domContentLoadedMs: number;
-  /** The note list shows its first note. */
+  /** The page painted the note list with its first note (the target of issues #6 and #12: "an interactive list"). */
   readonly listMs: number;
-  /** That note clicked, its editor shows its text. */
+  /** That note clicked, the page painted its editor with its text. */
   readonly editorMs: number;
   /** Back to `synced` with every document (only with the server up). */
   readonly syncedMs: number | null;
@@ -171,6 +172,7 @@ async function coldStart(
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-US" });
   try {
     const page = await context.newPage();
+    await page.addInitScript({ content: PAINT_MARKS_SCRIPT });
     const t0 = performance.now();
     const started = await child.call<StartAnswer>("start", { dataDir, rendererDir } satisfies StartRequest);
     if (!started.url) throw new Error("the web server did not start");
@@ -184,12 +186,15 @@ async function coldStart(
     const list = page.getByRole("list", { name: "Notes" });
     const first = list.getByRole("button").first();
     await first.waitFor({ timeout: PAGE_TIMEOUT_MS });
-    const listMs = performance.now() - t0;
     await first.click({ timeout: PAGE_TIMEOUT_MS });
     // The editor is there once the note's document has loaded from the local hub: its body has text.
     await page.getByRole("textbox", { name: "Note body" }).filter({ hasText: /\S/ }).waitFor({ timeout: PAGE_TIMEOUT_MS });
-    const editorMs = performance.now() - t0;
     const busy = await child.call<BusyAnswer>("busy");
+    // The figures are when the page painted each (its own marks), not when Playwright's polling, which
+    // backs off to every half second, noticed; the waits above only say when to read them.
+    const painted = await paintedAt(page, t0);
+    const listMs = painted.list;
+    const editorMs = painted.editor;
 
     // Checked after the clock stopped: the list shows notes (a long one renders its first rows, more on
     // scrolling), and the editor is the clicked one's.
@@ -213,6 +218,45 @@ async function coldStart(
     await context.close();
     await child.call("close").catch(() => {});
     await child.close();
+  }
+}
+
+/**
+ * Run in the page before its own code: marks the first frame painted with a note in the list, and the
+ * first painted with the editor's body showing text (a mutation observer, then the next frame).
+ */
+const PAINT_MARKS_SCRIPT = `
+  const tandemBenchMarks = [
+    ["tandem-bench:list", () => document.querySelector('ul[aria-label="Notes"] button') !== null],
+    ["tandem-bench:editor", () => /\\S/.test(document.querySelector('[aria-label="Note body"]')?.textContent ?? "")],
+  ];
+  const tandemBenchObserver = new MutationObserver(() => {
+    for (const entry of tandemBenchMarks) {
+      if (entry[2] || !entry[1]()) continue;
+      entry[2] = true;
+      requestAnimationFrame(() => setTimeout(() => performance.mark(entry[0]), 0));
+    }
+    if (tandemBenchMarks.every((entry) => entry[2])) tandemBenchObserver.disconnect();
+  });
+  tandemBenchObserver.observe(document, { childList: true, subtree: true, characterData: true });
+`;
+
+/** When the page painted the list and the editor (see PAINT_MARKS_SCRIPT), in ms after `t0` (this process's clock). */
+async function paintedAt(page: Page, t0: number): Promise<{ list: number; editor: number }> {
+  const deadline = Date.now() + PAGE_TIMEOUT_MS;
+  for (;;) {
+    // No named functions inside: the benchmark's TypeScript loader would wrap them in a helper the page lacks.
+    const marks = await page.evaluate(() => {
+      const [list, editor] = ["tandem-bench:list", "tandem-bench:editor"].map((name) => performance.getEntriesByName(name)[0]?.startTime);
+      return list === undefined || editor === undefined ? null : { origin: performance.timeOrigin, list, editor };
+    });
+    if (marks) {
+      // Both clocks count from their own origin in ms since the epoch, on the same machine.
+      const since = (pageMs: number) => marks.origin + pageMs - (performance.timeOrigin + t0);
+      return { list: since(marks.list), editor: since(marks.editor) };
+    }
+    if (Date.now() > deadline) throw new Error("the page did not mark painting the list and the editor");
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -265,13 +309,13 @@ function coldRows(label: string, runs: readonly ColdStart[], notes: string, targ
       runs.map((r) => r.domContentLoadedMs),
     ),
     row(
-      `${label}: note list shows its first note (${notes} in it)`,
+      `${label}: note list painted with its first note (${notes} in it)`,
       runs.map((r) => r.listMs),
+      targetMs,
     ),
     row(
-      `${label}: first note clicked, editor shows its text`,
+      `${label}: first note clicked, editor painted with its text`,
       runs.map((r) => r.editorMs),
-      targetMs,
     ),
   ];
   const synced = runs.flatMap((r) => (r.syncedMs === null ? [] : [r.syncedMs]));
@@ -285,7 +329,10 @@ const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
 function rssLine(replications: readonly Replication[], targetBytes: number | undefined): string {
   const rss = median(replications.map((r) => r.memory.rss));
   const open = median(replications.map((r) => r.memory.openDocuments));
-  const verdict = targetBytes === undefined ? "" : ` (target ≤ ${mib(targetBytes)}: ${rss <= targetBytes ? "PASS" : "BELOW"})`;
+  const verdict =
+    targetBytes === undefined
+      ? ""
+      : ` = ${(rss / 1e6).toFixed(0)} MB (target ≤ ${(targetBytes / 1e6).toFixed(0)} MB: ${rss <= targetBytes ? "PASS" : "BELOW"})`;
   const heap = median(replications.map((r) => r.memory.heapUsed));
   const external = median(replications.map((r) => r.memory.external));
   return (
@@ -367,6 +414,9 @@ async function runCase(settings: DesktopSettings): Promise<void> {
     const offline: ColdStart[] = [];
     const expected = { notes, documents };
     for (let i = 0; i < settings.coldRuns; i++) {
+      // As between replications: the server has unloaded what the last run's host had open (a 20,000-entry
+      // workspace takes it seconds), so each run starts from the same state, not beside that work.
+      await waitForNoOpenDocuments(server);
       alone.push(await pageAlone(browser, statics.url));
       online.push(await coldStart(browser, dataDir, rendererDir, expected, true));
     }
@@ -403,8 +453,8 @@ async function runCase(settings: DesktopSettings): Promise<void> {
         rssLine(replications, targets?.rssBytes),
         `after replication: host closed in ${ms(median(replications.map((r) => r.closeMs)))} (stores open documents); ` +
           `the local store held all ${count(documents)} documents every time`,
-        `cold start: Tandem's own work beyond the page alone ≈ ${ms(median(online.map((r) => r.editorMs)) - median(alone))} (server up), ` +
-          `${ms(median(offline.map((r) => r.editorMs)) - median(alone))} (server down)`,
+        `cold start: Tandem's own work beyond the page alone, to the list ≈ ${ms(median(online.map((r) => r.listMs)) - median(alone))} (server up), ` +
+          `${ms(median(offline.map((r) => r.listMs)) - median(alone))} (server down)`,
         busyLine("server up", online),
         busyLine("server down", offline),
         `not counted: forking the host's process and loading its bundle took ${ms(median(loads))} (median)`,
