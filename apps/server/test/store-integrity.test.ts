@@ -407,15 +407,22 @@ describe("document size limit over REST", () => {
     const { db } = t.server.context;
     const now = Date.now();
     const hour = 3_600_000;
-    const ages = [
-      ...[2, 3, 4, 5].map((h) => h * hour), // the last day: all kept
-      ...[30, 30.2, 30.4, 31].map((h) => h * hour), // within the week: one per hour
-      ...[10 * 24, 10 * 24 + 1, 10 * 24 + 2, 12 * 24].map((h) => h * hour), // older: one per day
+    const day = 24 * hour;
+    // Buckets are clock hours and UTC days, so the times are placed inside them, not at ages from now
+    // (three snapshots 30 to 30.4 hours ago span two clock hours when the test runs early in an hour).
+    const hourBucket = Math.floor((now - 30 * hour) / hour) * hour;
+    const dayBucket = Math.floor((now - 10 * day) / day) * day;
+    const times = [
+      ...[2, 3, 4, 5].map((h) => now - h * hour), // the last day: all kept
+      ...[5, 15, 25].map((minutes) => hourBucket + minutes * 60_000), // within the week: one per hour…
+      hourBucket - hour / 2, // …and the hour before
+      ...[1, 2, 3].map((h) => dayBucket + h * hour), // older: one per day…
+      dayBucket - 2 * day + hour, // …and a day two days before
     ];
     const state = Y.encodeStateAsUpdate(new Y.Doc());
     let seq = 100;
-    for (const age of ages) {
-      const createdAt = new Date(now - age).toISOString();
+    for (const time of times) {
+      const createdAt = new Date(time).toISOString();
       await db
         .insertInto("snapshots")
         .values({
