@@ -12,7 +12,9 @@ try {
     .filter((f) => Number.isFinite(f.seconds))
     .sort((a, b) => b.seconds - a.seconds);
   const total = files.reduce((sum, f) => sum + f.seconds, 0);
-  console.log(`::: the ${Math.min(count, files.length)} slowest of ${files.length} test files (${total.toFixed(0)} s in all, summed over workers)`);
+  console.log(
+    `::: the ${Math.min(count, files.length)} slowest of ${files.length} test files (${total.toFixed(0)} s in all, summed over workers)`,
+  );
   for (const f of files.slice(0, count)) console.log(`${f.seconds.toFixed(1).padStart(8)} s  ${f.file}`);
 } catch (error) {
   console.log(`::: no timings: ${error instanceof Error ? error.message : error}`);
