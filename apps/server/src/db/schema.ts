@@ -542,7 +542,7 @@ export interface AgentMessagesTable {
   created_at: string;
   /** When the owner read it; null: unread (heartbeat messages arrive so). */
   read_at: string | null;
-  /** The sender's id for at-most-once posting, unique per conversation. */
+  /** The sender's id for at-most-once posting, unique per (conversation, sender). */
   client_message_id: Generated<string | null>;
   /** What the message says it is for (`inform`, `query`…); null for chat turns. */
   intent: Generated<string | null>;
