@@ -18,6 +18,15 @@ export const ServerConfigSchema = z.object({
   /** Failed authentications per client address: sustained per minute, and at once. */
   authFailuresPerMinute: z.coerce.number().int().positive().default(60),
   authFailureBurst: z.coerce.number().int().positive().default(60),
+  /**
+   * Password sign-in, failures in 15 minutes (docs/oauth.md): for one account from one address
+   * (then that address waits for that account), from one address over all accounts (then it waits
+   * for every account it has not signed in to), and for one account from anywhere (then addresses
+   * it has not signed in from are slowed to one attempt a minute, never locked out).
+   */
+  signInFailuresPerAccountAddress: z.coerce.number().int().positive().default(10),
+  signInFailuresPerAddress: z.coerce.number().int().positive().default(50),
+  signInSlowdownAfter: z.coerce.number().int().positive().default(20),
   /** How long shutdown waits for open requests before closing them, in ms. */
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   /** The address people reach this server at, for links it hands out (pairing `approvalUrl`). */
@@ -138,6 +147,9 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   rateLimitBurst: ["TANDEM_RATE_LIMIT_BURST"],
   authFailuresPerMinute: ["TANDEM_AUTH_FAILURES_PER_MINUTE"],
   authFailureBurst: ["TANDEM_AUTH_FAILURE_BURST"],
+  signInFailuresPerAccountAddress: ["TANDEM_SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS"],
+  signInFailuresPerAddress: ["TANDEM_SIGN_IN_FAILURES_PER_ADDRESS"],
+  signInSlowdownAfter: ["TANDEM_SIGN_IN_SLOWDOWN_AFTER"],
   shutdownGraceMs: ["TANDEM_SHUTDOWN_GRACE_MS"],
   publicUrl: ["TANDEM_PUBLIC_URL"],
   presenceTimeoutMs: ["TANDEM_PRESENCE_TIMEOUT_MS"],

@@ -146,6 +146,35 @@ describe.each(storages("group messaging suite"))("groups (%s)", (storage) => {
     expect((await call(t, bob.apiKey, "GET", `/groups/${group.id}`)).status).toBe(404);
   });
 
+  it("keys clientMessageId per sender: another member's same id is a post of its own", async () => {
+    const { alice, bob, carol, group } = await team();
+    const send = (who: TestUser, message: string) =>
+      post<GroupSend>(who, "/agent/message", { to: `group:${group.id}`, message, clientMessageId: "same-id" });
+    const bobs = await send(bob, "From Bob");
+    const alices = await send(alice, "From Alice");
+    expect([bobs.body.duplicate, alices.body.duplicate]).toEqual([false, false]);
+    expect(alices.body.messageId).not.toBe(bobs.body.messageId);
+    // As the person, through the conversation route: Carol's id is hers too.
+    const carols = await post<{ message: Message; duplicate: boolean }>(carol, `/conversations/${group.id}/messages`, {
+      content: "From Carol",
+      clientMessageId: "same-id",
+    });
+    expect([carols.status, carols.body.duplicate]).toEqual([201, false]);
+    // Each sender's own repeat is still the first message, stored once.
+    expect((await send(bob, "From Bob")).body).toMatchObject({ duplicate: true, messageId: bobs.body.messageId });
+    const again = await post<{ message: Message; duplicate: boolean }>(carol, `/conversations/${group.id}/messages`, {
+      content: "From Carol",
+      clientMessageId: "same-id",
+    });
+    expect([again.status, again.body.duplicate, again.body.message.id]).toEqual([200, true, carols.body.message.id]);
+    const read = await ok<{ messages: Message[] }>(t, carol.apiKey, "GET", `/groups/${group.id}/messages?after=0`);
+    expect(read.messages.map((m) => [m.content, m.senderId])).toEqual([
+      ["From Bob", String(bob.userId)],
+      ["From Alice", String(alice.userId)],
+      ["From Carol", String(carol.userId)],
+    ]);
+  });
+
   it("does not take a pair's conversation or a personal one for a group", async () => {
     const [alice, bob] = [await user("alice"), await user("bob")];
     await friends(alice, bob);

@@ -65,7 +65,8 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
   }
 
   beforeAll(async () => {
-    t = await startTestServer({}, storage);
+    // Low sign-in limits, so their tests send few guesses (each is a scrypt); the defaults are 10, 50 and 20.
+    t = await startTestServer({ signInFailuresPerAccountAddress: 5, signInFailuresPerAddress: 12, signInSlowdownAfter: 8 }, storage);
     alice = await t.addUser("alice");
     bob = await t.addUser("bob");
     await setPassword(t.server.context.db, alice.userId, PASSWORD);
@@ -381,20 +382,68 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     expect(fresh.headers.getSetCookie().join()).toMatch(/tandem_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax/);
     await setPassword(t.server.context.db, alice.userId, PASSWORD);
   });
-  it("rate limits sign-in (per account, and per address)", async () => {
+  it("rate limits sign-in (per account and address)", async () => {
     const browser = new Browser(t);
     const page = await (await browser.get("/signin")).text();
     const csrf = formField(page, "csrf");
     const answers: Response[] = [];
-    for (let i = 0; i < 12; i++)
+    for (let i = 0; i < 7; i++)
       answers.push(await browser.post("/signin", { csrf, username: "carol-unknown", password: "wrong-password" }));
-    // Earlier sign-ins in this suite took from the address's allowance too: the account's 10 is the most that get through.
-    expect(answers[0]?.status).toBe(401);
-    expect(answers.filter((a) => a.status === 401).length).toBeLessThanOrEqual(10);
+    // An unknown account is counted as a real one: five wrong guesses (this suite's limit) from this address, then it waits.
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 401, 401, 429, 429]);
     const last = answers.at(-1);
-    expect(last?.status).toBe(429);
-    expect(Number(last?.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(Number(last?.headers.get("retry-after"))).toBeGreaterThan(60);
     expect(await last?.text()).toContain("Too many sign-in attempts");
+  });
+
+  it("counts failed sign-ins per account and address: guesses from elsewhere never lock the person out", async () => {
+    const dana = await t.addUser("dana");
+    await setPassword(t.server.context.db, dana.userId, PASSWORD);
+    const browser = new Browser(t);
+    const csrf = formField(await (await browser.get("/signin")).text(), "csrf");
+    // The server counts the socket's peer (no forwarded header is trusted): each 127.0.0.x is another address.
+    const signIn = (address: string, username: string, password: string) =>
+      new Promise<{ status: number; retryAfter: number }>((resolve, reject) => {
+        const body = new URLSearchParams({ csrf, username, password }).toString();
+        const headers = { cookie: browser.jar.header(), "content-type": "application/x-www-form-urlencoded" };
+        const req = request(`${t.server.url}/signin`, { method: "POST", localAddress: address, headers }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, retryAfter: Number(res.headers["retry-after"] ?? 0) }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    const statuses = async (n: number, attempt: (i: number) => Promise<{ status: number }>) =>
+      (await Promise.all(Array.from({ length: n }, (_, i) => attempt(i)))).map((a) => a.status).sort();
+
+    // An attacker at one address, guessing at once: exactly five guesses are checked, then that address waits.
+    expect(await statuses(6, (i) => signIn("127.0.0.2", "dana", `wrong guess ${i}`))).toEqual([401, 401, 401, 401, 401, 429]);
+    const waiting = await signIn("127.0.0.2", "dana", PASSWORD);
+    expect(waiting.status).toBe(429);
+    expect(waiting.retryAfter).toBeGreaterThan(60);
+    // Eight failures from anywhere (this suite's threshold): the account is under attack…
+    expect(await statuses(3, (i) => signIn("127.0.0.4", "dana", `other guess ${i}`))).toEqual([401, 401, 401]);
+    // …and yet Dana, at another address, signs in: a first try is never refused for what others did.
+    expect((await signIn("127.0.0.3", "dana", PASSWORD)).status).toBe(303);
+    // A new address is slowed after a failure (one try a minute), not locked out.
+    expect((await signIn("127.0.0.5", "dana", "a typo")).status).toBe(401);
+    const slowed = await signIn("127.0.0.5", "dana", PASSWORD);
+    expect(slowed.status).toBe(429);
+    expect(slowed.retryAfter).toBeGreaterThan(0);
+    expect(slowed.retryAfter).toBeLessThanOrEqual(60);
+    // The address Dana signed in from is not slowed at all.
+    expect((await signIn("127.0.0.3", "dana", "a typo")).status).toBe(401);
+    expect((await signIn("127.0.0.3", "dana", PASSWORD)).status).toBe(303);
+    // The slowdown is a minute.
+    t.server.context.clock.advance(61_000);
+    expect((await signIn("127.0.0.5", "dana", PASSWORD)).status).toBe(303);
+
+    // Per address over all accounts (12 in this suite): the attacker's address, spraying names, is stopped for
+    // every account… but one that signed in from it lately (Bob, sharing the attacker's address).
+    expect((await signIn("127.0.0.2", "bob", PASSWORD)).status).toBe(303);
+    expect(await statuses(7, (i) => signIn("127.0.0.2", `sprayed-${i}`, "wrong guess"))).toEqual(Array<number>(7).fill(401));
+    expect((await signIn("127.0.0.2", "alice", PASSWORD)).status).toBe(429);
+    expect((await signIn("127.0.0.2", "bob", PASSWORD)).status).toBe(303);
   });
 });
 

@@ -542,7 +542,7 @@ export interface AgentMessagesTable {
   created_at: string;
   /** When the owner read it; null: unread (heartbeat messages arrive so). */
   read_at: string | null;
-  /** The sender's id for at-most-once posting, unique per conversation. */
+  /** The sender's id for at-most-once posting, unique per (conversation, sender). */
   client_message_id: Generated<string | null>;
   /** What the message says it is for (`inform`, `query`…); null for chat turns. */
   intent: Generated<string | null>;
@@ -669,6 +669,25 @@ export interface WebSessionsTable {
   expires_at: string;
 }
 
+/** A fixed-window count of password sign-in attempts (migration 0028). */
+export interface SignInCountsTable {
+  /** `pair` (account and address) | `address` | `account`. */
+  scope: "pair" | "address" | "account";
+  key: string;
+  count: number;
+  window_started_at: string;
+  /** The latest counted attempt, and the one before it. */
+  last_at: string;
+  previous_at: string | null;
+}
+
+/** An address an account signed in from successfully, and when last (migration 0028). */
+export interface SignInAddressesTable {
+  user_id: number;
+  address: string;
+  signed_in_at: string;
+}
+
 /** oidc-provider's storage: one row per model instance; times in epoch ms. */
 export interface OAuthModelsTable {
   model: string;
@@ -769,6 +788,8 @@ export interface Schema {
   oauth_models: OAuthModelsTable;
   oauth_secrets: OAuthSecretsTable;
   mcp_servers: McpServersTable;
+  sign_in_counts: SignInCountsTable;
+  sign_in_addresses: SignInAddressesTable;
 }
 
 /** A share link: the owner's agent (or one note) for guests, with the capabilities it gives. */

@@ -125,7 +125,7 @@ export interface Post {
 
 export interface Posted {
   readonly message: ReturnType<typeof messageJson>;
-  /** The clientMessageId was used before in this conversation: nothing new was stored or sent. */
+  /** The author used the clientMessageId before in this conversation: nothing new was stored or sent. */
   readonly duplicate: boolean;
 }
 
@@ -134,7 +134,8 @@ export const MESSAGE_EVENT = "message";
 /**
  * Appends messages to a conversation in one transaction and tells every other active member (a
  * `message` event on their realtime channel, committed with the message). A clientMessageId makes
- * a post at-most-once: a repeat stores nothing, sends nothing and answers the first message.
+ * a post at-most-once per author: their repeat stores nothing, sends nothing and answers their
+ * first message; another member's same id is their own, a post of its own.
  */
 export async function postMessages(deps: Deps, posts: readonly Post[], extra: Record<string, unknown> = {}): Promise<Posted[]> {
   const events = new UserEventBatch(deps.realtime, deps.clock);
@@ -160,7 +161,7 @@ export async function postMessages(deps: Deps, posts: readonly Post[], extra: Re
           intent: post.intent,
         })
         .$if(post.clientMessageId !== undefined, (qb) =>
-          qb.onConflict((oc) => oc.columns(["conversation_id", "client_message_id"]).doNothing()),
+          qb.onConflict((oc) => oc.columns(["conversation_id", "sender_id", "client_message_id"]).doNothing()),
         )
         .returningAll()
         .executeTakeFirst();
@@ -169,6 +170,7 @@ export async function postMessages(deps: Deps, posts: readonly Post[], extra: Re
           .selectFrom("agent_messages")
           .selectAll()
           .where("conversation_id", "=", post.conversationId)
+          .where("sender_id", "=", String(post.author.id))
           .where("client_message_id", "=", post.clientMessageId as string)
           .executeTakeFirstOrThrow();
         out.push({ message: messageJson(first as MessageRow), duplicate: true });

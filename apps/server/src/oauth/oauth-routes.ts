@@ -5,6 +5,7 @@ import type Provider from "oidc-provider";
 import { passwordProblem, setPassword, verifyPassword } from "../auth/passwords";
 import type { UserPrincipal } from "../auth/principal";
 import { RateLimiter } from "../auth/rate-limiter";
+import { addressKey, SignInLimits } from "../auth/sign-in-limits";
 import { nowIso } from "../clock";
 import type { AppContext } from "../context";
 import { ApiError } from "../http/errors";
@@ -19,9 +20,6 @@ import { loadProviderKeys, type ProviderKeys, publicJwk } from "./provider-keys"
 import { deleteExpiredOAuthRows } from "./storage-adapter";
 import { sameToken, WebSessions } from "./web-session";
 
-/** Sign-in attempts: per client address and per account, so guessing is slow either way. */
-const SIGN_IN_PER_ADDRESS = { perMinute: 10, burst: 20 };
-const SIGN_IN_PER_ACCOUNT = { perMinute: 5, burst: 10 };
 /** Client registrations per address: MCP clients register once per install. */
 const REGISTRATIONS_PER_ADDRESS = { perMinute: 6, burst: 20 };
 
@@ -66,8 +64,8 @@ export class OAuthServer {
   /** The provider's request handler, made once (Koa composes its middleware per callback). */
   #callback: ((req: Request, res: Response) => void) | undefined;
   #issuer = "";
-  readonly #perAddress = new RateLimiter(SIGN_IN_PER_ADDRESS);
-  readonly #perAccount = new RateLimiter(SIGN_IN_PER_ACCOUNT);
+  /** Failed sign-ins, counted in the database (per account and address, per address, per account). */
+  readonly #signInLimits: SignInLimits;
   readonly #registrations = new RateLimiter(REGISTRATIONS_PER_ADDRESS);
 
   private constructor(
@@ -75,9 +73,11 @@ export class OAuthServer {
     private readonly keys: ProviderKeys,
   ) {
     this.sessions = new WebSessions(context.db, context.config.publicUrl?.startsWith("https:") ?? false);
+    this.#signInLimits = new SignInLimits(context.db, context.clock, context.config);
     context.maintenance.add("oauth.cleanup", async () => {
       await deleteExpiredOAuthRows(context.db);
       await this.sessions.deleteExpired();
+      await this.#signInLimits.deleteExpired();
     });
   }
 
@@ -365,22 +365,25 @@ export class OAuthServer {
       return null;
     }
     const username = field(req, "username").trim().toLowerCase().slice(0, 64);
-    const retryAfter = this.#perAddress.take(`ip:${req.socket.remoteAddress}`) ?? this.#perAccount.take(`user:${username}`);
-    if (retryAfter !== null) {
-      res.set("retry-after", String(retryAfter));
-      fail(`Too many sign-in attempts. Try again in ${retryAfter} seconds.`, 429);
-      return null;
-    }
     const user = await this.context.db
       .selectFrom("users")
       .select(["id", "password_hash"])
       .where("username", "=", username)
       .executeTakeFirst();
+    const attempt = { username, userId: user?.id, address: addressKey(req.socket.remoteAddress) };
+    const retryAfter = await this.#signInLimits.admit(attempt);
+    if (retryAfter !== null) {
+      res.set("retry-after", String(retryAfter));
+      fail(`Too many sign-in attempts. Try again in ${retryAfter} seconds.`, 429);
+      return null;
+    }
     const ok = await verifyPassword(field(req, "password"), user?.password_hash ?? null);
     if (!user || !ok) {
+      await this.#signInLimits.failed(attempt);
       fail("Wrong username or password.", 401);
       return null;
     }
+    await this.#signInLimits.succeeded({ ...attempt, userId: user.id });
     return user.id;
   }
 
