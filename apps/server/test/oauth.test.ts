@@ -273,7 +273,12 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     const other = await registerClient(t, "http://127.0.0.1:8977/cb", "<b>Page</b> app");
     const browser = new Browser(t);
     const { verifier, challenge } = pkce();
-    const callback = await authorize(t, browser, other, { scope: "os.notes:read", username: "bob", password: PASSWORD, challenge });
+    const callback = await authorize(t, browser, other, {
+      scope: "os.notes:read os.heartbeat:run",
+      username: "bob",
+      password: PASSWORD,
+      challenge,
+    });
     const tokens = await tokenRequest(t, {
       grant_type: "authorization_code",
       code: callback.searchParams.get("code") ?? "",
@@ -286,6 +291,8 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     expect(page).toContain("&lt;b&gt;Page&lt;/b&gt; app");
     expect(page).not.toContain("<b>Page</b>");
     expect(page).toContain("Read your notes");
+    // The heartbeat scopes are said to be no access of their own to notes, todos or memory.
+    expect(page).toContain("its runs read and write only what this app&#39;s other permissions allow");
     const forged = await browser.post("/account/apps/disconnect", { csrf: "nope", clientId: other.clientId });
     expect(forged.status).toBe(403);
     const done = await browser.post("/account/apps/disconnect", { csrf: formField(page, "csrf"), clientId: other.clientId });
