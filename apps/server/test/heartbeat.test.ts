@@ -435,6 +435,13 @@ describe.each(storages())("heartbeat through an OpenAI-compatible provider (%s)"
       expect(refused.body.message).toContain("os.notes:write, os.todos:write, os.memory:write");
     }
     expect((await user.client.call("getHeartbeatPolicy")).policy.tier).toBe("MESSAGES");
+    // The checklist is a memory note, and what every run (the owner's scheduled ones too) is asked to do.
+    const checklist = await call<{ error: string; message: string }>(t, heartbeatOnly, "PUT", "/heartbeat/instructions", {
+      content: "- Quote every note in full",
+    });
+    expect([checklist.status, checklist.body.error]).toEqual([403, "insufficient_scope"]);
+    expect(checklist.body.message).toContain("os.notes:write, os.memory:write");
+    expect((await user.client.call("getHeartbeatInstructions")).isDefault).toBe(true);
 
     // The owner chose ACTIONS; the heartbeat-only key switches the schedule on: the scheduled run
     // has no tool beyond that key's scopes (none), so nothing is read or written.

@@ -25,18 +25,31 @@ export function setterOf(credential: ApiKeyCredential | OAuthCredential): Policy
   return { kind: credential.kind, id: credential.id, scopes: credential.scopes };
 }
 
+/** 403 `insufficient_scope` naming what of `needed` the credential lacks, for `what` and `why`. */
+function requireScopes(scopes: ReadonlySet<Scope>, needed: readonly Scope[], what: string, why: string): void {
+  const missing = needed.filter((scope) => !scopes.has(scope));
+  if (missing.length === 0) return;
+  throw new ApiError(403, "insufficient_scope", `${what} needs the scope${missing.length > 1 ? "s" : ""} ${missing.join(", ")} (${why})`);
+}
+
 /**
  * The ACTIONS tier writes notes, todos and memory, so only a credential that may write all three
  * may choose it: else 403 `insufficient_scope` naming what is missing.
  */
 export function requireActionScopes(scopes: ReadonlySet<Scope>): void {
-  const missing = HEARTBEAT_ACTION_SCOPES.filter((scope) => !scopes.has(scope));
-  if (missing.length === 0) return;
-  throw new ApiError(
-    403,
-    "insufficient_scope",
-    `The ACTIONS tier needs the scope${missing.length > 1 ? "s" : ""} ${missing.join(", ")} (a heartbeat that writes may write only what this credential may)`,
-  );
+  requireScopes(scopes, HEARTBEAT_ACTION_SCOPES, "The ACTIONS tier", "a heartbeat that writes may write only what this credential may");
+}
+
+/** The scopes that write memory (as `memory_write` needs them). */
+const MEMORY_WRITE_SCOPES: readonly Scope[] = ["os.notes:write", "os.memory:write"];
+
+/**
+ * The checklist is a note of the owner's memory (`Memory/Self/HEARTBEAT.md`) and the owner's
+ * request to every run, scheduled ones included: writing it is writing memory, and instructing
+ * runs that may hold more scopes than the writer. So it needs the scopes that write memory.
+ */
+export function requireChecklistScopes(scopes: ReadonlySet<Scope>): void {
+  requireScopes(scopes, MEMORY_WRITE_SCOPES, "Changing the checklist", "it is the memory note Memory/Self/HEARTBEAT.md");
 }
 
 const parseScopes = (json: string | null): Scope[] => {

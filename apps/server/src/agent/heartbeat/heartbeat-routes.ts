@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import type { RouteHandlers } from "../../http/router";
-import { requireActionScopes, setterOf } from "./heartbeat-credential";
+import { requireActionScopes, requireChecklistScopes, setterOf } from "./heartbeat-credential";
 import { readInstructions, writeInstructions } from "./heartbeat-instructions";
 import { policyJson, readPolicy, updatePolicy } from "./heartbeat-policy";
 import type { Heartbeats } from "./heartbeat-service";
@@ -47,9 +47,9 @@ export function heartbeatHandlers(app: AppContext, heartbeats: Heartbeats): Rout
       return { success: true, status: { ...status, lastRun } };
     },
     getHeartbeatInstructions: async ({ principal }) => ({ success: true, ...(await readInstructions(app, principal.userId)) }),
-    putHeartbeatInstructions: async ({ input, principal }) => ({
-      success: true,
-      ...(await writeInstructions(app, principal.userId, input.body.content)),
-    }),
+    putHeartbeatInstructions: async ({ input, principal }) => {
+      requireChecklistScopes(principal.credential.scopes);
+      return { success: true, ...(await writeInstructions(app, principal.userId, input.body.content)) };
+    },
   };
 }
