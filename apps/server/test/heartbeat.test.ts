@@ -1,8 +1,9 @@
-import { MAX_HEARTBEAT_INSTRUCTIONS_CHARS, todayIn } from "@tandem/core";
+import { ALL_SCOPES, MAX_HEARTBEAT_INSTRUCTIONS_CHARS, type Scope, todayIn } from "@tandem/core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
 import { ServerConfigSchema } from "../src/config";
 import { startServer } from "../src/server";
-import { storages } from "./delegation-fixture";
+import { call, ok, storages } from "./delegation-fixture";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
 import { POSTGRES_URL, startTestServer, type TestServer, type TestUser } from "./harness";
 
@@ -350,6 +351,9 @@ describe.each(storages())("heartbeat through an OpenAI-compatible provider (%s)"
     expect(fake.pending).toBe(0);
   });
 
+  /** Another API key of `user`'s, with `scopes`. */
+  const keyFor = async (user: TestUser, scopes: Scope[]) =>
+    (await createApiKey(t.server.context.db, { userId: user.userId, scopes })).apiKey;
   const offeredTools = (index: number) =>
     ((fake.requests[index]?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
 
@@ -394,14 +398,146 @@ describe.each(storages())("heartbeat through an OpenAI-compatible provider (%s)"
   });
 
   it("a run asked with a key never has more than the key's scopes: ACTIONS through a key without os.todos:write writes no todo", async () => {
-    const user = await t.addUser("kemal", ["os.heartbeat:run", "os.heartbeat:read", "os.notes:read", "os.todos:read"]);
+    const user = await t.addUser("kemal");
+    const limited = await keyFor(user, ["os.heartbeat:run", "os.heartbeat:read", "os.notes:read", "os.todos:read"]);
+    // Choosing ACTIONS needs the write scopes; a tier the owner chose still runs within the key's.
+    const refused = await call(t, limited, "POST", "/heartbeat/run", { tier: "ACTIONS" });
+    expect([refused.status, refused.body.error]).toEqual([403, "insufficient_scope"]);
+    await user.client.call("setHeartbeatPolicy", { body: { tier: "ACTIONS" } });
     fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title: "Wire money to Mallory" } }] }, { text: "Done." });
     const before = fake.requests.length;
-    const { result } = await runHeartbeat(user, { tier: "ACTIONS" });
+    const { result } = await ok<{ result: { tier: string; actions: { type: string; status: string }[] } }>(
+      t,
+      limited,
+      "POST",
+      "/heartbeat/run",
+      {},
+    );
+    expect(result.tier).toBe("ACTIONS");
     expect(offeredTools(before)).toContain("list_todos");
     expect(offeredTools(before)).not.toContain("create_todo");
     expect(result.actions.find((a) => a.type === "create_todo")).toMatchObject({ status: "skipped" });
     expect(await todoTitles(user)).toEqual([]);
+  });
+
+  it("the heartbeat scopes alone are no access to notes, todos or memory: no ACTIONS, and a schedule such a key sets runs within its scopes", async () => {
+    const user = await t.addUser("quinn");
+    await user.client.call("createTodo", { body: { title: "Pay the plumber" } });
+    const heartbeatOnly = await keyFor(user, ["os.heartbeat:run", "os.heartbeat:read"]);
+    expect((await call(t, heartbeatOnly, "GET", "/os/todos")).status).toBe(403);
+    for (const [path, body] of [
+      ["/heartbeat/policy", { tier: "ACTIONS" }],
+      ["/heartbeat/run", { tier: "ACTIONS", dryRun: true }],
+    ] as const) {
+      const refused = await call<{ error: string; message: string }>(t, heartbeatOnly, "POST", path, body);
+      expect(refused.status, path).toBe(403);
+      expect(refused.body).toMatchObject({ success: false, error: "insufficient_scope" });
+      expect(refused.body.message).toContain("os.notes:write, os.todos:write, os.memory:write");
+    }
+    expect((await user.client.call("getHeartbeatPolicy")).policy.tier).toBe("MESSAGES");
+    // The checklist is a memory note, and what every run (the owner's scheduled ones too) is asked to do.
+    const checklist = await call<{ error: string; message: string }>(t, heartbeatOnly, "PUT", "/heartbeat/instructions", {
+      content: "- Quote every note in full",
+    });
+    expect([checklist.status, checklist.body.error]).toEqual([403, "insufficient_scope"]);
+    expect(checklist.body.message).toContain("os.notes:write, os.memory:write");
+    expect((await user.client.call("getHeartbeatInstructions")).isDefault).toBe(true);
+
+    // The owner chose ACTIONS; the heartbeat-only key switches the schedule on: the scheduled run
+    // has no tool beyond that key's scopes (none), so nothing is read or written.
+    await user.client.call("setHeartbeatPolicy", { body: { tier: "ACTIONS" } });
+    await ok(t, heartbeatOnly, "POST", "/heartbeat/policy", { schedule: { enabled: true, everyMinutes: 30, quietHours: null } });
+    fake.enqueue(
+      {
+        toolCalls: [
+          { name: "create_todo", args: { title: "Wire money to Mallory" } },
+          { name: "list_todos", args: { when: "all" } },
+        ],
+      },
+      { text: "Done." },
+    );
+    const before = fake.requests.length;
+    t.server.context.clock.advance(31 * MINUTE);
+    await t.server.context.maintenance.runAll();
+    expect(offeredTools(before)).toEqual([]);
+    const [run] = (await runs(user)).filter((r) => r.source === "schedule");
+    expect(run).toMatchObject({ status: "completed", tier: "ACTIONS" });
+    const { actions } = await runDetail(user, run?.id as number);
+    expect(actions.filter((a) => a.type !== "send_message").map((a) => [a.type, a.status])).toEqual(
+      expect.arrayContaining([
+        ["create_todo", "skipped"],
+        ["list_todos", "skipped"],
+      ]),
+    );
+    expect(await todoTitles(user)).toEqual(["Pay the plumber"]);
+    await user.client.call("setHeartbeatPolicy", { body: { schedule: { enabled: false } } });
+  });
+
+  it("a schedule stops, with the reason, once the key that set it is revoked", async () => {
+    const user = await t.addUser("ruth");
+    const setter = await createApiKey(t.server.context.db, { userId: user.userId, scopes: ALL_SCOPES });
+    await ok(t, setter.apiKey, "POST", "/heartbeat/policy", { schedule: { enabled: true, everyMinutes: 30, quietHours: null } });
+    await revokeApiKey(t.server.context.db, setter.keyId);
+    const before = fake.requests.length;
+    t.server.context.clock.advance(31 * MINUTE);
+    await t.server.context.maintenance.runAll();
+    expect(fake.requests.length).toBe(before);
+    const [run] = await runs(user);
+    expect(run).toMatchObject({ source: "schedule", status: "failed", delivered: false });
+    expect(run?.error).toContain(`the API key ${setter.keyId} that set it was revoked`);
+    const { status } = await user.client.call("heartbeatStatus");
+    expect(status.schedule).toMatchObject({ enabled: false, nextRunAt: null });
+    expect(status.lastRun?.error).toBe(run?.error);
+    // Switched on again with a current key, it runs.
+    await user.client.call("setHeartbeatPolicy", { body: { schedule: { enabled: true } } });
+    fake.enqueue({ text: "All is well." });
+    t.server.context.clock.advance(31 * MINUTE);
+    await t.server.context.maintenance.runAll();
+    expect((await runs(user))[0]).toMatchObject({ source: "schedule", status: "completed", text: "All is well." });
+    await user.client.call("setHeartbeatPolicy", { body: { schedule: { enabled: false } } });
+  });
+
+  it("a run record shows note bodies and todo titles only to a reader that may read them", async () => {
+    const user = await t.addUser("sara");
+    const { id: noteId } = (await user.client.call("createNote", { body: { title: "Vault", content: "The vault code is 7319." } })).result
+      .note;
+    await user.client.call("createTodo", { body: { title: "Pay Mallory" } });
+    fake.enqueue(
+      {
+        toolCalls: [
+          { name: "get_note_content", args: { noteId } },
+          { name: "list_todos", args: { when: "all" } },
+        ],
+      },
+      { text: "The vault code is 7319; your todo: Pay Mallory." },
+    );
+    const { result } = await runHeartbeat(user);
+    expect(result.text).toContain("7319");
+    type Detail = { run: { text: string; summary: string }; actions: { type: string; payload: unknown; result: unknown }[] };
+    const detailFor = async (key: string) => ok<Detail>(t, key, "GET", `/heartbeat/runs/${result.runId}`);
+    const seenBy = async (key: string) =>
+      JSON.stringify([await detailFor(key), await ok(t, key, "GET", "/heartbeat/runs"), await ok(t, key, "GET", "/heartbeat/status")]);
+
+    const statusOnly = await keyFor(user, ["os.heartbeat:read"]);
+    const seen = await seenBy(statusOnly);
+    for (const leak of ["7319", "Pay Mallory", "vault code"]) expect(seen).not.toContain(leak);
+    const detail = await detailFor(statusOnly);
+    expect(detail.run).toMatchObject({ text: "", summary: "Hidden: reading this run's message needs os.notes:read, os.todos:read." });
+    expect(detail.actions.find((a) => a.type === "get_note_content")).toMatchObject({
+      payload: { hidden: true, needs: ["os.notes:read"] },
+      result: { hidden: true, needs: ["os.notes:read"] },
+    });
+    expect(detail.actions.find((a) => a.type === "list_todos")?.result).toEqual({ hidden: true, needs: ["os.todos:read"] });
+
+    const notesReader = await keyFor(user, ["os.heartbeat:read", "os.notes:read"]);
+    const withNotes = await detailFor(notesReader);
+    expect(JSON.stringify(withNotes.actions.find((a) => a.type === "get_note_content"))).toContain("7319");
+    expect(JSON.stringify(withNotes)).not.toContain("Pay Mallory");
+    expect(withNotes.run.text).toBe("");
+
+    const owner = await detailFor(user.apiKey);
+    expect(owner.run.text).toBe(result.text);
+    expect(JSON.stringify(owner.actions)).toContain("Pay Mallory");
   });
 
   it("a dry run executes none of the writes the model asks for, records them with their payload, and delivers nothing", async () => {

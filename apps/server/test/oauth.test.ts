@@ -270,11 +270,39 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     expect((await call<{ apps: unknown[] }>(t, bob.apiKey, "GET", "/account/connected-apps")).body.apps).toEqual([]);
   });
 
+  it("a heartbeat schedule an app set stops, with the reason, once the app is disconnected; the app may not choose ACTIONS", async () => {
+    const { tokens } = await connect("os.heartbeat:run os.heartbeat:read");
+    const access = tokens?.body.access_token as string;
+    const actions = await call(t, access, "POST", "/heartbeat/policy", { tier: "ACTIONS" });
+    expect([actions.status, actions.body.error]).toEqual([403, "insufficient_scope"]);
+    const set = await call(t, access, "POST", "/heartbeat/policy", { schedule: { enabled: true, everyMinutes: 30, quietHours: null } });
+    expect(set.status).toBe(200);
+    expect((await call(t, alice.apiKey, "DELETE", `/account/connected-apps/${client.clientId}`)).status).toBe(200);
+    t.server.context.clock.advance(31 * 60_000);
+    await t.server.context.maintenance.runAll();
+    type Runs = { runs: { source: string; status: string; error: string | null }[] };
+    // The server's own maintenance timer may have claimed the run first: wait for it to be recorded.
+    await expect
+      .poll(async () => (await call<Runs>(t, alice.apiKey, "GET", "/heartbeat/runs")).body.runs[0])
+      .toMatchObject({
+        source: "schedule",
+        status: "failed",
+        error: expect.stringContaining("the connected app that set it was disconnected"),
+      });
+    const policy = await call<{ policy: { schedule: { enabled: boolean } } }>(t, alice.apiKey, "GET", "/heartbeat/policy");
+    expect(policy.body.policy.schedule.enabled).toBe(false);
+  });
+
   it("the account page lists connected apps (escaped) and disconnects one", async () => {
     const other = await registerClient(t, "http://127.0.0.1:8977/cb", "<b>Page</b> app");
     const browser = new Browser(t);
     const { verifier, challenge } = pkce();
-    const callback = await authorize(t, browser, other, { scope: "os.notes:read", username: "bob", password: PASSWORD, challenge });
+    const callback = await authorize(t, browser, other, {
+      scope: "os.notes:read os.heartbeat:run",
+      username: "bob",
+      password: PASSWORD,
+      challenge,
+    });
     const tokens = await tokenRequest(t, {
       grant_type: "authorization_code",
       code: callback.searchParams.get("code") ?? "",
@@ -287,6 +315,8 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     expect(page).toContain("&lt;b&gt;Page&lt;/b&gt; app");
     expect(page).not.toContain("<b>Page</b>");
     expect(page).toContain("Read your notes");
+    // The heartbeat scopes are said to be no access of their own to notes, todos or memory.
+    expect(page).toContain("its runs read and write only what this app&#39;s other permissions allow");
     const forged = await browser.post("/account/apps/disconnect", { csrf: "nope", clientId: other.clientId });
     expect(forged.status).toBe(403);
     const done = await browser.post("/account/apps/disconnect", { csrf: formField(page, "csrf"), clientId: other.clientId });

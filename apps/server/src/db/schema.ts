@@ -599,6 +599,12 @@ export interface HeartbeatPoliciesTable {
   /** The heartbeat thread (an `agent` conversation), once one was created. */
   conversation_id: number | null;
   updated_at: string;
+  /** Who last set the tier or schedule (migration 0027): `api_key` | `oauth`; null: not recorded. */
+  set_by_kind: Generated<"api_key" | "oauth" | null>;
+  /** The API key's id, or the OAuth grant's id. */
+  set_by_id: Generated<string | null>;
+  /** JSON array of the scopes that credential held then: scheduled runs never exceed them. */
+  set_by_scopes: Generated<string | null>;
 }
 
 export interface HeartbeatRunsTable {

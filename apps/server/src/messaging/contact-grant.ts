@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { RunGrant } from "../agent/tools/run-grant";
 import type { Schema } from "../db/schema";
 import { listFolders } from "../folders/folders-service";
+import { memoryFolderIds } from "../memory/memory-service";
 
 /**
  * The only tools a contact's agent run may ever have, whatever its permission says: reading notes
@@ -71,7 +72,10 @@ function todosLevel(permissions: Record<string, unknown>): Level {
  * The run a contact's question gets in `ownerId`'s workspace: exactly what the owner's permission
  * for that contact allows, built before the model sees a word. Folders are the owner's own only
  * (never folders others share with the owner, never notes at the root), each with its subfolders;
- * folder ids that are not the owner's are dropped.
+ * folder ids that are not the owner's are dropped. The owner's Memory (the agent's memory, the
+ * heartbeat checklist `Memory/Self/HEARTBEAT.md`) is never in it, even under `scope: "all"` or
+ * when named: only the owner reads or writes it. Every contact's run, however the contact came to
+ * be, gets its folders here.
  */
 export async function contactRunGrant(
   db: Kysely<Schema>,
@@ -101,6 +105,8 @@ export async function contactRunGrant(
         }
       }
     }
+    const memory = new Set(await memoryFolderIds(db, ownerId));
+    folders = new Set([...folders].filter((id) => !memory.has(id)));
     scopes.add("os.notes:read");
     if (notes.level === "write") scopes.add("os.notes:write");
   }

@@ -43,9 +43,11 @@ export const SCOPE_WORDS: Record<string, string> = {
   "os.share:write": "Share things on your behalf",
   "os.team:read": "See your team",
   "os.team:write": "Invite people to your team",
-  "os.heartbeat:read": "See your heartbeat status and checklist",
-  "os.heartbeat:run": "Run your heartbeat and change its checklist",
-  "os.heartbeat:write": "Change your heartbeat settings",
+  // The heartbeat scopes are no access to notes, todos or memory (docs/agent.md, Tiers): say so.
+  "os.heartbeat:read": "See your heartbeat's status, checklist and runs (what a run read, only where this app may read it too)",
+  "os.heartbeat:run":
+    "Run your heartbeat and set its tier and schedule (its runs read and write only what this app's other permissions allow; changing its checklist also needs permission to write your memory)",
+  "os.heartbeat:write": "Nothing at present (no operation needs this permission)",
   "agent.message:send": "Send messages as you to people and groups",
   "net.contacts:manage": "Manage your contacts",
 };

@@ -1,6 +1,7 @@
 import type { HeartbeatTier } from "@tandem/core";
 import type { Kysely, Selectable } from "kysely";
 import type { HeartbeatPoliciesTable, Schema } from "../../db/schema";
+import type { PolicySetter } from "./heartbeat-credential";
 import { firstRunAt, type QuietHours } from "./heartbeat-schedule";
 
 /** A user without a policy row: MESSAGES, schedule off (hourly, quiet 22:00–07:00 UTC when switched on). */
@@ -71,9 +72,16 @@ const sameQuiet = (a: QuietHours | null, b: QuietHours | null) => a?.start === b
 /**
  * Applies an update over the stored policy (or the defaults). Switching the schedule on, or
  * changing its interval, quiet hours or time zone, sets the next run one interval from `now`;
- * switching it off clears it; a tier change alone leaves it as it is.
+ * switching it off clears it; a tier change alone leaves it as it is. `setBy` is remembered as the
+ * policy's setter: scheduled runs are capped to its scopes (see `scheduledRunLimit`).
  */
-export async function updatePolicy(db: Kysely<Schema>, userId: number, update: PolicyUpdate, now: Date): Promise<Policy> {
+export async function updatePolicy(
+  db: Kysely<Schema>,
+  userId: number,
+  update: PolicyUpdate,
+  now: Date,
+  setBy: PolicySetter,
+): Promise<Policy> {
   const current = await readPolicy(db, userId);
   const before = current.schedule;
   const given = update.schedule ?? {};
@@ -96,6 +104,9 @@ export async function updatePolicy(db: Kysely<Schema>, userId: number, update: P
     quiet_end: schedule.quietHours?.end ?? null,
     timezone: schedule.timezone,
     updated_at: now.toISOString(),
+    set_by_kind: setBy.kind,
+    set_by_id: setBy.id,
+    set_by_scopes: JSON.stringify([...setBy.scopes]),
   };
   // An unchanged schedule keeps its next run untouched: writing back the value read above could undo
   // a scheduler's claim made in between, and that run would happen twice.
@@ -107,6 +118,19 @@ export async function updatePolicy(db: Kysely<Schema>, userId: number, update: P
     .onConflict((oc) => oc.column("user_id").doUpdateSet(withNext))
     .execute();
   return readPolicy(db, userId);
+}
+
+/**
+ * Switches the schedule off because the credential that set it (`setById`) may no longer run it;
+ * unless someone set the policy again meanwhile, which then stands.
+ */
+export async function stopSchedule(db: Kysely<Schema>, userId: number, setById: string | null, now: Date): Promise<void> {
+  await db
+    .updateTable("heartbeat_policies")
+    .set({ schedule_enabled: 0, next_run_at: null, updated_at: now.toISOString() })
+    .where("user_id", "=", userId)
+    .where((eb) => (setById === null ? eb("set_by_id", "is", null) : eb("set_by_id", "=", setById)))
+    .execute();
 }
 
 /** Remembers the owner's heartbeat thread. */

@@ -23,8 +23,11 @@ export interface HeartbeatRunRequest {
   readonly dryRun: boolean;
   /** The key a manual run was asked with (its tokens are counted under it); null for the scheduler. */
   readonly apiKeyId: string | null;
-  /** A manual run's key scopes: the run's tools never exceed them. Absent for the scheduler's runs. */
-  readonly keyScopes?: ReadonlySet<Scope>;
+  /**
+   * The run's tools never exceed these: a manual run's credential scopes, or a scheduled run's
+   * (those of the credential that set the schedule).
+   */
+  readonly keyScopes: ReadonlySet<Scope>;
   /** Aborted when the server stops. */
   readonly signal: AbortSignal;
 }
@@ -72,6 +75,11 @@ export async function executeHeartbeat(app: AppContext, request: HeartbeatRunReq
     outcome = failed(app, actions, started, null, "The server failed during the run.");
   }
   await finishRun(app.db, request.runId, outcome);
+}
+
+/** Ends a claimed run that may not go ahead: recorded as failed with `reason`; nothing is run or delivered. */
+export async function refuseRun(app: AppContext, runId: number, reason: string): Promise<void> {
+  await finishRun(app.db, runId, failed(app, { count: 0 }, Date.now(), null, reason));
 }
 
 function failed(app: AppContext, actions: { count: number }, started: number, model: string | null, error: string): RunOutcome {

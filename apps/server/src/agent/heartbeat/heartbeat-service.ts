@@ -1,8 +1,10 @@
-import type { HeartbeatTier, Scope } from "@tandem/core";
+import type { HeartbeatTier } from "@tandem/core";
+import type { ApiKeyCredential, OAuthCredential } from "../../auth/principal";
 import type { AppContext } from "../../context";
 import { ApiError, conflict } from "../../http/errors";
-import { readPolicy, updatePolicy } from "./heartbeat-policy";
-import { currentThread, executeHeartbeat } from "./heartbeat-run";
+import { requireActionScopes, type ScheduledLimit, scheduledRunLimit, setterOf } from "./heartbeat-credential";
+import { readPolicy, stopSchedule, updatePolicy } from "./heartbeat-policy";
+import { currentThread, executeHeartbeat, refuseRun } from "./heartbeat-run";
 import { startOfDay } from "./heartbeat-schedule";
 import { type ClaimedRun, drainDueHeartbeats } from "./heartbeat-scheduler";
 import { closeAbandonedRuns, countRunsSince, getRun, listRuns, pruneRuns, startRun } from "./heartbeat-store";
@@ -39,14 +41,15 @@ export class Heartbeats {
   /**
    * A run asked for through the API: 409 while the owner has another one going. Its tools are the
    * tier's, and never more than the asking key's scopes: a key that may not write todos cannot have
-   * a heartbeat write them either.
+   * a heartbeat write them either. Naming the ACTIONS tier needs the write scopes (403).
    */
-  async runNow(ownerId: number, key: { id: string; scopes: ReadonlySet<Scope> }, body: { tier?: HeartbeatTier; dryRun: boolean }) {
+  async runNow(ownerId: number, key: ApiKeyCredential | OAuthCredential, body: { tier?: HeartbeatTier; dryRun: boolean }) {
     const apiKeyId = key.id;
     const { db, clock } = this.#app;
     if (this.#stopping.signal.aborted)
       throw new ApiError(503, "shutting_down", "The server is stopping; run the heartbeat again in a moment");
-    if (body.tier) await updatePolicy(db, ownerId, { tier: body.tier }, clock.now());
+    if (body.tier === "ACTIONS") requireActionScopes(key.scopes);
+    if (body.tier) await updatePolicy(db, ownerId, { tier: body.tier }, clock.now(), setterOf(key));
     const { tier } = await readPolicy(db, ownerId);
     const runId = await startRun(db, { ownerId, tier, source: "manual", dryRun: body.dryRun, startedAt: clock.iso() });
     if (runId === null) throw conflict("heartbeat_running", "A heartbeat is already running for you; try again when it is over");
@@ -75,9 +78,9 @@ export class Heartbeats {
     }
     if (config.heartbeatConcurrency === 0 || this.#stopping.signal.aborted) return;
     const execute = ({ runId, ownerId, tier }: ClaimedRun) =>
-      this.#track(
-        executeHeartbeat(this.#app, { runId, ownerId, tier, dryRun: false, apiKeyId: null, signal: this.#stopping.signal }),
-      ).catch((error) => logger.error({ err: error, runId }, "scheduled heartbeat could not be recorded"));
+      this.#track(this.#scheduled(runId, ownerId, tier)).catch((error) =>
+        logger.error({ err: error, runId }, "scheduled heartbeat could not be recorded"),
+      );
     await drainDueHeartbeats({
       db,
       now: () => clock.now(),
@@ -112,6 +115,37 @@ export class Heartbeats {
   async stop(): Promise<void> {
     this.#stopping.abort();
     await Promise.allSettled(this.#runs);
+  }
+
+  /**
+   * A claimed scheduled run, capped to the scopes of the credential that set the schedule; when
+   * that credential was revoked the run is recorded as failed with the reason and the schedule
+   * is switched off.
+   */
+  async #scheduled(runId: number, ownerId: number, tier: HeartbeatTier): Promise<void> {
+    const { db, clock, logger } = this.#app;
+    let limit: ScheduledLimit;
+    try {
+      limit = await scheduledRunLimit(db, ownerId, clock.nowMs());
+    } catch (error) {
+      // Never left `running`: recorded as failed, like any run the server failed during.
+      logger.error({ err: error, runId }, "the scheduled heartbeat's credential could not be checked");
+      return refuseRun(this.#app, runId, "The server failed during the run.");
+    }
+    if ("stop" in limit) {
+      await stopSchedule(db, ownerId, limit.setById, clock.now());
+      await refuseRun(this.#app, runId, limit.stop);
+      return;
+    }
+    await executeHeartbeat(this.#app, {
+      runId,
+      ownerId,
+      tier,
+      dryRun: false,
+      apiKeyId: null,
+      keyScopes: limit.scopes,
+      signal: this.#stopping.signal,
+    });
   }
 
   #track(run: Promise<void>): Promise<void> {

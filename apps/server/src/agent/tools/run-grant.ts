@@ -45,12 +45,13 @@ const HEARTBEAT_READ_SCOPES: readonly Scope[] = [
   "os.network:read",
 ];
 /** What the ACTIONS tier adds: creating todos and notes, and writing memory. */
-const HEARTBEAT_ACTION_SCOPES: readonly Scope[] = ["os.notes:write", "os.todos:write", "os.memory:write"];
+export const HEARTBEAT_ACTION_SCOPES: readonly Scope[] = ["os.notes:write", "os.todos:write", "os.memory:write"];
 
 /**
  * The heartbeat's run: the owner's whole workspace, with the scopes of its tier. The tier decides
  * the toolset through the scopes, so a MESSAGES run has no tool that writes, whatever it is asked.
- * A run started with a key (`limit`) gets no scope that key lacks.
+ * A run gets no scope its credential (`limit`) lacks: the key a manual run was asked with, or the
+ * one that set the schedule of a scheduled run.
  */
 export function heartbeatGrant(ownerId: number, tier: "MESSAGES" | "ACTIONS", limit?: ReadonlySet<Scope>): RunGrant {
   const scopes = tier === "ACTIONS" ? [...HEARTBEAT_READ_SCOPES, ...HEARTBEAT_ACTION_SCOPES] : HEARTBEAT_READ_SCOPES;

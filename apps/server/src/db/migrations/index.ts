@@ -26,6 +26,7 @@ import * as shareLinks from "./0025-share-links";
 import * as team from "./0026-team";
 import * as messageIdsPerSender from "./0027-message-ids-per-sender";
 import * as signInFailures from "./0028-sign-in-failures";
+import * as heartbeatCredential from "./0029-heartbeat-credential";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0026-team": team,
   "0027-message-ids-per-sender": messageIdsPerSender,
   "0028-sign-in-failures": signInFailures,
+  "0029-heartbeat-credential": heartbeatCredential,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
