@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bindEarlierRedemptions } from "../src/db/migrations/0027-link-born-contacts";
 import { call, grantAgentAccess, ok, registerBridge, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { guestCall, type ShareLinkBody, sendGuest } from "./share-fixture";
@@ -472,5 +473,53 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     expect((await connect(nick, later)).permissions).toEqual({ notesAccess: { scope: "all", access: "read" } });
     await ok(t, owner.apiKey, "DELETE", `/os/share/${later.id}`);
     expect((await ask(nick, "When is the alpha launch?")).status).toBe(200);
+  });
+
+  it("binds to their link the contacts that redemptions made before migration 0027", async () => {
+    const owner = await t.addUser(`olga${++serial}`);
+    const visitor = await t.addUser(`paul${++serial}`);
+    const friend = await t.addUser(`quin${++serial}`);
+    const link = await create(owner, { scope: "all", expiresIn: "never" });
+    // What a redemption wrote before the link was recorded: rows of one instant, the link's id in the JSON.
+    const { db } = t.server.context;
+    const at = t.server.context.clock.iso();
+    await db
+      .insertInto("contacts")
+      .values([
+        { user_id: owner.userId, contact_id: visitor.userId, created_at: at },
+        { user_id: visitor.userId, contact_id: owner.userId, created_at: at },
+      ])
+      .execute();
+    const permissions = { notesAccess: { scope: "all", access: "read" }, shareLink: link.id };
+    await db
+      .insertInto("contact_permissions")
+      .values({
+        grantor_id: owner.userId,
+        grantee_id: visitor.userId,
+        permissions: JSON.stringify(permissions),
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    // The owner's own handshake is left alone.
+    await grantAgentAccess(t, friend, owner, { notesAccess: { scope: "all", access: "read" } });
+    await bindEarlierRedemptions(db as never);
+    const rows = await db
+      .selectFrom("contact_permissions")
+      .select(["grantee_id", "share_link_id"])
+      .where("grantor_id", "=", owner.userId)
+      .execute();
+    expect(Object.fromEntries(rows.map((r) => [r.grantee_id, r.share_link_id]))).toEqual({
+      [visitor.userId]: link.id,
+      [friend.userId]: null,
+    });
+    await ok(t, owner.apiKey, "DELETE", `/os/share/${link.id}`);
+    const answer = await call<{ error: string }>(t, visitor.apiKey, "POST", "/agent/message", {
+      to: `${owner.username}_coo`,
+      message: "hi",
+    });
+    expect([answer.status, answer.body.error]).toEqual([403, "agent_permission_required"]);
+    const contacts = (await ok<{ network: { contacts: { userId: string }[] } }>(t, owner.apiKey, "GET", "/network")).network.contacts;
+    expect(contacts.map((c) => c.userId)).toEqual([String(friend.userId)]);
   });
 });

@@ -19,7 +19,11 @@ export async function up(db: Kysely<unknown>, _context: MigrationContext): Promi
       .execute();
     await db.schema.createIndex(`${table}_by_share_link`).on(table).column("share_link_id").execute();
   }
+  await bindEarlierRedemptions(db);
+}
 
+/** Finds the rows earlier redemptions made (see above) and records their link on them. */
+export async function bindEarlierRedemptions(db: Kysely<unknown>): Promise<void> {
   const typed = db as Kysely<Backfill>;
   const permissions = await typed
     .selectFrom("contact_permissions")
