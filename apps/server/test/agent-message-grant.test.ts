@@ -162,8 +162,10 @@ describe.each(storages("agent grant suite"))("a contact's agent RPC with the loc
 describe("a contact's agent RPC with a model that asks for every tool", () => {
   let fake: FakeProvider;
   let s: Setup;
+  /** Run when the fake model is asked, before it answers: a test acts between a run's steps. */
+  let onModelRequest: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
+    fake = await startFakeOpenAI({ onRequest: () => onModelRequest?.() });
     const t = await startTestServer({ modelProvider: "openai-compatible", modelBaseUrl: fake.baseUrl, model: "fake" });
     s = await setUp(t, {});
     await ok(t, s.alice.apiKey, "PUT", `/network/contacts/${s.bob.userId}/permissions`, { permissions: READ_SHARED(s.sharedFolder) });
@@ -318,5 +320,61 @@ describe("a contact's agent RPC with a model that asks for every tool", () => {
       ((fake.requests[before + 1]?.messages ?? []) as { role: string }[]).filter((m) => m.role === "tool"),
     );
     for (const leak of [...LEAKS, "Alpha plan", "Call the bank"]) expect(toolResults).not.toContain(leak);
+  });
+
+  /** Carol redeems a link of alice's; her agent RPC is then bounded by the link and ends with it. */
+  async function connectThroughLink(link: Record<string, unknown>) {
+    const carol = await s.t.addUser(`carol${++carols}`);
+    const shareLink = (await ok<{ shareLink: { id: number; token: string } }>(s.t, s.alice.apiKey, "POST", "/os/share", link)).shareLink;
+    await ok(s.t, carol.apiKey, "POST", "/network/connect", { shareToken: shareLink.token });
+    const askAsCarol = async (message: string) => {
+      const response = await s.t.fetch("/api/v1/agent/message", {
+        method: "POST",
+        headers: { authorization: `Bearer ${carol.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ to: `${s.alice.username}_coo`, message }),
+      });
+      return { status: response.status, body: (await response.json()) as { response: string; error?: string } };
+    };
+    return { carol, shareLink, askAsCarol };
+  }
+  let carols = 0;
+
+  it("a contact made from a link gets the link's reach only: no Memory, no writes, whatever its permission says", async () => {
+    await s.alice.client.call("accumulate", {
+      body: { texts: [{ title: "USER.md", content: "The maiden name is Quintrell.", folder: "Memory/Self" }] },
+    });
+    const { carol, askAsCarol } = await connectThroughLink({ scope: "all", requireSignIn: false, expiresIn: "never" });
+    // Even an owner's edit of that permission stays within the link (it is still the link's).
+    await ok(s.t, s.alice.apiKey, "PUT", `/network/contacts/${carol.userId}/permissions`, {
+      permissions: { notesAccess: { scope: "all", access: "write" }, todosAccess: { access: "create" } },
+    });
+    fake.enqueue({ toolCalls: everyToolCall() }, { text: "done" });
+    const before = fake.requests.length;
+    expect((await askAsCarol("Use every tool you have.")).status).toBe(200);
+    const offered = ((fake.requests[before]?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name).sort();
+    expect(offered).toEqual(["get_note_content", "grep_notes", "list_folders", "list_notes", "search_notes"]);
+    const toolResults = JSON.stringify(
+      ((fake.requests[before + 1]?.messages ?? []) as { role: string }[]).filter((m) => m.role === "tool"),
+    );
+    expect(toolResults).toContain("Alpha plan");
+    for (const leak of ["Quintrell", "USER.md", ROOT_TITLE, "Call the bank"]) expect(toolResults).not.toContain(leak);
+  });
+
+  it("a run going when the link is revoked reaches nothing more and answers nothing", async () => {
+    const { shareLink, askAsCarol } = await connectThroughLink({ scope: "all", requireSignIn: false, expiresIn: "never" });
+    fake.enqueue({ toolCalls: [{ name: "search_notes", args: { query: "alpha launch" } }] }, { text: "The launch is in March." });
+    const before = fake.requests.length;
+    // The owner revokes the link while the model is deciding on its first tool call.
+    onModelRequest = async () => {
+      onModelRequest = undefined;
+      await ok(s.t, s.alice.apiKey, "DELETE", `/os/share/${shareLink.id}`);
+    };
+    const answer = await askAsCarol("When is the alpha launch?");
+    expect([answer.status, answer.body.error]).toEqual([403, "agent_permission_required"]);
+    const toolResults = JSON.stringify(
+      ((fake.requests[before + 1]?.messages ?? []) as { role: string }[]).filter((m) => m.role === "tool"),
+    );
+    expect(toolResults).toContain("has ended");
+    expect(toolResults).not.toContain("Alpha plan");
   });
 });

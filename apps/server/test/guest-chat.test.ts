@@ -255,9 +255,11 @@ describe.each(storages())("guest chat with a model that asks for every tool (%s)
   let t: TestServer;
   let alice: TestUser;
   let seeded: Seeded;
+  /** Run when the fake model is asked, before it answers: a test acts between a run's steps. */
+  let onModelRequest: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
+    fake = await startFakeOpenAI({ onRequest: () => onModelRequest?.() });
     t = await startTestServer({ modelProvider: "openai-compatible", modelBaseUrl: fake.baseUrl, model: "fake" }, storage);
     alice = await t.addUser("alice");
     seeded = await seed(alice);
@@ -382,5 +384,23 @@ describe.each(storages())("guest chat with a model that asks for every tool (%s)
     expect(vault.notes.map((n) => n.title).sort()).toEqual(["Bank secrets", "Vault plan"]);
     const secret = await alice.client.call("getNote", { params: { id: seeded.secretNoteId } });
     expect(JSON.stringify(secret)).not.toContain("pwned");
+  });
+
+  it("a run going when its link is revoked reaches nothing more and answers nothing", async () => {
+    const link = await createLink(t, alice, { scope: "folders", folderIds: [seeded.openId] });
+    fake.enqueue({ toolCalls: [{ name: "search_notes", args: { query: "tomatoes" } }] }, { text: "The tomatoes go south." });
+    const before = fake.requests.length;
+    // The owner revokes the link while the model is deciding on its first tool call.
+    onModelRequest = async () => {
+      onModelRequest = undefined;
+      await ok(t, alice.apiKey, "DELETE", `/os/share/${link.id}`);
+    };
+    const answer = await sendGuest(t, { token: link.token, message: "Where do the tomatoes go?" });
+    expect(answer.status).toBe(404);
+    const toolResults = JSON.stringify(
+      ((fake.requests[before + 1]?.messages ?? []) as { role: string }[]).filter((m) => m.role === "tool"),
+    );
+    expect(toolResults).toContain("has ended");
+    expect(toolResults).not.toContain("Garden plan");
   });
 });

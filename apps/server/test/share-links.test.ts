@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, ok, registerBridge, storages } from "./delegation-fixture";
+import { bindEarlierRedemptions } from "../src/db/migrations/0030-link-born-contacts";
+import { call, grantAgentAccess, ok, registerBridge, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { guestCall, type ShareLinkBody, sendGuest } from "./share-fixture";
 
@@ -401,5 +402,124 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     expect((await call(t, visitor.apiKey, "POST", "/network/connect", { shareToken: "nope" })).status).toBe(404);
     expect((await call(t, visitor.apiKey, "POST", "/network/connect", {})).status).toBe(400);
     expect(folderId).toBeGreaterThan(0);
+  });
+
+  it("a contact made from a link reaches no more than the link's guests, and ends with the link", async () => {
+    const owner = await t.addUser(`kate${++serial}`);
+    await owner.client.call("init");
+    const open = (await owner.client.call("createFolder", { body: { name: "Open" } })).folder.id;
+    await owner.client.call("createNote", { body: { title: "Alpha plan", content: "The alpha launch is in March.", folderId: open } });
+    await owner.client.call("accumulate", {
+      body: { texts: [{ title: "USER.md", content: "The owner's maiden name is Smithereen.", folder: "Memory/Self" }] },
+    });
+    const ask = (who: TestUser, message: string) =>
+      call<{ response: string; error?: string }>(t, who.apiKey, "POST", "/agent/message", { to: `${owner.username}_coo`, message });
+    const contactIds = async () =>
+      (await ok<{ network: { contacts: { userId: string }[] } }>(t, owner.apiKey, "GET", "/network")).network.contacts.map((c) => c.userId);
+    const connect = async (who: TestUser, link: ShareLinkBody) =>
+      ok<{ status: string; permissions: Record<string, unknown> }>(t, who.apiKey, "POST", "/network/connect", { shareToken: link.token });
+
+    // A `scope: all` link: the link's folders, never the agent's Memory (its guests never get it).
+    const revoked = await create(owner, { scope: "all", expiresIn: "never" });
+    const liam = await t.addUser(`liam${++serial}`);
+    expect((await connect(liam, revoked)).status).toBe("connected");
+    const alpha = await ask(liam, "When is the alpha launch?");
+    expect([alpha.status, alpha.body.response]).toEqual([200, expect.stringContaining("March")]);
+    for (const question of ["What is the maiden name?", "Smithereen", "What does USER say?"]) {
+      const answer = await ask(liam, question);
+      expect(answer.status).toBe(200);
+      expect(answer.body.response).not.toContain("Smithereen");
+    }
+    // Nor more than a guest in any other way: no grant to the owner's machine, which needs the handshake.
+    const grant = await call<{ error: string }>(t, liam.apiKey, "POST", "/local-agent/grants", {
+      target: { kind: "person_default_runtime", principalId: String(owner.userId) },
+    });
+    expect([grant.status, grant.body.error]).toEqual([403, "agent_permission_required"]);
+    expect(await contactIds()).toContain(String(liam.userId));
+
+    // Revoked: the next request is refused, and the contact is gone from the listing.
+    await ok(t, owner.apiKey, "DELETE", `/os/share/${revoked.id}`);
+    const afterRevoke = await ask(liam, "When is the alpha launch?");
+    expect([afterRevoke.status, afterRevoke.body.error]).toEqual([403, "agent_permission_required"]);
+    expect(await contactIds()).not.toContain(String(liam.userId));
+
+    // Expired: refused at once, before maintenance sweeps the rows away.
+    const expiring = await create(owner, { scope: "all", expiresIn: "1h" });
+    const mona = await t.addUser(`mona${++serial}`);
+    await connect(mona, expiring);
+    expect((await ask(mona, "When is the alpha launch?")).status).toBe(200);
+    t.server.context.clock.advance(HOUR + 1000);
+    const afterExpiry = await ask(mona, "When is the alpha launch?");
+    expect([afterExpiry.status, afterExpiry.body.error]).toEqual([403, "agent_permission_required"]);
+    expect(await contactIds()).not.toContain(String(mona.userId));
+    await t.server.context.maintenance.runAll();
+    const left = await t.server.context.db
+      .selectFrom("contact_permissions")
+      .select("grantee_id")
+      .where("share_link_id", "=", expiring.id)
+      .execute();
+    expect(left).toEqual([]);
+
+    // The owner's own decision through the handshake stands on its own, beyond the link's life.
+    const lasting = await create(owner, { scope: "all", expiresIn: "never" });
+    const nick = await t.addUser(`nick${++serial}`);
+    await connect(nick, lasting);
+    await grantAgentAccess(t, nick, owner, { notesAccess: { scope: "all", access: "read" } });
+    await ok(t, owner.apiKey, "DELETE", `/os/share/${lasting.id}`);
+    const kept = await ask(nick, "When is the alpha launch?");
+    expect([kept.status, kept.body.response]).toEqual([200, expect.stringContaining("March")]);
+    // A link redeemed later never replaces it.
+    const later = await create(owner, { scope: "folders", folderIds: [open], expiresIn: "never" });
+    expect((await connect(nick, later)).permissions).toEqual({ notesAccess: { scope: "all", access: "read" } });
+    await ok(t, owner.apiKey, "DELETE", `/os/share/${later.id}`);
+    expect((await ask(nick, "When is the alpha launch?")).status).toBe(200);
+  });
+
+  it("binds to their link the contacts that redemptions made before migration 0030", async () => {
+    const owner = await t.addUser(`olga${++serial}`);
+    const visitor = await t.addUser(`paul${++serial}`);
+    const friend = await t.addUser(`quin${++serial}`);
+    const link = await create(owner, { scope: "all", expiresIn: "never" });
+    // What a redemption wrote before the link was recorded: rows of one instant, the link's id in the JSON.
+    const { db } = t.server.context;
+    const at = t.server.context.clock.iso();
+    await db
+      .insertInto("contacts")
+      .values([
+        { user_id: owner.userId, contact_id: visitor.userId, created_at: at },
+        { user_id: visitor.userId, contact_id: owner.userId, created_at: at },
+      ])
+      .execute();
+    const permissions = { notesAccess: { scope: "all", access: "read" }, shareLink: link.id };
+    await db
+      .insertInto("contact_permissions")
+      .values({
+        grantor_id: owner.userId,
+        grantee_id: visitor.userId,
+        permissions: JSON.stringify(permissions),
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    // The owner's own handshake is left alone.
+    await grantAgentAccess(t, friend, owner, { notesAccess: { scope: "all", access: "read" } });
+    await bindEarlierRedemptions(db as never);
+    const rows = await db
+      .selectFrom("contact_permissions")
+      .select(["grantee_id", "share_link_id"])
+      .where("grantor_id", "=", owner.userId)
+      .execute();
+    expect(Object.fromEntries(rows.map((r) => [r.grantee_id, r.share_link_id]))).toEqual({
+      [visitor.userId]: link.id,
+      [friend.userId]: null,
+    });
+    await ok(t, owner.apiKey, "DELETE", `/os/share/${link.id}`);
+    const answer = await call<{ error: string }>(t, visitor.apiKey, "POST", "/agent/message", {
+      to: `${owner.username}_coo`,
+      message: "hi",
+    });
+    expect([answer.status, answer.body.error]).toEqual([403, "agent_permission_required"]);
+    const contacts = (await ok<{ network: { contacts: { userId: string }[] } }>(t, owner.apiKey, "GET", "/network")).network.contacts;
+    expect(contacts.map((c) => c.userId)).toEqual([String(friend.userId)]);
   });
 });

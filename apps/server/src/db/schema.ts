@@ -201,6 +201,8 @@ export interface ContactsTable {
   user_id: number;
   contact_id: number;
   created_at: string;
+  /** The share link redeemed to make these contacts (bounded by it, ending with it); null: the handshake. */
+  share_link_id: number | null;
 }
 
 /** The agent permission from grantor to grantee: what grantee's agent may reach of grantor's. */
@@ -211,6 +213,11 @@ export interface ContactPermissionsTable {
   permissions: string;
   created_at: string;
   updated_at: string;
+  /**
+   * The share link this permission was born of (`POST /network/connect`): it reaches no more than
+   * the link's guests and ends with the link. Null: the grantor's own decision (the handshake).
+   */
+  share_link_id: number | null;
 }
 
 export interface RuntimeEndpointsTable {

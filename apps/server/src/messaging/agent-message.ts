@@ -9,6 +9,8 @@ import type { AppContext } from "../context";
 import { ApiError, badRequest, forbidden, tooManyRequests } from "../http/errors";
 import type { PersonRow } from "../network/network-people";
 import { areConnected } from "../network/permissions";
+import { boundByLink, linkEnded, type UsablePermission, usableContactPermission, whileLinkLive } from "../share/link-bound";
+import { liveLinkById } from "../share/share-links";
 import { contactRunGrant } from "./contact-grant";
 import { activeMembership, displayName, findPerson, groupNotFound, openPairConversation, postMessages } from "./shared-conversations";
 
@@ -169,13 +171,9 @@ export async function sendAgentMessage(
     };
   }
 
-  // Agent RPC: the recipient's permission for the caller is the only authority the run gets.
-  const permission = await app.db
-    .selectFrom("contact_permissions")
-    .select("permissions")
-    .where("grantor_id", "=", recipient.id)
-    .where("grantee_id", "=", principal.userId)
-    .executeTakeFirst();
+  // Agent RPC: the recipient's permission for the caller is the only authority the run gets (one
+  // born of a share link only while the link is live, and within it).
+  const permission = await usableContactPermission(app, recipient.id, principal.userId);
   if (!permission) {
     throw forbidden(
       "agent_permission_required",
@@ -184,7 +182,7 @@ export async function sendAgentMessage(
   }
   const release = slots.take(sender.id, recipient.id);
   try {
-    return await answerAsAgent(app, sender, recipient, body.message, intent, JSON.parse(permission.permissions), signal, elapsed);
+    return await answerAsAgent(app, sender, recipient, body.message, intent, permission, signal, elapsed);
   } finally {
     release();
   }
@@ -197,11 +195,13 @@ async function answerAsAgent(
   recipient: PersonRow,
   message: string,
   intent: string,
-  permissions: unknown,
+  permission: UsablePermission,
   signal: AbortSignal,
   elapsed: () => number,
 ) {
-  const grant = await contactRunGrant(app.db, recipient.id, { userId: sender.id, label: sender.username }, permissions);
+  const { link } = permission;
+  const contactGrant = await contactRunGrant(app.db, recipient.id, { userId: sender.id, label: sender.username }, permission.permissions);
+  const grant = link ? await boundByLink(app, link, contactGrant) : contactGrant;
   const model = app.models.resolve();
   const nonce = newBlockNonce();
   const ownerName = displayName(recipient);
@@ -227,6 +227,8 @@ async function answerAsAgent(
     ],
     signal,
     onEvent: () => {},
+    // A link revoked or expired mid-run: no tool call reaches anything after that.
+    wrapTool: link ? whileLinkLive(app, Number(link.id)) : undefined,
   });
   for (const call of result.calls) {
     await recordModelUsage(app.db, {
@@ -246,6 +248,8 @@ async function answerAsAgent(
   if (result.status === "failed") {
     throw new ApiError(502, "agent_unavailable", `${recipient.username}'s agent could not answer (${result.error ?? "the model failed"})`);
   }
+  // Nor is an answer given or kept once the link it rested on has ended.
+  if (link && !(await liveLinkById(app, Number(link.id)))) throw linkEnded();
   const conversationId = await openPairConversation(app, sender, recipient);
   await postMessages(
     app,

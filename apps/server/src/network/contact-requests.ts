@@ -30,7 +30,10 @@ function pendingRequest(db: Kysely<Schema>, from: number, to: number, type: Cont
     .executeTakeFirst();
 }
 
-/** Makes two people contacts: one row per direction, kept if they already exist. */
+/**
+ * Makes two people contacts: one row per direction, kept if they already exist. Rows a share link
+ * made become the people's own (no longer bound to the link): the handshake is their decision.
+ */
 async function befriend(db: Kysely<Schema>, a: number, b: number, at: string): Promise<void> {
   await db
     .insertInto("contacts")
@@ -38,7 +41,7 @@ async function befriend(db: Kysely<Schema>, a: number, b: number, at: string): P
       { user_id: a, contact_id: b, created_at: at },
       { user_id: b, contact_id: a, created_at: at },
     ])
-    .onConflict((oc) => oc.columns(["user_id", "contact_id"]).doNothing())
+    .onConflict((oc) => oc.columns(["user_id", "contact_id"]).doUpdateSet({ share_link_id: null }))
     .execute();
 }
 
@@ -188,6 +191,7 @@ export interface ResolvedRequest {
  * The recipient accepts or declines. Accepting a friend request makes both contacts; accepting
  * an agent request creates the permission from the accepter to the requester, holding the
  * capabilities the accepter chose. That permission is the only thing grants accept as authority.
+ * It replaces one a share link made: the accepter's decision stands on its own, unbound by a link.
  */
 export async function resolveContactRequest(deps: Deps, actor: Principal, input: ResolveInput): Promise<ResolvedRequest> {
   const me = actor.userId;
@@ -216,7 +220,9 @@ export async function resolveContactRequest(deps: Deps, actor: Principal, input:
       await tx
         .insertInto("contact_permissions")
         .values({ grantor_id: me, grantee_id: row.from_user_id, permissions: json, created_at: now, updated_at: now })
-        .onConflict((oc) => oc.columns(["grantor_id", "grantee_id"]).doUpdateSet({ permissions: json, updated_at: now }))
+        .onConflict((oc) =>
+          oc.columns(["grantor_id", "grantee_id"]).doUpdateSet({ permissions: json, updated_at: now, share_link_id: null }),
+        )
         .execute();
     }
     await recordAudit(tx, deps.clock, {

@@ -8,6 +8,7 @@ import { endGrantsBetween, inWriteUnit } from "../grants";
 import { ApiError } from "../http/errors";
 import { loadPeople } from "./network-people";
 import { lockPair } from "./pair-lock";
+import { fromLiveOrigin } from "./permissions";
 
 type Deps = Pick<AppContext, "db" | "database" | "clock">;
 
@@ -29,12 +30,30 @@ function directionOf(connection: Connection): NetworkContact["direction"] {
   return connection.theirs ? "outbound" : "inbound";
 }
 
-/** Everyone the caller is connected to: contacts (friends) and agent access either way. */
-export async function listContacts(db: Kysely<Schema>, userId: number): Promise<NetworkContact[]> {
+/**
+ * Everyone the caller is connected to: contacts (friends) and agent access either way, those made
+ * by a share link while the link is live (`now`).
+ */
+export async function listContacts(db: Kysely<Schema>, userId: number, now: string): Promise<NetworkContact[]> {
   const [friends, given, received] = await Promise.all([
-    db.selectFrom("contacts").select(["contact_id", "created_at"]).where("user_id", "=", userId).execute(),
-    db.selectFrom("contact_permissions").select(["grantee_id", "permissions", "created_at"]).where("grantor_id", "=", userId).execute(),
-    db.selectFrom("contact_permissions").select(["grantor_id", "permissions", "created_at"]).where("grantee_id", "=", userId).execute(),
+    db
+      .selectFrom("contacts")
+      .select(["contact_id", "created_at"])
+      .where("user_id", "=", userId)
+      .where(fromLiveOrigin("contacts", now))
+      .execute(),
+    db
+      .selectFrom("contact_permissions")
+      .select(["grantee_id", "permissions", "created_at"])
+      .where("grantor_id", "=", userId)
+      .where(fromLiveOrigin("contact_permissions", now))
+      .execute(),
+    db
+      .selectFrom("contact_permissions")
+      .select(["grantor_id", "permissions", "created_at"])
+      .where("grantee_id", "=", userId)
+      .where(fromLiveOrigin("contact_permissions", now))
+      .execute(),
   ]);
   const connections = new Map<number, Connection>();
   const connection = (id: number) => {
@@ -67,7 +86,10 @@ export async function listContacts(db: Kysely<Schema>, userId: number): Promise<
 const noPermission = (userId: number) =>
   new ApiError(404, "permission_not_found", `You have not given user ${userId} agent access (accept their agent request first)`);
 
-/** Replaces what a person's agent may reach of the caller's; they must already have access. */
+/**
+ * Replaces what a person's agent may reach of the caller's; they must already have access. One
+ * born of a share link stays bound to that link (never more than its guests reach, ending with it).
+ */
 export async function updatePermissions(
   deps: Deps,
   actor: Principal,
@@ -82,6 +104,7 @@ export async function updatePermissions(
       .set({ permissions: JSON.stringify(permissions), updated_at: updatedAt })
       .where("grantor_id", "=", actor.userId)
       .where("grantee_id", "=", granteeId)
+      .where(fromLiveOrigin("contact_permissions", updatedAt))
       .returning("grantee_id")
       .executeTakeFirst();
     if (!updated) throw noPermission(granteeId);

@@ -11,7 +11,7 @@ import { listContacts, removeContact, updatePermissions, withdrawPermission } fr
 
 /** Contacts, the caller's live share links with their analytics, and their links' recent visitors. */
 async function overview(context: AppContext, userId: number, req: Request) {
-  const contacts = await listContacts(context.db, userId);
+  const contacts = await listContacts(context.db, userId, context.clock.iso());
   const count = (direction: string) => contacts.filter((c) => c.direction === direction).length;
   const allLinks = await linkViews(context, req, await listShareLinks(context, userId, "all", Number.MAX_SAFE_INTEGER));
   const shareLinks = allLinks.filter((link) => link.isActive);

@@ -7,6 +7,7 @@ import { recordModelUsage } from "../agent/usage/model-usage";
 import { hashSecret, randomBase62 } from "../auth/secret-token";
 import type { AppContext } from "../context";
 import { ApiError, notFound, tooManyRequests } from "../http/errors";
+import { whileLinkLive } from "./link-bound";
 import { guestAccess } from "./share-grant";
 import { capabilitiesOf, liveLinkById, type ShareLinkRow } from "./share-links";
 
@@ -194,6 +195,8 @@ export class GuestChat {
     const live = await liveLinkById(app, Number(link.id));
     if (!live) throw notFound("share link");
     const result = await this.#run(live, session, history, request);
+    // Revoked or expired during the run: its tools stopped at once; nor is its answer given or kept.
+    if (!(await liveLinkById(app, Number(link.id)))) throw notFound("share link");
     // A run cut off before it said anything (the guest left) leaves no empty answer behind.
     if (result.text) {
       await app.db
@@ -316,6 +319,7 @@ export class GuestChat {
       messages,
       signal: request.signal,
       onEvent: request.onEvent ?? (() => {}),
+      wrapTool: whileLinkLive(app, Number(link.id)),
     });
     for (const call of result.calls) {
       await recordModelUsage(app.db, {

@@ -30,11 +30,10 @@ export interface GuestAccess {
  */
 export async function guestAccess(app: AppContext, link: ShareLinkRow, sessionId: string, label: string): Promise<GuestAccess> {
   const ownerId = Number(link.owner_id);
-  const scopes = new Set<Scope>();
-  if (link.todos === 1) scopes.add("os.todos:read");
   const caller = { kind: "guest" as const, sessionId, label };
+  const { scopes, folders } = await linkReach(app, link);
   if (link.scope === "note_only") {
-    const grant: RunGrant = { ownerId, caller, scopes, folders: new Set() };
+    const grant: RunGrant = { ownerId, caller, scopes, folders };
     const row = await getOwnedNote(app.db, ownerId, Number(link.note_id)).catch(() => null);
     if (!row) return { grant };
     const markdown = jsonToMarkdown(await readBody(app.sync, row.uuid));
@@ -47,6 +46,18 @@ export async function guestAccess(app: AppContext, link: ShareLinkRow, sessionId
       },
     };
   }
+  return { grant: { ownerId, caller, scopes, folders } };
+}
+
+/**
+ * The scopes and folders a link's guests reach (see {@link guestAccess}), read from the link as it
+ * is now. Everything born of the link (a contact made by redeeming it) is bounded by this too.
+ */
+export async function linkReach(app: AppContext, link: ShareLinkRow): Promise<{ scopes: Set<Scope>; folders: Set<number> }> {
+  const ownerId = Number(link.owner_id);
+  const scopes = new Set<Scope>();
+  if (link.todos === 1) scopes.add("os.todos:read");
+  if (link.scope === "note_only") return { scopes, folders: new Set() };
   scopes.add("os.notes:read");
   if (link.notes_access !== "read") scopes.add("os.notes:write");
   const own = (await listFolders(app.db, ownerId)).filter((f) => !f.shared);
@@ -62,5 +73,5 @@ export async function guestAccess(app: AppContext, link: ShareLinkRow, sessionId
     const ownIds = new Set(own.map((f) => f.id));
     covered = covered.filter((id) => ownIds.has(id));
   }
-  return { grant: { ownerId, caller, scopes, folders: new Set(covered.filter((id) => !memory.has(id))) } };
+  return { scopes, folders: new Set(covered.filter((id) => !memory.has(id))) };
 }

@@ -152,7 +152,8 @@ export async function updateShareLink(app: AppContext, ownerId: number, id: numb
 
 /**
  * Revokes at once: every path reads the link again on every request, so the next page load,
- * message, continuation, redemption or bridge reply after this answer is refused.
+ * message, continuation, redemption or bridge reply after this answer is refused. The contacts
+ * and agent permissions the link made end with it (see `link-bound.ts`).
  */
 export async function revokeShareLink(app: AppContext, ownerId: number, id: number): Promise<string> {
   const link = await getOwnLink(app.db, ownerId, id);
@@ -171,7 +172,14 @@ export async function revokeShareLink(app: AppContext, ownerId: number, id: numb
     .where("local_state", "=", "pending")
     .where("session_id", "in", (eb) => eb.selectFrom("guest_sessions").select("id").where("link_id", "=", id))
     .execute();
+  await endLinkContacts(app.db, id);
   return now;
+}
+
+/** Deletes the contacts and agent permission a link made (`POST /network/connect`): the link ended. */
+export async function endLinkContacts(db: Kysely<Schema>, linkId: number): Promise<void> {
+  await db.deleteFrom("contact_permissions").where("share_link_id", "=", linkId).execute();
+  await db.deleteFrom("contacts").where("share_link_id", "=", linkId).execute();
 }
 
 export async function listShareLinks(

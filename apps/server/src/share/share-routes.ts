@@ -6,6 +6,7 @@ import type { AppContext } from "../context";
 import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { guestTranscript, listGuestConversations } from "./guest-conversations";
+import { sweepEndedLinkContacts } from "./link-bound";
 import { expireStaleGuestMessages, pendingGuestMessages, replyToGuest } from "./local-guest-messages";
 import { connectThroughLink } from "./share-connect";
 import type { ShareGuard } from "./share-guard";
@@ -38,6 +39,8 @@ export function shareHandlers(app: AppContext, guard: ShareGuard): RouteHandlers
   // A guest message whose wait ended without the server hearing of it (a restart mid-wait) is
   // stale: nobody will read a reply, so the bridge stops seeing it.
   app.maintenance.add("share.guest-messages.expire", () => expireStaleGuestMessages(app));
+  // Contacts made by a link that expired are no longer honoured; this deletes their rows.
+  app.maintenance.add("share.link-contacts.sweep", () => sweepEndedLinkContacts(app));
   return {
     createShareLink: async ({ input, principal, req }) => {
       const link = await createShareLink(app, principal.userId, input.body);

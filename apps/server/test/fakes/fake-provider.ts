@@ -57,6 +57,8 @@ export interface FakeProviderOptions {
   apiKey?: string;
   /** A pause between streamed chunks, in ms (default 0: everything is written at once). */
   chunkDelayMs?: number;
+  /** Awaited before a recorded request is answered: a test acts at that point of a run (between its steps). */
+  onRequest?: (request: FakeRequestBody) => Promise<void> | void;
 }
 
 export interface FakeProvider {
@@ -175,7 +177,11 @@ export async function startFakeProvider(dialect: ProviderDialect, options: FakeP
       }
       requests.push(request);
       headers.push(req.headers);
-      void send(res, dialect.reply(queue.shift() ?? options.defaultReply ?? DEFAULT_REPLY, request, seq));
+      const plan = dialect.reply(queue.shift() ?? options.defaultReply ?? DEFAULT_REPLY, request, seq);
+      void (async () => {
+        await options.onRequest?.(request);
+        await send(res, plan);
+      })();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -15,7 +15,7 @@ const listNetworkTool = defineTool({
     // Who the owner knows is the owner's own business: a contact's agent or a guest asking through
     // the owner's agent learns nothing of it, whatever scopes their grant carries.
     if (grant.caller.kind !== "owner" && grant.caller.kind !== "heartbeat") return { contacts: [] };
-    const contacts = await listContacts(app.db, grant.ownerId);
+    const contacts = await listContacts(app.db, grant.ownerId, app.clock.iso());
     return { contacts: contacts.map(({ userId, name, username, direction }) => ({ userId, name, username, direction })) };
   },
 });

@@ -27,6 +27,7 @@ import * as team from "./0026-team";
 import * as messageIdsPerSender from "./0027-message-ids-per-sender";
 import * as signInFailures from "./0028-sign-in-failures";
 import * as heartbeatCredential from "./0029-heartbeat-credential";
+import * as linkBornContacts from "./0030-link-born-contacts";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -63,6 +64,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0027-message-ids-per-sender": messageIdsPerSender,
   "0028-sign-in-failures": signInFailures,
   "0029-heartbeat-credential": heartbeatCredential,
+  "0030-link-born-contacts": linkBornContacts,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
