@@ -36,6 +36,7 @@ const searchNotesTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "searchNotes",
   description:
     "Full-text search of the user's notes (titles and bodies), best matches first, each with a snippet. Use it to find notes about a topic before reading them with get_note_content.",
   input: z.object({
@@ -70,6 +71,7 @@ const grepNotesTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "grepNotes",
   description:
     "Find lines of the user's notes that contain a string (case-insensitive) or match a JavaScript regular expression. Answers each matching note with its line numbers and lines.",
   input: z.object({
@@ -105,6 +107,7 @@ const getNoteContentTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "getNote",
   description: "Read one note: its title, folder, last change and its body as Markdown.",
   input: z.object({ noteId: NoteId }),
   async execute({ noteId }, context) {
@@ -121,6 +124,7 @@ const listNotesTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "listNotes",
   description:
     "List the notes in one folder, pinned first, then most recently changed. Without a folder: the notes at the top level (outside any folder), or, when this conversation may only see some folders, the latest notes of those folders.",
   input: z.object({
@@ -151,6 +155,7 @@ const listFoldersTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "listFolders",
   description: "List the folders this conversation can see, each with its id, parent and path.",
   input: z.object({}),
   async execute(_input, context) {
@@ -165,6 +170,7 @@ const createNoteTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.notes:write",
+  route: "createNote",
   description: "Create a note from Markdown, in a folder (by id or name) or, when none is given, at the top level.",
   input: z.object({
     title: Title.describe("the note's title"),
@@ -196,6 +202,7 @@ const editNoteTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.notes:write",
+  route: "updateNote",
   description:
     "Change a note: replace its body with Markdown (the previous body is kept as a snapshot) or append Markdown to its end; optionally rename it.",
   input: z
@@ -225,6 +232,7 @@ const pinNoteTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.notes:write",
+  route: "pinNote",
   description: "Pin a note (pinned notes are listed first) or unpin it.",
   input: z.object({ noteId: NoteId, pinned: z.boolean().describe("true to pin, false to unpin") }),
   async execute({ noteId, pinned }, context) {
