@@ -1,6 +1,6 @@
 import { jsonToMarkdown, MAX_FOLDER_NAME_LENGTH, markdownToJson } from "@tandem/core";
 import { z } from "zod";
-import { grepNotes, regexRunnerFor } from "../../grep/grep-service";
+import { grepNotes, regexRunnerFor, userGrepLine } from "../../grep/grep-service";
 import { badRequest } from "../../http/errors";
 import { chooseFolder } from "../../notes/folder-choice";
 import {
@@ -17,6 +17,7 @@ import { searchNotes } from "../../search/search-index";
 import { takeSnapshot } from "../../snapshots/snapshots-service";
 import { type AnyAgentTool, defineTool, type ToolRunContext } from "./agent-tool";
 import { chooseCoveredFolder, coveredFolders, noteInGrant, searchScopeOf, withSubfolders } from "./grant-scope";
+import type { RunGrant } from "./run-grant";
 import { EntityId, limitOf, Markdown, Title } from "./tool-inputs";
 
 const NoteId = EntityId.describe("the note's id, from search_notes, grep_notes or list_notes");
@@ -65,6 +66,23 @@ const searchNotesTool = defineTool({
   },
 });
 
+/**
+ * Whose regex line a run's grep waits in: the one asking. The owner's own runs and the heartbeat's
+ * are the owner's; a contact's are the contact's own (as their REST greps are); each guest session
+ * has its own. So a guest or a contact cannot fill the owner's line.
+ */
+function grepLineOf(grant: RunGrant): string {
+  switch (grant.caller.kind) {
+    case "owner":
+    case "heartbeat":
+      return userGrepLine(grant.ownerId);
+    case "contact":
+      return userGrepLine(grant.caller.userId);
+    case "guest":
+      return `guest:${grant.caller.sessionId}`;
+  }
+}
+
 const grepNotesTool = defineTool({
   name: "grep_notes",
   namespace: "notes",
@@ -86,7 +104,7 @@ const grepNotesTool = defineTool({
     const { app, grant } = context;
     const found = await grepNotes(
       app.db,
-      regexRunnerFor(app),
+      { runner: regexRunnerFor(app), caller: grepLineOf(grant) },
       grant.ownerId,
       { pattern: input.pattern, mode: input.mode, caseSensitive: false, contextBefore: 0, contextAfter: 0 },
       scope,
