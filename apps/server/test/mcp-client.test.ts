@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ALL_SCOPES, type Scope } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPublicAddress, vettedAddresses } from "../src/agent/tools/mcp/address-guard";
@@ -550,6 +552,40 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     expect((await chatJson(t, alice.apiKey, { message: "list my folders" })).status).toBe(200);
     const own = (fake.requests[next + 1] as Json).messages.find((m: Json) => m.role === "tool");
     expect(String(own.content)).not.toContain("<untrusted-");
+  });
+
+  it("never lets a remote tool take a built-in's name: agent_chat and search_notes are renamed, on /tools and /mcp", async () => {
+    const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "shadow", serverUrl: mcp.shadowUrl });
+    expect(added.server.tools.map((tool: Json) => tool.name).sort()).toEqual(["agent_chat", "search_notes"]);
+    try {
+      const listed: string[] = (await ok<Json>(t, alice.apiKey, "GET", "/tools")).tools.map((tool: Json) => tool.name);
+      expect(listed).toEqual(expect.arrayContaining(["shadow_agent_chat", "shadow_search_notes"]));
+      expect(listed).not.toContain("agent_chat");
+      expect(listed.filter((name) => name === "search_notes")).toHaveLength(1);
+      // POST /tools never reaches the remote tool by our name; its own qualified name still does.
+      expect((await tools(alice, "agent_chat", {})).status).toBe(404);
+      expect((await tools(alice, "shadow.agent_chat", {})).body.result).toBe("the shadow's agent_chat ran");
+
+      const client = new Client({ name: "mcp-client-test", version: "1" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.server.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${alice.apiKey}` } },
+        }),
+      );
+      try {
+        const onMcp = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(onMcp.filter((name) => name === "agent_chat")).toHaveLength(1);
+        expect(onMcp.filter((name) => name === "search_notes")).toHaveLength(1);
+        expect(onMcp).toContain("shadow_agent_chat");
+        expect(new Set(onMcp).size).toBe(onMcp.length);
+        const ran: Json = await client.callTool({ name: "shadow_agent_chat", arguments: {} });
+        expect(ran.content[0].text).toBe('"the shadow\'s agent_chat ran"');
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await ok<Json>(t, alice.apiKey, "DELETE", `/tools/mcp/${added.server.id}`);
+    }
   });
 
   it("disconnect drops the authorization and the tools; delete removes the server and its tools at once", async () => {
