@@ -7,6 +7,7 @@ import { ALL_SCOPES, type Scope } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPublicAddress, vettedAddresses } from "../src/agent/tools/mcp/address-guard";
 import { guardedFetch } from "../src/agent/tools/mcp/guarded-fetch";
+import { authorizationUrlRefusal } from "../src/agent/tools/mcp/mcp-authorize";
 import { toolsetFor } from "../src/agent/tools/registry";
 import { ownerGrant } from "../src/agent/tools/run-grant";
 import { toAiToolSet } from "../src/agent/tools/to-ai-tools";
@@ -588,6 +589,29 @@ describe.each(storages("MCP client"))("remote tool servers (%s)", (storage) => {
     }
   });
 
+  it("hands the client only an https authorization URL, or http to this machine when private servers are allowed", async () => {
+    const added = await ok<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "oddauth", serverUrl: mcp.oddAuthUrl });
+    try {
+      for (const endpoint of ["file:///etc/passwd", "http://auth.example.com/authorize", "ftp://auth.example.com/authorize"]) {
+        mcp.oddAuth.authorizationEndpoint = endpoint;
+        const refused = await call<Json>(t, alice.apiKey, "POST", `/tools/mcp/${added.server.id}/authorize`);
+        expect(refused.status, endpoint).toBe(502);
+        expect(refused.body, endpoint).toMatchObject({ success: false, error: "authorization_failed" });
+        expect(refused.body.message).toContain(new URL(endpoint).protocol);
+        expect(JSON.stringify(refused.body)).not.toContain(endpoint);
+        // Nothing is left pending.
+        expect((await rowOf(added.server.id)).oauth_state_hash).toBeNull();
+      }
+      for (const endpoint of ["https://auth.example.com/authorize", `${mcp.base}/oddauth/authorize`]) {
+        mcp.oddAuth.authorizationEndpoint = endpoint;
+        const started = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${added.server.id}/authorize`);
+        expect(started.authorizeUrl.startsWith(`${endpoint}?`), endpoint).toBe(true);
+      }
+    } finally {
+      await ok<Json>(t, alice.apiKey, "DELETE", `/tools/mcp/${added.server.id}`);
+    }
+  });
+
   it("disconnect drops the authorization and the tools; delete removes the server and its tools at once", async () => {
     const revokedBefore = mcp.auth.revoked.length;
     const disconnected = await ok<Json>(t, alice.apiKey, "POST", `/tools/mcp/${securedId}/disconnect`);
@@ -648,6 +672,24 @@ describe("the private-address guard for remote tool servers", () => {
     await expect(vettedAddresses("localhost")).rejects.toThrow(/loopback|private/);
     await expect(vettedAddresses("[::ffff:127.0.0.1]")).rejects.toThrow(/loopback|private/);
     await expect(vettedAddresses("no-such-host.invalid")).rejects.toThrow(/does not resolve/);
+  });
+
+  it("takes an authorization URL with https only, or http to a loopback host when private servers are allowed", () => {
+    const refusal = (url: string, allowPrivate: boolean) => authorizationUrlRefusal(new URL(url), allowPrivate);
+    expect(refusal("https://auth.example.com/authorize", false)).toBeUndefined();
+    for (const url of ["http://127.0.0.1:9/authorize", "http://localhost:9/a", "http://[::1]/a", "http://127.1.2.3/a"]) {
+      expect(refusal(url, true), url).toBeUndefined();
+      expect(refusal(url, false), url).toMatch(/only https/);
+    }
+    for (const url of [
+      "file:///etc/passwd",
+      "http://10.0.0.1/a",
+      "http://auth.example.com/a",
+      "http://localhost.example.com/a",
+      "ftp://x/a",
+    ]) {
+      expect(refusal(url, true), url).toMatch(/only https \(or http to this machine\)/);
+    }
   });
 
   it("checks every hop: a public-looking server that redirects to a private address is refused", async () => {
