@@ -59,6 +59,7 @@ describe("a run under a folder-scoped grant", () => {
       grant,
       timezone: "UTC",
       instructions: "test",
+      blockNonce: "0123456789ab",
       messages: [{ role: "user", content: message }],
       signal: new AbortController().signal,
       onEvent: (event) => events.push(event),

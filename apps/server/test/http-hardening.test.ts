@@ -3,6 +3,9 @@ import { gzipSync } from "node:zlib";
 import { routes, workspaceDocName } from "@tandem/core";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findTool } from "../src/agent/tools/registry";
+import type { RunCaller } from "../src/agent/tools/run-grant";
+import { executeTool } from "../src/agent/tools/to-ai-tools";
 import { createApiKey } from "../src/auth/api-keys";
 import { ServerConfigSchema } from "../src/config";
 import { startServer } from "../src/server";
@@ -159,7 +162,7 @@ describe("HTTP hardening", () => {
   });
 
   describe("regex grep is fair between users", () => {
-    it("serves another user's grep while one user's catastrophic patterns run, and caps one user's queue", async () => {
+    it("serves another caller's grep while one user's catastrophic patterns run, and caps one user's queue", async () => {
       const carol = await t.addUser("carol");
       const dave = await t.addUser("dave");
       await carol.client.call("createNote", { body: { title: "Bomb", content: `${"a".repeat(40)}!`, format: "text" } });
@@ -177,6 +180,25 @@ describe("HTTP hardening", () => {
       finished.push("dave");
       expect(plain.status).toBe(200);
       expect(((await plain.json()) as { results: unknown[] }).results).toHaveLength(1);
+      // Carol's line is full, yet a guest's and a contact's runs grepping her notes are answered: each
+      // waits in the line of the one asking, never in the owner's (so they cannot fill hers either).
+      const askedBy = (caller: RunCaller) =>
+        executeTool(
+          findTool("grep_notes") as NonNullable<ReturnType<typeof findTool>>,
+          { pattern: "a+!", mode: "regex" },
+          {
+            app: t.server.context,
+            grant: { ownerId: carol.userId, caller, scopes: new Set(["os.notes:read"]), folders: "all" },
+            timezone: "UTC",
+            signal: new AbortController().signal,
+          },
+        ) as Promise<{ results: { title: string }[] }>;
+      const [guest, contact] = await Promise.all([
+        askedBy({ kind: "guest", sessionId: "gs_probe", label: "a guest" }),
+        askedBy({ kind: "contact", userId: dave.userId, label: "dave" }),
+      ]);
+      expect(guest.results.map((r) => r.title)).toEqual(["Bomb"]);
+      expect(contact.results.map((r) => r.title)).toEqual(["Bomb"]);
       const answers = await Promise.all(bombs);
       // Dave's grep did not wait for Carol's queue.
       expect(finished.indexOf("dave")).toBeLessThan(finished.length - 1);

@@ -1,4 +1,8 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type RouteDefinition, routes } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NATIVE_TOOLS } from "../src/agent/tools/registry";
 import { createApiKey } from "../src/auth/api-keys";
 import { chatJson } from "./agent/chat-client";
 import { call, ok, storages } from "./delegation-fixture";
@@ -7,6 +11,19 @@ import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are checked by shape below
 type Json = any;
+
+describe("the tool registry and the route table", () => {
+  it("gives every tool exactly the scopes of the REST route that does the same, so no door is wider", () => {
+    for (const tool of NATIVE_TOOLS) {
+      // Every tool says which route it mirrors (null: none does), so a new tool cannot skip this check.
+      expect(tool.route, `${tool.name} names no route`).not.toBeUndefined();
+      if (!tool.route) continue;
+      const route: RouteDefinition = routes[tool.route];
+      const routeScopes = [route.scope, ...(route.alsoRequires ?? [])].sort();
+      expect([tool.needs, ...(tool.alsoNeeds ?? [])].sort(), `${tool.name} and ${tool.route}`).toEqual(routeScopes);
+    }
+  });
+});
 
 describe.each(storages("tools API"))("the tool registry over HTTP (%s)", (storage) => {
   let t: TestServer;
@@ -103,6 +120,36 @@ describe.each(storages("tools API"))("the tool registry over HTTP (%s)", (storag
     expect(refused.body).toMatchObject({ error: "insufficient_scope" });
     expect(refused.body.message).toContain("os.notes:write");
     expect((await tools(alice, "get_note_content", { noteId: aliceNote })).body.result.markdown).not.toContain("overwritten");
+  });
+
+  it("save_snapshot needs os.notes:read as its route does, over POST /tools and /mcp", async () => {
+    const snapshotsOnly = await createApiKey(t.server.context.db, {
+      userId: alice.userId,
+      scopes: ["os.snapshots:read", "os.snapshots:write"],
+    });
+    const key: TestUser = { ...alice, apiKey: snapshotsOnly.apiKey };
+    const snapshots = async () => (await ok<Json>(t, alice.apiKey, "GET", `/os/snapshots/${aliceNote}`)).total;
+    const before = await snapshots();
+    expect((await call<Json>(t, key.apiKey, "POST", `/os/snapshots/${aliceNote}`, {})).status).toBe(403);
+    const refused = await tools(key, "save_snapshot", { noteId: aliceNote });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ success: false, error: "insufficient_scope" });
+    expect(refused.body.message).toContain("os.notes:read");
+    expect((await ok<Json>(t, key.apiKey, "GET", "/tools")).tools.map((tool: Json) => tool.name)).not.toContain("save_snapshot");
+
+    const client = new Client({ name: "tools-api-test", version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.server.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key.apiKey}` } },
+      }),
+    );
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain("save_snapshot");
+      await expect(client.callTool({ name: "save_snapshot", arguments: { noteId: aliceNote } })).rejects.toThrow(/os\.notes:read/);
+    } finally {
+      await client.close();
+    }
+    expect(await snapshots()).toBe(before);
   });
 
   it("answers 422 with the tool's message when it fails, and never shows another user's note", async () => {

@@ -14,7 +14,7 @@ export const MAX_ANSWER_CHARS = 1_000_000;
 
 /**
  * Regex greps: each may run 2 s before it is stopped and answered with a 400; two run at once,
- * one per user, and a user may have four more waiting (see {@link RegexRunner}).
+ * one per caller, and a caller may have four more waiting (see {@link RegexRunner}).
  */
 const REGEX_LIMITS = { timeoutMs: 2000, workers: 2, maxWaitingPerUser: 4 };
 
@@ -34,6 +34,18 @@ export function regexRunnerFor(server: object): RegexRunner {
   return runner;
 }
 
+/**
+ * A user's line in the regex runner: their own REST greps and the runs they ask, whether in their
+ * own workspace or, as a contact, in someone else's.
+ */
+export const userGrepLine = (userId: number) => `user:${userId}`;
+
+/** The runner a regex grep runs in, and whose line it waits in there: the one asking, never just whose notes they are. */
+export interface RegexLine {
+  readonly runner: RegexRunner;
+  readonly caller: string;
+}
+
 export interface GrepInput {
   pattern: string;
   mode: "literal" | "regex";
@@ -48,13 +60,7 @@ export interface GrepInput {
  * Lines of notes matching `input.pattern`: in the folder `input` names, or, given `within`, in
  * those folders only (ids the caller has already checked), or else in every note the owner can read.
  */
-export async function grepNotes(
-  db: Kysely<Schema>,
-  regexRunner: RegexRunner,
-  ownerId: number,
-  input: GrepInput,
-  within?: readonly number[],
-) {
+export async function grepNotes(db: Kysely<Schema>, regex: RegexLine, ownerId: number, input: GrepInput, within?: readonly number[]) {
   const options: GrepOptions = {
     ...input,
     maxMatchesPerNote: MAX_MATCHES_PER_NOTE,
@@ -92,13 +98,13 @@ export async function grepNotes(
     found = grepTexts(texts, buildMatcher(options), options);
   } else {
     try {
-      found = await regexRunner.run(ownerId, options, texts);
+      found = await regex.runner.run(regex.caller, options, texts);
     } catch (error) {
       if (error instanceof RegexTimeoutError) {
         throw badRequest("regex_timeout", `body.pattern: ${error.message}; simplify it (nested repetition such as (a+)+ backtracks)`);
       }
       if (error instanceof RegexQueueFullError) {
-        const retryAfter = String(Math.ceil(regexRunner.limits.timeoutMs / 1000));
+        const retryAfter = String(Math.ceil(regex.runner.limits.timeoutMs / 1000));
         throw new ApiError(429, "grep_busy", `${error.message}; retry after ${retryAfter} s`, { "retry-after": retryAfter });
       }
       throw error;

@@ -3,7 +3,7 @@ import type { GrepOptions, GrepResult } from "./line-matcher";
 
 export class RegexTimeoutError extends Error {}
 
-/** A user already has as many regex greps waiting as they may. */
+/** A caller already has as many regex greps waiting as they may. */
 export class RegexQueueFullError extends Error {}
 
 export interface RegexRunnerLimits {
@@ -11,7 +11,7 @@ export interface RegexRunnerLimits {
   readonly timeoutMs: number;
   /** Greps that run at once, each in its own worker thread. */
   readonly workers: number;
-  /** Greps one user may have waiting (besides the one running); more are refused. */
+  /** Greps one caller may have waiting (besides the one running); more are refused. */
   readonly maxWaitingPerUser: number;
 }
 
@@ -27,46 +27,49 @@ interface Job {
  * than the universe exists and cannot be interrupted in-process; a worker can be terminated.
  * Workers are reused between greps and replaced after a timeout.
  *
- * Fair between users: each user runs one grep at a time, waiting users are served in turn (the
- * one served goes to the back of the line), and a user's waiting line is capped. One user's
- * catastrophic patterns therefore occupy at most one worker and never hold up anyone else's grep
- * behind their own queue.
+ * Fair between callers: each caller runs one grep at a time, waiting callers are served in turn
+ * (the one served goes to the back of the line), and a caller's waiting line is capped. One
+ * caller's catastrophic patterns therefore occupy at most one worker and never hold up anyone
+ * else's grep behind their own queue. A caller is whoever asks (see `grepQueueOf`), not whose
+ * notes are searched: a guest or a contact searching the owner's notes waits in a line of their
+ * own, so they cannot fill the owner's.
  */
 export class RegexRunner {
   readonly #idle: Worker[] = [];
   readonly #all = new Set<Worker>();
-  /** Users with greps waiting, in the order they are served next (a Map keeps insertion order). */
-  readonly #waiting = new Map<number, Job[]>();
-  readonly #runningUsers = new Set<number>();
+  /** Callers with greps waiting, in the order they are served next (a Map keeps insertion order). */
+  readonly #waiting = new Map<string, Job[]>();
+  readonly #runningCallers = new Set<string>();
 
   constructor(readonly limits: RegexRunnerLimits) {}
 
-  run(userId: number, options: GrepOptions, texts: string[]): Promise<GrepResult> {
-    const queue = this.#waiting.get(userId) ?? [];
+  /** Runs a grep in `caller`'s line (a key such as `user:12`, see `grepQueueOf`). */
+  run(caller: string, options: GrepOptions, texts: string[]): Promise<GrepResult> {
+    const queue = this.#waiting.get(caller) ?? [];
     if (queue.length >= this.limits.maxWaitingPerUser) {
       return Promise.reject(new RegexQueueFullError(`${queue.length} regex greps of yours are waiting already`));
     }
     return new Promise((resolve, reject) => {
       queue.push({ options, texts, resolve, reject });
-      this.#waiting.set(userId, queue);
+      this.#waiting.set(caller, queue);
       this.#dispatch();
     });
   }
 
-  /** Starts waiting greps while workers are free, one per user, taking users in turn. */
+  /** Starts waiting greps while workers are free, one per caller, taking callers in turn. */
   #dispatch(): void {
-    while (this.#runningUsers.size < this.limits.workers) {
-      const userId = [...this.#waiting.keys()].find((id) => !this.#runningUsers.has(id));
-      if (userId === undefined) return;
-      const queue = this.#waiting.get(userId) as Job[];
+    while (this.#runningCallers.size < this.limits.workers) {
+      const caller = [...this.#waiting.keys()].find((key) => !this.#runningCallers.has(key));
+      if (caller === undefined) return;
+      const queue = this.#waiting.get(caller) as Job[];
       const job = queue.shift() as Job;
-      this.#waiting.delete(userId);
-      if (queue.length > 0) this.#waiting.set(userId, queue);
-      this.#runningUsers.add(userId);
+      this.#waiting.delete(caller);
+      if (queue.length > 0) this.#waiting.set(caller, queue);
+      this.#runningCallers.add(caller);
       this.#runNow(job.options, job.texts)
         .then(job.resolve, job.reject)
         .finally(() => {
-          this.#runningUsers.delete(userId);
+          this.#runningCallers.delete(caller);
           this.#dispatch();
         });
     }

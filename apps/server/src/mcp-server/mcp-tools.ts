@@ -16,12 +16,11 @@ import { z } from "zod";
 import { answerChat } from "../agent/chat/chat-routes";
 import type { AnyAgentTool } from "../agent/tools/agent-tool";
 import { callableTools, resolveCallableTool, runToolCall } from "../agent/tools/call-tool";
+import { AGENT_CHAT_TOOL } from "../agent/tools/registry";
 import { inputJsonSchema } from "../agent/tools/to-ai-tools";
 import type { UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import { ApiError } from "../http/errors";
-
-export const AGENT_CHAT_TOOL = "agent_chat";
 
 /** What the server tells a client about itself when it connects. */
 const INSTRUCTIONS =

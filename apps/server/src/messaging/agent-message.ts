@@ -215,6 +215,7 @@ async function answerAsAgent(
     grant,
     timezone: "UTC",
     instructions,
+    blockNonce: nonce,
     messages: [
       {
         role: "user",

@@ -1,7 +1,7 @@
 import { ModelNoteSummaries } from "../agent/summaries/model-note-summaries";
 import { recordModelUsage } from "../agent/usage/model-usage";
 import type { AppContext } from "../context";
-import { grepNotes, regexRunnerFor } from "../grep/grep-service";
+import { grepNotes, regexRunnerFor, userGrepLine } from "../grep/grep-service";
 import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { searchMemory } from "../memory/memory-service";
@@ -60,7 +60,10 @@ export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
       );
       return { success: true, results: hits.map(({ id, title, snippet, score, folderId }) => ({ id, title, snippet, score, folderId })) };
     },
-    grepNotes: async ({ input, principal }) => ({ success: true, ...(await grepNotes(db, regexRunner, principal.userId, input.body)) }),
+    grepNotes: async ({ input, principal }) => ({
+      success: true,
+      ...(await grepNotes(db, { runner: regexRunner, caller: userGrepLine(principal.userId) }, principal.userId, input.body)),
+    }),
     listNotes: async ({ input, principal }) => {
       const result = await listNotes(db, principal.userId, input.query);
       const folder = result.folder && { id: result.folder.id, name: result.folder.name };

@@ -316,6 +316,7 @@ export class GuestChat {
         now: app.clock.now(),
         blockNonce: nonce,
       }),
+      blockNonce: nonce,
       messages,
       signal: request.signal,
       onEvent: request.onEvent ?? (() => {}),

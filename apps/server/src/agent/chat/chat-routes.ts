@@ -77,6 +77,7 @@ async function run(app: AppContext, body: ChatBody, turn: PreparedTurn, signal: 
     grant: turn.grant,
     timezone: body.userTimezone,
     instructions: turn.instructions,
+    blockNonce: turn.blockNonce,
     messages: turn.messages,
     temperature: body.temperature,
     signal,

@@ -27,6 +27,8 @@ export interface PreparedTurn {
   readonly model: ResolvedModel;
   readonly grant: RunGrant;
   readonly instructions: string;
+  /** The nonce of the turn's untrusted blocks, which `instructions` names. */
+  readonly blockNonce: string;
   readonly messages: ModelMessage[];
   readonly ownerName: string;
 }
@@ -50,6 +52,7 @@ export async function prepareTurn(app: AppContext, principal: UserPrincipal, bod
     model,
     grant,
     instructions: agentInstructions({ ownerName, timezone: body.userTimezone, now, blockNonce: nonce }),
+    blockNonce: nonce,
     messages: [...historyMessages(history), { role: "user", content: [body.message, ...attachments].join("\n\n") }],
     ownerName,
   };

@@ -111,6 +111,7 @@ async function pass(app: AppContext, request: HeartbeatRunRequest, actions: RunA
   const offered = new Set((await runToolset(app.db, grant)).map((tool) => tool.name));
   const user = await app.db.selectFrom("users").select(["name", "username"]).where("id", "=", ownerId).executeTakeFirst();
   const refusals: Promise<void>[] = [];
+  const blockNonce = newBlockNonce();
 
   const result = await runAgent({
     app,
@@ -121,8 +122,9 @@ async function pass(app: AppContext, request: HeartbeatRunRequest, actions: RunA
       ownerName: user?.name || user?.username || "the owner",
       timezone,
       now: app.clock.now(),
-      blockNonce: newBlockNonce(),
+      blockNonce,
     })}\n${HEARTBEAT_RULES}`,
+    blockNonce,
     messages: [{ role: "user", content: heartbeatRequest(tier, checklist.instructions) }],
     signal: request.signal,
     wrapTool: actions.wrap,

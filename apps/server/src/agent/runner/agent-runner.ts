@@ -26,6 +26,11 @@ export interface AgentRunRequest {
   readonly grant: RunGrant;
   readonly timezone: string;
   readonly instructions: string;
+  /**
+   * The nonce of the run's untrusted blocks, the one `instructions` names (`agentInstructions`'
+   * `blockNonce`): the results of tools that are not our own reach the model fenced with it.
+   */
+  readonly blockNonce: string;
   readonly messages: ModelMessage[];
   readonly temperature?: number;
   /** Aborted by the caller: the client went away. */
@@ -91,12 +96,11 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
   try {
     // The grant's tools, less the namespaces the owner switched off, read once per run.
     const toolset = await runToolset(app.db, grant);
-    const tools = toAiToolSet(request.wrapTool ? toolset.map(request.wrapTool) : toolset, {
-      app,
-      grant,
-      timezone: request.timezone,
-      signal: controller.signal,
-    });
+    const tools = toAiToolSet(
+      request.wrapTool ? toolset.map(request.wrapTool) : toolset,
+      { app, grant, timezone: request.timezone, signal: controller.signal },
+      { blockNonce: request.blockNonce },
+    );
     const result = streamText({
       model: request.model.model,
       system: request.instructions,

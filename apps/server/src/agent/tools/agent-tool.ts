@@ -1,4 +1,4 @@
-import type { Scope } from "@tandem/core";
+import type { RouteId, Scope } from "@tandem/core";
 import type { z } from "zod";
 import type { AppContext } from "../../context";
 import type { RunGrant } from "./run-grant";
@@ -44,6 +44,13 @@ export interface AgentTool<I = unknown, O = unknown> {
   readonly needs: Scope;
   /** Scopes it needs besides, for tools that reach into another area (memory is made of notes). */
   readonly alsoNeeds?: readonly Scope[];
+  /**
+   * The v1 route that does what this tool does (`save_snapshot`: `createSnapshot`), or null when
+   * none does. Every native tool names one: its `needs` and `alsoNeeds` are then exactly the
+   * route's `scope` and `alsoRequires`, so no door to an operation is wider than the other (a test
+   * holds them equal). Remote tools have none.
+   */
+  readonly route?: RouteId | null;
   execute(input: I, context: ToolRunContext): Promise<O>;
 }
 

@@ -9,6 +9,7 @@ const memorySearchTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.memory:read",
+  route: "memorySearch",
   description:
     "Search the agent's memory: the notes under the folder Memory (what is known about the user, their goals, journal). Answers each match with its path and a snippet.",
   input: z.object({
@@ -42,6 +43,7 @@ const memoryWriteTool = defineTool({
   needs: "os.memory:write",
   // Memory is made of notes: writing it writes notes, so the grant must allow that too.
   alsoNeeds: ["os.notes:write"],
+  route: null,
   description:
     "Remember something: append Markdown to (or replace) a memory note under the folder Memory, creating the note and its folders when missing.",
   input: z.object({

@@ -8,6 +8,7 @@ const listNetworkTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.network:read",
+  route: "networkOverview",
   description:
     "List the people the user is connected to, with which way agent requests can flow: outbound (the user's agent can reach theirs), inbound, or mutual.",
   input: z.object({}),

@@ -1,6 +1,6 @@
 import { jsonToMarkdown, MAX_FOLDER_NAME_LENGTH, markdownToJson } from "@tandem/core";
 import { z } from "zod";
-import { grepNotes, regexRunnerFor } from "../../grep/grep-service";
+import { grepNotes, regexRunnerFor, userGrepLine } from "../../grep/grep-service";
 import { badRequest } from "../../http/errors";
 import { chooseFolder } from "../../notes/folder-choice";
 import {
@@ -17,6 +17,7 @@ import { searchNotes } from "../../search/search-index";
 import { takeSnapshot } from "../../snapshots/snapshots-service";
 import { type AnyAgentTool, defineTool, type ToolRunContext } from "./agent-tool";
 import { chooseCoveredFolder, coveredFolders, noteInGrant, searchScopeOf, withSubfolders } from "./grant-scope";
+import type { RunGrant } from "./run-grant";
 import { EntityId, limitOf, Markdown, Title } from "./tool-inputs";
 
 const NoteId = EntityId.describe("the note's id, from search_notes, grep_notes or list_notes");
@@ -36,6 +37,7 @@ const searchNotesTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "searchNotes",
   description:
     "Full-text search of the user's notes (titles and bodies), best matches first, each with a snippet. Use it to find notes about a topic before reading them with get_note_content.",
   input: z.object({
@@ -64,12 +66,30 @@ const searchNotesTool = defineTool({
   },
 });
 
+/**
+ * Whose regex line a run's grep waits in: the one asking. The owner's own runs and the heartbeat's
+ * are the owner's; a contact's are the contact's own (as their REST greps are); each guest session
+ * has its own. So a guest or a contact cannot fill the owner's line.
+ */
+function grepLineOf(grant: RunGrant): string {
+  switch (grant.caller.kind) {
+    case "owner":
+    case "heartbeat":
+      return userGrepLine(grant.ownerId);
+    case "contact":
+      return userGrepLine(grant.caller.userId);
+    case "guest":
+      return `guest:${grant.caller.sessionId}`;
+  }
+}
+
 const grepNotesTool = defineTool({
   name: "grep_notes",
   namespace: "notes",
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "grepNotes",
   description:
     "Find lines of the user's notes that contain a string (case-insensitive) or match a JavaScript regular expression. Answers each matching note with its line numbers and lines.",
   input: z.object({
@@ -84,7 +104,7 @@ const grepNotesTool = defineTool({
     const { app, grant } = context;
     const found = await grepNotes(
       app.db,
-      regexRunnerFor(app),
+      { runner: regexRunnerFor(app), caller: grepLineOf(grant) },
       grant.ownerId,
       { pattern: input.pattern, mode: input.mode, caseSensitive: false, contextBefore: 0, contextAfter: 0 },
       scope,
@@ -105,6 +125,7 @@ const getNoteContentTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "getNote",
   description: "Read one note: its title, folder, last change and its body as Markdown.",
   input: z.object({ noteId: NoteId }),
   async execute({ noteId }, context) {
@@ -121,6 +142,7 @@ const listNotesTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "listNotes",
   description:
     "List the notes in one folder, pinned first, then most recently changed. Without a folder: the notes at the top level (outside any folder), or, when this conversation may only see some folders, the latest notes of those folders.",
   input: z.object({
@@ -151,6 +173,7 @@ const listFoldersTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.notes:read",
+  route: "listFolders",
   description: "List the folders this conversation can see, each with its id, parent and path.",
   input: z.object({}),
   async execute(_input, context) {
@@ -165,6 +188,7 @@ const createNoteTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.notes:write",
+  route: "createNote",
   description: "Create a note from Markdown, in a folder (by id or name) or, when none is given, at the top level.",
   input: z.object({
     title: Title.describe("the note's title"),
@@ -196,6 +220,7 @@ const editNoteTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.notes:write",
+  route: "updateNote",
   description:
     "Change a note: replace its body with Markdown (the previous body is kept as a snapshot) or append Markdown to its end; optionally rename it.",
   input: z
@@ -225,6 +250,7 @@ const pinNoteTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.notes:write",
+  route: "pinNote",
   description: "Pin a note (pinned notes are listed first) or unpin it.",
   input: z.object({ noteId: NoteId, pinned: z.boolean().describe("true to pin, false to unpin") }),
   async execute({ noteId, pinned }, context) {

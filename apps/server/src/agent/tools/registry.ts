@@ -19,6 +19,16 @@ function assertUniqueNames(tools: readonly AnyAgentTool[]): void {
 }
 assertUniqueNames(NATIVE_TOOLS);
 
+/** The personal agent as one tool, which `/mcp` lists beside the registry's (mcp-server/mcp-tools.ts). */
+export const AGENT_CHAT_TOOL = "agent_chat";
+
+/**
+ * The names only our own tools have: every native tool's and `agent_chat`. A remote tool named
+ * like one is renamed (see remoteToolsFor), so on no path (`/tools`, `/mcp`, the agent) can it
+ * shadow a built-in or show beside it under the same name.
+ */
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([...NATIVE_TOOLS.map((tool) => tool.name), AGENT_CHAT_TOOL]);
+
 /**
  * The capability filter: the tools a run under `grant` has. A tool exists in the run only when
  * the grant holds the scope it needs and its namespace is not switched off; any other is not

@@ -12,6 +12,7 @@ const listSnapshotsTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.snapshots:read",
+  route: "listSnapshots",
   description: "List a note's saved versions (snapshots), newest first: each has a seq number, a label and when it was taken.",
   input: z.object({
     noteId: NoteId,
@@ -30,6 +31,9 @@ const saveSnapshotTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.snapshots:write",
+  // As over REST: a snapshot copies the note's body, so it needs reading the note.
+  alsoNeeds: ["os.notes:read"],
+  route: "createSnapshot",
   description: "Save the note's current content as a snapshot, optionally labelled, so it can be restored later.",
   input: z.object({
     noteId: NoteId,
@@ -50,6 +54,7 @@ const restoreSnapshotTool = defineTool({
   needs: "os.snapshots:write",
   // As over REST: restoring rewrites the note.
   alsoNeeds: ["os.notes:write"],
+  route: "restoreSnapshot",
   description:
     "Bring a note back to one of its snapshots, named by seq (from list_snapshots) or versionId. The content it replaces is saved as a snapshot first.",
   input: z

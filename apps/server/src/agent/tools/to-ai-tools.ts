@@ -1,6 +1,7 @@
 import { type JSONSchema7, jsonSchema, type ToolSet, tool, zodSchema } from "ai";
 import type { z } from "zod";
 import { ApiError } from "../../http/errors";
+import { newBlockNonce, renderBlock } from "../prompt/untrusted-blocks";
 import type { AnyAgentTool, ToolRunContext } from "./agent-tool";
 import { capResult } from "./result-cap";
 
@@ -68,28 +69,57 @@ export interface ToolCallHooks {
   onEnd?(name: string, callId: string, ok: boolean): void;
 }
 
+export interface ToolSetOptions extends ToolCallHooks {
+  /**
+   * The nonce of the run's untrusted blocks, the one its system prompt names (see
+   * prompt/untrusted-blocks.ts). Without one, a fresh nonce still fences what needs fencing.
+   */
+  readonly blockNonce?: string;
+}
+
+/**
+ * What the model reads of a tool that is not our own (a remote MCP server's): its answer, or its
+ * failure, is the remote server's text, so it goes inside an untrusted block like any other
+ * content that is not the person's words. The block's closing tag needs the run's nonce, which the
+ * remote server cannot know.
+ */
+function fenced(nonce: string, agentTool: AnyAgentTool, source: "tool-result" | "tool-error", value: unknown): string {
+  return renderBlock(nonce, {
+    source,
+    attributes: { tool: `${agentTool.namespace}.${agentTool.remoteName ?? agentTool.name}` },
+    text: typeof value === "string" ? value : (JSON.stringify(value) ?? "null"),
+  });
+}
+
 /**
  * A run's tools as an AI SDK tool set, by bare name. The SDK is shown each tool's JSON Schema but
  * does not validate with it: {@link executeTool} does, so arguments that fail their schema come
  * back to the model as a short tool error like any other failure, and the hooks see every call.
- * The SDK's abort signal (the run's, with any per-tool timeout) joins the context's.
+ * The SDK's abort signal (the run's, with any per-tool timeout) joins the context's. The results
+ * and failures of tools that are not native are fenced as untrusted ({@link fenced}), after the
+ * result was capped, so a cut never removes the closing tag.
  */
-export function toAiToolSet(tools: readonly AnyAgentTool[], context: ToolRunContext, hooks: ToolCallHooks = {}): ToolSet {
+export function toAiToolSet(tools: readonly AnyAgentTool[], context: ToolRunContext, options: ToolSetOptions = {}): ToolSet {
   const set: ToolSet = {};
+  const nonce = options.blockNonce ?? newBlockNonce();
   for (const agentTool of tools) {
+    const untrusted = agentTool.source !== "native";
     set[agentTool.name] = tool<unknown, unknown, Record<string, never>>({
       description: agentTool.description,
       inputSchema: jsonSchema(() => inputJsonSchema(agentTool)),
       execute: async (args, { toolCallId, abortSignal }) => {
-        hooks.onStart?.(agentTool.name, toolCallId);
+        options.onStart?.(agentTool.name, toolCallId);
         let ok = false;
         try {
           const signal = abortSignal ? AbortSignal.any([context.signal, abortSignal]) : context.signal;
           const result = await executeTool(agentTool, args, { ...context, signal });
           ok = true;
-          return result;
+          return untrusted ? fenced(nonce, agentTool, "tool-result", result) : result;
+        } catch (error) {
+          if (untrusted && error instanceof ToolFailure) throw new ToolFailure(fenced(nonce, agentTool, "tool-error", error.message));
+          throw error;
         } finally {
-          hooks.onEnd?.(agentTool.name, toolCallId, ok);
+          options.onEnd?.(agentTool.name, toolCallId, ok);
         }
       },
     });

@@ -10,6 +10,7 @@ const listTodosTool = defineTool({
   source: "native",
   readWrite: "read",
   needs: "os.todos:read",
+  route: "listTodos",
   description:
     "List the user's todos, soonest due first. when: today (due today), overdue (open and due before today), upcoming (due after today) or all; dates are in the user's time zone. Open todos only unless completed is given.",
   input: z.object({
@@ -57,6 +58,7 @@ const createTodoTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.todos:write",
+  route: "createTodo",
   description: "Add a todo, optionally with a due date, a priority (1 highest to 4 lowest) and a description.",
   input: z.object({
     title: Title.describe("what to do, in a few words"),
@@ -83,6 +85,7 @@ const completeTodoTool = defineTool({
   source: "native",
   readWrite: "write",
   needs: "os.todos:write",
+  route: "completeTodo",
   description: "Mark a todo done (a done one stays done).",
   input: z.object({ todoId: EntityId.describe("the todo's id, from list_todos") }),
   async execute({ todoId }, context) {

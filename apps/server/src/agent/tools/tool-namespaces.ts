@@ -7,7 +7,7 @@ import type { Schema } from "../../db/schema";
 import { badRequest } from "../../http/errors";
 import type { AnyAgentTool, ToolSource } from "./agent-tool";
 import { remoteToolsFor } from "./mcp/remote-tools";
-import { NATIVE_TOOLS, toolsetFor } from "./registry";
+import { NATIVE_TOOLS, RESERVED_TOOL_NAMES, toolsetFor } from "./registry";
 import type { RunGrant } from "./run-grant";
 
 export interface NamespaceState {
@@ -27,11 +27,9 @@ export async function disabledNamespaces(db: Kysely<Schema>, userId: number): Pr
   return new Set(rows.map((row) => row.namespace));
 }
 
-const NATIVE_NAMES: ReadonlySet<string> = new Set(NATIVE_TOOLS.map((tool) => tool.name));
-
 /** Every tool of the user's registry: ours, then their remote tool servers' (namespace = server name). */
 export async function userTools(db: Kysely<Schema>, userId: number): Promise<AnyAgentTool[]> {
-  return [...NATIVE_TOOLS, ...(await remoteToolsFor(db, userId, NATIVE_NAMES))];
+  return [...NATIVE_TOOLS, ...(await remoteToolsFor(db, userId, RESERVED_TOOL_NAMES))];
 }
 
 /** The tools a run under `grant` has: its scopes' tools, less the owner's disabled namespaces. */

@@ -5,6 +5,7 @@
 // to the server's row, so to its owner. The state alone does not say who the browser is, so the
 // callback completes only for the owner's browser (see mcp-routes.ts, `mcpOAuthCallback`).
 
+import { BlockList, isIP } from "node:net";
 import { auth, discoverOAuthServerInfo, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
@@ -43,6 +44,32 @@ function authorizationFailed(error: unknown): ApiError {
   return new ApiError(502, "authorization_failed", `the tool server's authorization could not be started: ${message.slice(0, 300)}`);
 }
 
+const loopback = new BlockList();
+loopback.addSubnet("127.0.0.0", 8, "ipv4");
+loopback.addAddress("::1", "ipv6");
+
+/** Whether a URL's host is this machine, as the browser that opens it reads the name. */
+function isLoopbackHost(hostname: string): boolean {
+  const bare = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (bare === "localhost" || bare.endsWith(".localhost")) return true;
+  const family = isIP(bare);
+  return family !== 0 && loopback.check(bare, family === 4 ? "ipv4" : "ipv6");
+}
+
+/**
+ * Why the authorization URL a remote server's metadata led to may not be handed to the user's
+ * browser, or undefined when it may: it must be https, or http to this machine when the operator
+ * allows private tool servers (`TANDEM_ALLOW_PRIVATE_TOOL_SERVERS`, a tool server beside Tandem).
+ * The metadata is the remote server's to write, and the SDK only refuses `javascript:`, `data:` and
+ * `vbscript:`: a `file:` URL, or plain http across the network, would otherwise reach the client.
+ */
+export function authorizationUrlRefusal(url: URL, allowPrivate: boolean): string | undefined {
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:" && allowPrivate && isLoopbackHost(url.hostname)) return undefined;
+  const allowed = allowPrivate ? "https (or http to this machine)" : "https";
+  return `its authorization URL uses ${url.protocol.slice(0, 20)} and only ${allowed} is accepted`;
+}
+
 /** Starts an authorization: the URL the user opens and its state. */
 export async function startAuthorization(app: AppContext, row: McpServerRow, callbackUrl: string) {
   const { scope } = serverConfig(row);
@@ -64,6 +91,12 @@ export async function startAuthorization(app: AppContext, row: McpServerRow, cal
   }
   if (result !== "REDIRECT" || !provider.authorizationUrl || !provider.issuedState) {
     throw new ApiError(502, "authorization_failed", "the tool server's authorization server gave no authorization URL");
+  }
+  const refusal = authorizationUrlRefusal(provider.authorizationUrl, app.config.allowPrivateToolServers);
+  if (refusal) {
+    // Nothing stays pending: the state and the PKCE verifier the SDK just stored go again.
+    await updateServer(app.db, row.id, { oauth_state_hash: null, oauth_state_expires_at: null, oauth_verifier: null }, app.clock.now());
+    throw new ApiError(502, "authorization_failed", `the tool server's authorization server is refused: ${refusal}`);
   }
   const stored = await app.db.selectFrom("mcp_servers").select("oauth_state_expires_at").where("id", "=", row.id).executeTakeFirstOrThrow();
   return {

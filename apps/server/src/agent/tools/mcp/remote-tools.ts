@@ -19,9 +19,9 @@ const RemoteArguments = z.record(z.string(), z.unknown()).refine((args) => Buffe
 });
 
 /**
- * The owner's remote tools. Bare names stay unique: a remote tool whose name is taken (by one of
- * ours, or by a server added earlier) is named `<server>_<tool>` instead, and is still called by
- * `<server>.<tool>`; if even that is taken, it is left out.
+ * The owner's remote tools. Bare names stay unique: a remote tool whose name is taken (`taken`:
+ * ours, `agent_chat` included; or a server's added earlier) is named `<server>_<tool>` instead,
+ * and is still called by `<server>.<tool>`; if even that is taken, it is left out.
  */
 export async function remoteToolsFor(db: Kysely<Schema>, ownerId: number, taken: ReadonlySet<string>): Promise<AnyAgentTool[]> {
   const names = new Set(taken);
