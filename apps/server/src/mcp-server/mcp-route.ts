@@ -1,4 +1,5 @@
-// Tandem as an MCP server: `POST /mcp` (Streamable HTTP, stateless) and the protected-resource
+// Tandem as an MCP server: `POST /mcp` (Streamable HTTP, stateless; revisions 2025-11-25 and earlier
+// through the SDK's transport, 2026-07-28 through ./mcp-modern) and the protected-resource
 // metadata (RFC 9728) through which a client that gets a 401 finds where to sign in.
 
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -12,6 +13,7 @@ import { setRequestUser } from "../http/access-log";
 import { ApiError, storageUnavailable } from "../http/errors";
 import { jsonParser, readBody } from "../http/router";
 import { RESOURCE_SCOPES } from "../oauth/oauth-scopes";
+import { answerModern, type McpHeaders, type RpcRejection, routeMcpRequest } from "./mcp-modern";
 import { mcpServerFor } from "./mcp-tools";
 
 export const MCP_PATH = "/mcp";
@@ -92,6 +94,25 @@ async function authenticate(app: AppContext, req: Request): Promise<UserPrincipa
   }
 }
 
+/** A JSON-RPC error decided before any method ran, with the request's id when it had one. */
+function sendRejection(res: Response, rejection: RpcRejection): void {
+  res.status(rejection.status).json({ jsonrpc: "2.0", id: rejection.id, error: rejection.error });
+}
+
+/**
+ * What the SDK's transport demands of a legacy request, demanded of a modern one too (2026-07-28
+ * asks the same): a JSON body, and a client that takes both JSON and event streams.
+ */
+function checkMediaTypes(req: Request): void {
+  if (!req.is("application/json")) {
+    throw new ApiError(415, "unsupported_media_type", "Content-Type must be application/json");
+  }
+  const accept = req.get("accept") ?? "";
+  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
+    throw new ApiError(406, "not_acceptable", "Accept must list both application/json and text/event-stream");
+  }
+}
+
 /** One MCP request: authenticated, its body read within bounds, then answered by a server for this caller alone. */
 async function handlePost(app: AppContext, req: Request, res: Response): Promise<void> {
   const principal = await authenticate(app, req);
@@ -102,18 +123,31 @@ async function handlePost(app: AppContext, req: Request, res: Response): Promise
   if (Array.isArray(body) && (body.length === 0 || body.length > MAX_BATCH_MESSAGES)) {
     throw new ApiError(400, "invalid_batch", `A batch holds from 1 to ${MAX_BATCH_MESSAGES} messages`);
   }
+  // 2026-07-28 requests carry their version in `_meta`; everything else is a legacy (handshake) request.
+  const headers = req.headers as McpHeaders;
+  const route = routeMcpRequest(body, headers);
+  if (route.kind === "reject") {
+    sendRejection(res, route);
+    return;
+  }
+  if (route.kind === "modern") checkMediaTypes(req);
   const controller = new AbortController();
   res.on("close", () => {
     if (!res.writableFinished) controller.abort();
   });
   const server = mcpServerFor({ app, principal, timezone: timezoneOf(req), signal: controller.signal });
+  res.on("close", () => void server.close());
+  if (route.kind === "modern") {
+    const reply = await answerModern(route, headers, server, controller.signal);
+    if ("kind" in reply) sendRejection(res, reply);
+    else if (reply.body === undefined) res.status(reply.status).end();
+    else res.status(reply.status).json(reply.body);
+    return;
+  }
   // Stateless: no session id, a fresh transport for each request, so nothing outlives the request
   // and every request is authenticated on its own (a revoked key stops at its next request).
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  res.on("close", () => {
-    void transport.close();
-    void server.close();
-  });
+  res.on("close", () => void transport.close());
   await server.connect(transport);
   await transport.handleRequest(req, res, body);
 }

@@ -23,8 +23,12 @@ import { ApiError } from "../http/errors";
 
 export const AGENT_CHAT_TOOL = "agent_chat";
 
-/** What the server tells a client about itself when it connects. */
-const INSTRUCTIONS =
+/** Who the server is, in `initialize` (legacy) and in each result's `_meta` and `server/discover` (2026-07-28). */
+export const MCP_SERVER_INFO = { name: "tandem", title: "Tandem", version: "1" };
+export const MCP_SERVER_CAPABILITIES = { tools: {} };
+
+/** What the server tells a client about itself when it connects (or asks `server/discover`). */
+export const MCP_INSTRUCTIONS =
   "Tandem is the user's own workspace: notes, todos, snapshots and memory, and a personal agent. " +
   "Each tool acts as the user, within the scopes of the key or sign-in the client uses. " +
   `${AGENT_CHAT_TOOL} asks the user's personal agent, which answers with its own tools under the same limits.`;
@@ -136,7 +140,7 @@ async function guarded<T>(app: AppContext, what: string, handler: () => Promise<
  * the list and every call are decided from the caller's scopes and namespaces as they are now.
  */
 export function mcpServerFor(call: McpCall): Server {
-  const server = new Server({ name: "tandem", title: "Tandem", version: "1" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(MCP_SERVER_INFO, { capabilities: MCP_SERVER_CAPABILITIES, instructions: MCP_INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () =>
     guarded(call.app, "tools/list", async () => ({
       tools: [...(await callableTools(call.app, call.principal)).map(describeTool), AGENT_CHAT],
