@@ -15,8 +15,10 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   ErrorCode,
   ImplementationSchema,
+  isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
+  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type RequestId,
@@ -198,19 +200,24 @@ const SDK_METHODS = new Set(["tools/list", "tools/call"]);
 async function exchange(server: Server, request: JSONRPCRequest, signal: AbortSignal): Promise<JSONRPCMessage> {
   signal.throwIfAborted();
   const [ours, theirs] = InMemoryTransport.createLinkedPair();
+  let abort = () => {};
+  const response = new Promise<JSONRPCMessage>((resolve, reject) => {
+    ours.onmessage = (message) => {
+      // Only the answer counts; the server sends no notifications (nothing here asks for progress).
+      if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id === request.id) resolve(message);
+    };
+    abort = () => reject(signal.reason);
+  });
+  // Awaited below; this only keeps a client leaving while the server connects from being an unhandled rejection.
+  response.catch(() => {});
+  signal.addEventListener("abort", abort, { once: true });
   try {
-    const response = new Promise<JSONRPCMessage>((resolve, reject) => {
-      ours.onmessage = (message) => {
-        // Only the answer counts; the server sends no notifications (nothing here asks for progress).
-        if ("id" in message && message.id === request.id && !("method" in message)) resolve(message);
-      };
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-    });
     await server.connect(theirs);
     await ours.start();
     await ours.send(request);
     return await response;
   } finally {
+    signal.removeEventListener("abort", abort);
     await ours.close();
   }
 }
