@@ -3,7 +3,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ALL_SCOPES } from "@tandem/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
+import { ServerConfigSchema } from "../src/config";
 import { RESOURCE_SCOPES } from "../src/oauth/oauth-scopes";
+import { startServer } from "../src/server";
 import { ok, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
@@ -11,6 +13,44 @@ import { startTestServer, type TestServer, type TestUser } from "./harness";
 type Json = any;
 
 const ACCEPT = "application/json, text/event-stream";
+const MODERN = "2026-07-28";
+
+interface ModernOptions {
+  /** Another instance's origin; this test's server by default. */
+  base?: string;
+  apiKey?: string;
+  /** Headers over (or, when undefined, instead of) the ones a modern client mirrors from the body. */
+  headers?: Record<string, string | undefined>;
+  /** Keys over (or, when undefined, instead of) the per-request envelope. */
+  meta?: Record<string, unknown>;
+  /** No id: a notification. */
+  notification?: boolean;
+}
+
+/**
+ * A raw 2026-07-28 request as a modern client sends it: no initialize, no session, the protocol
+ * version and capabilities in `params._meta`, mirrored in MCP-Protocol-Version, Mcp-Method and Mcp-Name.
+ */
+function modernRequest(base: string, apiKey: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}) {
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "raw-modern-client", version: "1" },
+    ...options.meta,
+  };
+  const body = { jsonrpc: "2.0", ...(options.notification ? {} : { id: 1 }), method, params: { ...params, _meta: meta } };
+  const headers: Record<string, string | undefined> = {
+    "content-type": "application/json",
+    accept: ACCEPT,
+    authorization: `Bearer ${apiKey}`,
+    "mcp-protocol-version": MODERN,
+    "mcp-method": method,
+    ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
+    ...options.headers,
+  };
+  const sent = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return fetch(`${base}/mcp`, { method: "POST", headers: sent, body: JSON.stringify(body) });
+}
 
 describe.each(storages("MCP server"))("Tandem as an MCP server (%s)", (storage) => {
   let t: TestServer;
@@ -256,6 +296,225 @@ describe.each(storages("MCP server"))("Tandem as an MCP server (%s)", (storage) 
     expect(await today({ "x-tandem-timezone": zone })).toContain("Due today over there");
     expect(await today({})).not.toContain("Due today over there");
     expect(await today({ "x-tandem-timezone": "Not/AZone" })).not.toContain("Due today over there");
+  });
+
+  const modern = (method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}) =>
+    modernRequest(options.base ?? t.server.url, options.apiKey ?? alice.apiKey, method, params, options);
+
+  it("speaks 2026-07-28 without initialize or session: server/discover, tools/list and tools/call", async () => {
+    const discover = await modern("server/discover");
+    expect(discover.status).toBe(200);
+    expect(discover.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(discover.headers.get("mcp-session-id")).toBeNull();
+    expect(await discover.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      result: {
+        resultType: "complete",
+        supportedVersions: [MODERN],
+        capabilities: { tools: {} },
+        instructions: expect.stringContaining("agent_chat"),
+        ttlMs: expect.any(Number),
+        cacheScope: "public",
+        _meta: { "io.modelcontextprotocol/serverInfo": { name: "tandem", title: "Tandem", version: "1" } },
+      },
+    });
+
+    // The same list a 2025-11-25 client gets through the SDK, with the fields 2026-07-28 adds.
+    const listed = await modern("tools/list");
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get("mcp-session-id")).toBeNull();
+    const { result: list } = (await listed.json()) as Json;
+    expect(list).toMatchObject({
+      resultType: "complete",
+      ttlMs: 0,
+      cacheScope: "private",
+      _meta: { "io.modelcontextprotocol/serverInfo": { name: "tandem" } },
+    });
+    const legacyNames = await names(await connect(alice.apiKey));
+    expect(list.tools.map((tool: Json) => tool.name)).toEqual(legacyNames);
+
+    const created = await modern("tools/call", {
+      name: "create_note",
+      arguments: { title: "Okapi notes", content: "The okapi is a forest giraffe." },
+    });
+    expect(created.status).toBe(200);
+    const { result: note } = (await created.json()) as Json;
+    expect(note).toMatchObject({ resultType: "complete", structuredContent: { note: { title: "Okapi notes" } } });
+    expect(note.isError).toBeFalsy();
+    // A name outside plain ASCII travels base64-encoded in Mcp-Name; this one is encoded for the test's sake.
+    const encoded = `=?base64?${Buffer.from("search_notes").toString("base64")}?=`;
+    const found = await modern("tools/call", { name: "search_notes", arguments: { query: "okapi" } }, { headers: { "mcp-name": encoded } });
+    expect(((await found.json()) as Json).result.structuredContent.results.map((hit: Json) => hit.title)).toEqual(["Okapi notes"]);
+    // A tool the caller may not call is the protocol's invalid-params error, in-band, as for legacy clients.
+    const reader = await createApiKey(t.server.context.db, { userId: alice.userId, scopes: ["os.notes:read"] });
+    const refused = await modern("tools/call", { name: "create_note", arguments: { title: "x", content: "y" } }, { apiKey: reader.apiKey });
+    expect(refused.status).toBe(200);
+    expect(await refused.json()).toMatchObject({ id: 1, error: { code: -32602, message: expect.stringMatching(/os\.notes:write/) } });
+    // A notification is taken and dropped: the core revision defines none over HTTP.
+    const notification = await modern("notifications/cancelled", { requestId: 1 }, { notification: true });
+    expect(notification.status).toBe(202);
+    expect(await notification.text()).toBe("");
+    // subscriptions/listen: acknowledged with nothing honoured (the server pushes no change) and ended at
+    // once, so no stream stays open on this instance (text() resolves only because the stream ends).
+    const listen = await modern("subscriptions/listen", { notifications: { toolsListChanged: true } });
+    expect(listen.status).toBe(200);
+    const frames = await listen.text();
+    expect(frames).toContain('"method":"notifications/subscriptions/acknowledged","params":{"notifications":{}');
+    expect(frames).toContain('"resultType":"complete"');
+  });
+
+  it("refuses malformed 2026-07-28 requests with the revision's errors and runs nothing", async () => {
+    const create = { name: "create_note", arguments: { title: "Never created", content: "x" } };
+    const cases: [string, () => Promise<Response>, number, number][] = [
+      [
+        "no clientCapabilities",
+        () => modern("tools/list", {}, { meta: { "io.modelcontextprotocol/clientCapabilities": undefined } }),
+        400,
+        -32602,
+      ],
+      [
+        "clientInfo without a version",
+        () => modern("tools/list", {}, { meta: { "io.modelcontextprotocol/clientInfo": { name: "x" } } }),
+        400,
+        -32602,
+      ],
+      [
+        "a version header without the envelope",
+        () => post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), { "mcp-protocol-version": MODERN }),
+        400,
+        -32602,
+      ],
+      [
+        "initialize under a modern header",
+        () => post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }), { "mcp-protocol-version": MODERN }),
+        400,
+        -32020,
+      ],
+      [
+        "headers that disagree on the version",
+        () => modern("tools/call", create, { headers: { "mcp-protocol-version": "2025-11-25" } }),
+        400,
+        -32020,
+      ],
+      ["no MCP-Protocol-Version", () => modern("tools/call", create, { headers: { "mcp-protocol-version": undefined } }), 400, -32020],
+      ["no Mcp-Method", () => modern("tools/call", create, { headers: { "mcp-method": undefined } }), 400, -32020],
+      ["Mcp-Method naming another method", () => modern("tools/call", create, { headers: { "mcp-method": "tools/list" } }), 400, -32020],
+      ["no Mcp-Name on tools/call", () => modern("tools/call", create, { headers: { "mcp-name": undefined } }), 400, -32020],
+      ["Mcp-Name naming another tool", () => modern("tools/call", create, { headers: { "mcp-name": "search_notes" } }), 400, -32020],
+      [
+        "Mcp-Name with broken base64",
+        () => modern("tools/call", create, { headers: { "mcp-name": "=?base64?not base64!?=" } }),
+        400,
+        -32020,
+      ],
+      ["ping, gone in 2026-07-28", () => modern("ping"), 404, -32601],
+      [
+        "initialize, gone in 2026-07-28",
+        () => modern("initialize", { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: "x", version: "1" } }),
+        404,
+        -32601,
+      ],
+      ["a method this server does not serve", () => modern("resources/list"), 404, -32601],
+      [
+        "a batch holding a modern request",
+        () =>
+          post(
+            JSON.stringify([
+              { jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": MODERN } } },
+            ]),
+          ),
+        400,
+        -32600,
+      ],
+      [
+        "a body that is no JSON-RPC",
+        () =>
+          post(
+            JSON.stringify({
+              jsonrpc: "1.0",
+              id: 1,
+              method: "tools/list",
+              params: { _meta: { "io.modelcontextprotocol/protocolVersion": MODERN } },
+            }),
+          ),
+        400,
+        -32600,
+      ],
+      ["the wrong Content-Type", () => modern("tools/call", create, { headers: { "content-type": "text/plain" } }), 415, -32000],
+    ];
+    for (const [what, send, status, code] of cases) {
+      const response = await send();
+      expect(response.status, what).toBe(status);
+      expect(await response.json(), what).toMatchObject({ jsonrpc: "2.0", error: { code } });
+    }
+    // Unlike its 2025 transport (406), the SDK's 2026-07-28 path serves a client that accepts only JSON: it answers in JSON.
+    const jsonOnly = await modern("tools/list", {}, { headers: { accept: "application/json" } });
+    expect(jsonOnly.status).toBe(200);
+    expect(jsonOnly.headers.get("content-type")).toMatch(/^application\/json/);
+    // An unknown revision: the error names the ones served, so the client can pick one.
+    const future = await modern(
+      "tools/list",
+      {},
+      { meta: { "io.modelcontextprotocol/protocolVersion": "2099-01-01" }, headers: { "mcp-protocol-version": "2099-01-01" } },
+    );
+    expect(future.status).toBe(400);
+    expect(await future.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      error: {
+        code: -32022,
+        message: expect.stringMatching(/^Unsupported protocol version/),
+        data: { supported: [MODERN], requested: "2099-01-01" },
+      },
+    });
+    expect((await alice.client.call("listNotes", {})).notes.map((note: Json) => note.title)).not.toContain("Never created");
+  });
+
+  it("answers any request on any instance: a second server on the same storage, no session, both revisions", async () => {
+    const other = await startServer(
+      ServerConfigSchema.parse({ port: 0, dataDir: t.dataDir, databaseUrl: t.databaseUrl, logLevel: "silent", maintenanceIntervalMs: 0 }),
+    );
+    try {
+      // 2025-11-25 through the SDK's client, each request sent to the other instance than the one before.
+      const bases = [t.server.url, other.url];
+      const served: string[] = [];
+      let turn = 0;
+      const roundRobin: typeof fetch = async (input, init) => {
+        const url = new URL(input instanceof Request ? input.url : input.toString());
+        const base = bases[turn++ % bases.length] as string;
+        served.push(base);
+        const response = await fetch(`${base}${url.pathname}`, init);
+        expect(response.headers.get("mcp-session-id")).toBeNull();
+        return response;
+      };
+      const client = new Client({ name: "round-robin", version: "1" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.server.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${alice.apiKey}` } },
+          fetch: roundRobin,
+        }),
+      );
+      clients.push(client);
+      expect(await names(client)).toContain("create_note");
+      const created: Json = await client.callTool({ name: "create_note", arguments: { title: "Tapir plan", content: "The tapir swims." } });
+      expect(created.isError).toBeFalsy();
+      const found: Json = await client.callTool({ name: "search_notes", arguments: { query: "tapir" } });
+      expect(found.structuredContent.results.map((hit: Json) => hit.title)).toEqual(["Tapir plan"]);
+      expect(new Set(served)).toEqual(new Set(bases));
+
+      // 2026-07-28: written through one instance, read through the other.
+      const written = await modern(
+        "tools/call",
+        { name: "create_note", arguments: { title: "Capybara plan", content: "The capybara naps." } },
+        { base: other.url },
+      );
+      expect(((await written.json()) as Json).result.structuredContent.note.title).toBe("Capybara plan");
+      const read = await modern("tools/call", { name: "search_notes", arguments: { query: "capybara" } });
+      expect(((await read.json()) as Json).result.structuredContent.results.map((hit: Json) => hit.title)).toEqual(["Capybara plan"]);
+    } finally {
+      await other.close();
+    }
   });
 });
 

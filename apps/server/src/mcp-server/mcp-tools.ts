@@ -1,15 +1,7 @@
 // The tools an MCP client sees: the one tool registry, filtered for the caller exactly as
 // `GET /tools` and `POST /tools` filter it, plus `agent_chat`, the personal agent as one tool.
 
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Tool } from "@modelcontextprotocol/server";
 import { ChatRequest, MAX_CHAT_MESSAGE_CHARS } from "@tandem/core";
 import { zodSchema } from "ai";
 import { z } from "zod";
@@ -22,7 +14,10 @@ import type { UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import { ApiError } from "../http/errors";
 
-/** What the server tells a client about itself when it connects. */
+/** Who the server is, in `initialize` (2025-11-25) and, stamped by the SDK, in each 2026-07-28 result's `_meta`. */
+const SERVER_INFO = { name: "tandem", title: "Tandem", version: "1" };
+
+/** What the server tells a client about itself when it connects (or asks `server/discover`). */
 const INSTRUCTIONS =
   "Tandem is the user's own workspace: notes, todos, snapshots and memory, and a personal agent. " +
   "Each tool acts as the user, within the scopes of the key or sign-in the client uses. " +
@@ -103,7 +98,7 @@ async function callRegistryTool(call: McpCall, name: string, args: unknown): Pro
     tool = await resolveCallableTool(call.app, call.principal, name);
   } catch (error) {
     // A tool the caller may not call is not a tool for it: the protocol's answer to an unknown tool.
-    if (error instanceof ApiError && error.status < 500) throw new McpError(ErrorCode.InvalidParams, error.message);
+    if (error instanceof ApiError && error.status < 500) throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
     throw error;
   }
   try {
@@ -124,30 +119,44 @@ async function guarded<T>(app: AppContext, what: string, handler: () => Promise<
   try {
     return await handler();
   } catch (error) {
-    if (error instanceof McpError) throw error;
+    if (error instanceof ProtocolError) throw error;
     app.logger.error({ err: error, what }, "mcp request failed");
-    throw new McpError(ErrorCode.InternalError, "the server failed to answer; it has been logged");
+    throw new ProtocolError(ProtocolErrorCode.InternalError, "the server failed to answer; it has been logged");
   }
 }
 
 /**
- * An MCP server for one request of one caller. Built per request (the transport is stateless), so
- * the list and every call are decided from the caller's scopes and namespaces as they are now.
+ * Cache hints for the 2026-07-28 results that may be cached (the SDK adds them; 2025 answers never
+ * carry them). `server/discover` is the same for everyone and changes only with a release; the tool
+ * list depends on the credential and goes stale at once (a namespace switched off leaves it).
+ */
+const CACHE_HINTS = {
+  "server/discover": { ttlMs: 3_600_000, cacheScope: "public" },
+  "tools/list": { ttlMs: 0, cacheScope: "private" },
+} as const;
+
+/**
+ * An MCP server for one request of one caller, for both protocol revisions. Built per request (the
+ * serving is stateless), so the list and every call are decided from the caller's scopes and
+ * namespaces as they are now. The SDK's low-level `Server`: the tool list is the caller's, read
+ * when asked, which `McpServer`'s tools registered up front cannot express.
  */
 export function mcpServerFor(call: McpCall): Server {
-  const server = new Server({ name: "tandem", title: "Tandem", version: "1" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, () =>
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS });
+  server.setRequestHandler("tools/list", () =>
     guarded(call.app, "tools/list", async () => ({
       tools: [...(await callableTools(call.app, call.principal)).map(describeTool), AGENT_CHAT],
     })),
   );
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  server.setRequestHandler("tools/call", async (request, ctx) => {
     const { name, arguments: args } = request.params;
-    if (name.length > MAX_TOOL_NAME_CHARS) throw new McpError(ErrorCode.InvalidParams, "no tool has a name that long");
-    const scoped = { ...call, signal: AbortSignal.any([call.signal, extra.signal]) };
-    return guarded(call.app, `tools/call ${name}`, () =>
+    if (name.length > MAX_TOOL_NAME_CHARS) throw new ProtocolError(ProtocolErrorCode.InvalidParams, "no tool has a name that long");
+    const scoped = { ...call, signal: AbortSignal.any([call.signal, ctx.mcpReq.signal]) };
+    const result = await guarded(call.app, `tools/call ${name}`, () =>
       name === AGENT_CHAT_TOOL ? callAgentChat(scoped, args) : callRegistryTool(scoped, name, args),
     );
+    // The SDK's projection of a result onto the revision served (our tools declare no output schema).
+    return server.projectCallToolResult(result, undefined);
   });
   return server;
 }
