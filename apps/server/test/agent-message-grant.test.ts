@@ -203,7 +203,7 @@ describe("a contact's agent RPC with a model that asks for every tool", () => {
     const offered = ((first?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name).sort();
     expect(offered).toEqual(["get_note_content", "grep_notes", "list_folders", "list_notes", "list_todos", "search_notes"]);
     // The system prompt says who asks and whose data the tools reach.
-    const system = String((first?.messages as { role: string; content: string }[])[0]?.content);
+    const system = String(((first?.messages ?? []) as { role: string; content: string }[])[0]?.content);
     expect(system).toContain("You are answering bob's agent, not alice");
     expect(system).toContain(`speak of them as alice's ("alice's notes"`);
     expect(system).toContain('owner="alice"; asker=other');

@@ -335,7 +335,7 @@ describe.each(storages())("guest chat with a model that asks for every tool (%s)
     const { offered, toolResults, prompt } = await probe(link);
     expect(offered.sort()).toEqual(["get_note_content", "grep_notes", "list_folders", "list_notes", "search_notes"]);
     // The system prompt says who asks and whose notes these are.
-    const system = String((fake.requests.at(-2)?.messages as { role: string; content: string }[])[0]?.content);
+    const system = String(((fake.requests.at(-2)?.messages ?? []) as { role: string; content: string }[])[0]?.content);
     expect(system).toContain("You are answering a guest who opened alice's share link");
     expect(system).toContain(`speak of them as alice's ("alice's notes"`);
     expect(system).toContain('owner="alice"; asker=other');
