@@ -1,6 +1,30 @@
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
+
+/** The runs one user may have going at once: chat's limit, which briefings and summaries share (docs/agent.md). */
+const RUN_SLOTS = 8;
+
+/** What a raw request answered (the fields these tests read). */
+interface RawAnswer {
+  status: number;
+  retryAfter: string | null;
+  body: { success?: boolean; error?: string; notes?: { id: number; summary: string }[] };
+}
+
+/** Resolves with the indexes of the first `n` of `promises` to settle, in the order they did. */
+function firstSettled(promises: readonly Promise<unknown>[], n: number): Promise<number[]> {
+  return new Promise((resolve) => {
+    const done: number[] = [];
+    promises.forEach((promise, index) => {
+      void promise.finally(() => {
+        done.push(index);
+        if (done.length === n) resolve([...done]);
+      });
+    });
+  });
+}
 
 /** With a remote provider configured, the model writes the briefing's prose; the server keeps it safe. */
 describe("a briefing written by a remote model (fake OpenAI-compatible server)", () => {
@@ -20,6 +44,39 @@ describe("a briefing written by a remote model (fake OpenAI-compatible server)",
     await t.stop();
     await fake.close();
   });
+
+  /**
+   * A raw request as alice that the test may abort, as a client that leaves (a request cut short
+   * answers status 0). node:http on a connection of its own, closed with the request: fetch's
+   * kept-alive connections next to aborted ones held the server's shutdown for seconds.
+   */
+  const request = (path: string, signal: AbortSignal, body?: unknown) =>
+    new Promise<RawAnswer>((resolve) => {
+      const gone = () => resolve({ status: 0, retryAfter: null, body: {} });
+      const sent = httpRequest(
+        `${t.server.url}/api/v1${path}`,
+        {
+          method: body === undefined ? "GET" : "POST",
+          headers: { authorization: `Bearer ${alice.apiKey}`, "content-type": "application/json" },
+          agent: false,
+          signal,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (chunk: Buffer) => chunks.push(chunk));
+          res.on("error", gone);
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              retryAfter: res.headers["retry-after"] ?? null,
+              body: JSON.parse(Buffer.concat(chunks).toString("utf8")),
+            }),
+          );
+        },
+      );
+      sent.on("error", gone);
+      sent.end(body === undefined ? undefined : JSON.stringify(body));
+    });
 
   const written = {
     statusQuoSummary: "<p>A calm day <script>steal()</script>with one bill.</p>",
@@ -72,5 +129,61 @@ describe("a briefing written by a remote model (fake OpenAI-compatible server)",
     expect(fake.requests.length).toBe(requests);
     const usage = await alice.client.call("getAgentUsage", {});
     expect(usage.usage.byPurpose.map((row) => row.purpose)).toContain("summary");
+  });
+
+  it("runs briefings in the user's run slots (429 past them, as chat), and a client that leaves stops its model call and keeps nothing", async () => {
+    const release = fake.hold();
+    const [before, abortedBefore] = [fake.requests.length, fake.aborted];
+    const kept = (await alice.client.call("listBriefings", { query: {} })).briefings.length;
+    const clients = Array.from({ length: RUN_SLOTS + 4 }, () => new AbortController());
+    const answers = clients.map((client) => request("/briefing", client.signal, {}));
+    const refused = await firstSettled(answers, 4);
+    for (const index of refused) {
+      expect(await answers[index]).toMatchObject({ status: 429, retryAfter: "5", body: { success: false, error: "rate_limited" } });
+    }
+    await fake.until(() => fake.inFlight === RUN_SLOTS);
+    for (const client of clients) client.abort();
+    // Every model call stopped with its client; none was made past the slots.
+    await fake.until(() => fake.aborted === abortedBefore + RUN_SLOTS && fake.inFlight === 0);
+    release();
+    expect(fake.requests.length - before).toBe(RUN_SLOTS);
+    expect((await alice.client.call("listBriefings", { query: {} })).briefings.length).toBe(kept);
+    // The slots are free again.
+    expect((await alice.client.call("createBriefing", { body: {} })).todoSummary).toContain("Pay rent");
+  });
+
+  it("merges concurrent summaries of one note version into one model call within the run slots, and stops it when its client leaves", async () => {
+    const id = (await alice.client.call("createNote", { body: { title: "Merge me", content: "A note the model summarises once." } })).result
+      .note.id;
+    let release = fake.hold();
+    const [before, abortedBefore] = [fake.requests.length, fake.aborted];
+    fake.enqueue({ text: JSON.stringify({ summaries: [{ id, summary: "Summarised once for everyone." }] }) });
+    const clients = Array.from({ length: RUN_SLOTS + 4 }, () => new AbortController());
+    const answers = clients.map((client) => request("/notes/summary?limit=20", client.signal));
+    const refused = await firstSettled(answers, 4);
+    for (const index of refused) expect(await answers[index]).toMatchObject({ status: 429, body: { error: "rate_limited" } });
+    await fake.until(() => fake.inFlight === 1);
+    // Three of the waiting clients leave: the call goes on for the others.
+    const waiting = clients.map((_, index) => index).filter((index) => !refused.includes(index));
+    for (const index of waiting.slice(0, 3)) clients[index]?.abort();
+    release();
+    for (const index of waiting.slice(3)) {
+      const answer = await answers[index];
+      expect(answer?.status).toBe(200);
+      expect(answer?.body.notes?.find((note) => note.id === id)?.summary).toBe("Summarised once for everyone.");
+    }
+    expect(fake.requests.length - before).toBe(1);
+    expect(fake.aborted).toBe(abortedBefore);
+
+    // A new version, asked for by one client that leaves: its model call stops.
+    await alice.client.call("updateNote", { params: { id }, body: { content: "A second version of the note." } });
+    release = fake.hold();
+    const client = new AbortController();
+    const answer = request("/notes/summary?limit=20", client.signal);
+    await fake.until(() => fake.inFlight === 1);
+    client.abort();
+    await fake.until(() => fake.aborted === abortedBefore + 1 && fake.inFlight === 0);
+    release();
+    expect((await answer).status).toBe(0);
   });
 });

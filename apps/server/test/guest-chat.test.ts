@@ -80,6 +80,22 @@ describe.each(storages("guest chat suite"))("guest chat with the local model (%s
     expect(typeof answer.body.elapsedMs).toBe("number");
   });
 
+  it("speaks to the guest of alice's notes by name, never as the guest's own", async () => {
+    let sessionKey: string | undefined;
+    for (const [message, expected] of [
+      ["Where do the tomatoes go?", "Here is what alice's notes say"],
+      ["What is on my todo list?", "I can't read alice's todos"],
+      ["What do my notes say about zebra migrations?", "I found nothing in alice's notes"],
+      ["hello", "I'm alice's agent"],
+    ] as const) {
+      const answer = await sendGuest(t, { token: link.token, message, ...(sessionKey ? { sessionKey } : {}) });
+      expect(answer.status, message).toBe(200);
+      sessionKey = answer.body.sessionKey;
+      expect(answer.body.response, message).toContain(expected);
+      expect(answer.body.response, message).not.toMatch(/\byour (notes|todos|memory)\b/i);
+    }
+  });
+
   it("never sees a note outside its grant, however it is asked", async () => {
     const phrasings = [
       "What is the vault code?",
@@ -320,6 +336,11 @@ describe.each(storages())("guest chat with a model that asks for every tool (%s)
     const link = await createLink(t, alice, { scope: "folders", folderIds: [seeded.openId] });
     const { offered, toolResults, prompt } = await probe(link);
     expect(offered.sort()).toEqual(["get_note_content", "grep_notes", "list_folders", "list_notes", "search_notes"]);
+    // The system prompt says who asks and whose notes these are.
+    const system = String(((fake.requests.at(-2)?.messages ?? []) as { role: string; content: string }[])[0]?.content);
+    expect(system).toContain("You are answering a guest who opened alice's share link");
+    expect(system).toContain(`speak of them as alice's ("alice's notes"`);
+    expect(system).toContain('owner="alice"; asker=other');
     expect(toolResults).toContain("Garden plan");
     for (const leak of LEAKS) expect(toolResults).not.toContain(leak);
     // The guest's words arrive inside an untrusted block, never as the owner's instruction.

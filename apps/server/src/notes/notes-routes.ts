@@ -1,3 +1,4 @@
+import { clientGoneSignal, withChatRunSlot } from "../agent/chat/chat-routes";
 import { ModelNoteSummaries } from "../agent/summaries/model-note-summaries";
 import { recordModelUsage } from "../agent/usage/model-usage";
 import type { AppContext } from "../context";
@@ -30,13 +31,18 @@ export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
   // With a remote provider the model writes note summaries (cached per note version); the local one's are extractive.
   const modelSummaries = context.config.modelProvider === "local" ? undefined : new ModelNoteSummaries(context.models);
   return {
-    notesSummary: async ({ input, principal }) => {
+    notesSummary: async ({ input, principal, req, res }) => {
+      // A model call takes one of the user's run slots, as a chat run does, and stops when the client leaves.
+      const signal = clientGoneSignal(req, res);
       const written: WrittenSummaries | undefined =
         modelSummaries &&
         ((notes) =>
-          modelSummaries.summarise(notes, (usage) =>
-            recordModelUsage(db, { ...usage, userId: principal.userId, apiKeyId: principal.credential.id, purpose: "summary" }),
-          ));
+          modelSummaries.summarise(notes, {
+            onUsage: (usage) =>
+              recordModelUsage(db, { ...usage, userId: principal.userId, apiKeyId: principal.credential.id, purpose: "summary" }),
+            signal,
+            slot: (work) => withChatRunSlot(context, principal.userId, work),
+          }));
       return { success: true, ...(await notesSummary(db, principal.userId, input.query.limit, written)) };
     },
     memorySearch: async ({ input, principal }) => {

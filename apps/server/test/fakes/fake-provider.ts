@@ -74,6 +74,14 @@ export interface FakeProvider {
   enqueue(...replies: FakeReply[]): void;
   /** Replies queued and not yet used. */
   readonly pending: number;
+  /** Recorded requests whose response has not ended yet (held, stalled, or being written). */
+  readonly inFlight: number;
+  /** Responses the client closed before they ended: callers that aborted their model call. */
+  readonly aborted: number;
+  /** Leaves every request that arrives from now on unanswered until the returned function is called. */
+  hold(): () => void;
+  /** Resolves once `condition` holds; checked whenever a request arrives or a response closes (no polling). */
+  until(condition: () => boolean): Promise<void>;
   /** Stops listening and cuts every open response (stalled ones included). */
   close(): Promise<void>;
 }
@@ -133,8 +141,21 @@ export async function startFakeProvider(dialect: ProviderDialect, options: FakeP
   const requests: FakeRequestBody[] = [];
   const headers: IncomingHttpHeaders[] = [];
   let seq = 0;
+  let inFlight = 0;
+  let aborted = 0;
+  let gate: Promise<void> | undefined;
+  const waiters = new Set<{ condition: () => boolean; resolve: () => void }>();
+  const changed = () => {
+    for (const waiter of waiters) {
+      if (!waiter.condition()) continue;
+      waiters.delete(waiter);
+      waiter.resolve();
+    }
+  };
 
   const send = async (res: ServerResponse, plan: ResponsePlan) => {
+    // A held request whose client left meanwhile has no one to answer.
+    if (res.destroyed) return;
     res.writeHead(plan.status, plan.headers);
     if (options.chunkDelayMs) {
       for (const chunk of plan.chunks) {
@@ -177,11 +198,20 @@ export async function startFakeProvider(dialect: ProviderDialect, options: FakeP
       }
       requests.push(request);
       headers.push(req.headers);
+      inFlight += 1;
+      res.on("close", () => {
+        inFlight -= 1;
+        if (!res.writableEnded) aborted += 1;
+        changed();
+      });
       const plan = dialect.reply(queue.shift() ?? options.defaultReply ?? DEFAULT_REPLY, request, seq);
+      const held = gate; // a request that arrives while the model is held waits for its release
       void (async () => {
         await options.onRequest?.(request);
+        if (held) await held;
         await send(res, plan);
       })();
+      changed();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -198,6 +228,28 @@ export async function startFakeProvider(dialect: ProviderDialect, options: FakeP
     get pending() {
       return queue.length;
     },
+    get inFlight() {
+      return inFlight;
+    },
+    get aborted() {
+      return aborted;
+    },
+    hold() {
+      let release = () => {};
+      gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const held = gate;
+      return () => {
+        if (gate === held) gate = undefined;
+        release();
+      };
+    },
+    until: (condition) =>
+      new Promise<void>((resolve) => {
+        if (condition()) resolve();
+        else waiters.add({ condition, resolve });
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,5 +1,6 @@
 import type { AppContext } from "../../context";
 import type { RouteHandlers } from "../../http/router";
+import { clientGoneSignal, withChatRunSlot } from "../chat/chat-routes";
 import { type BriefingServiceOptions, createBriefingService } from "./briefing-service";
 
 type BriefingRouteId = "createBriefing" | "listBriefings" | "briefingStrategies" | "briefingMatrix";
@@ -11,7 +12,11 @@ export function briefingHandlers(
 ): RouteHandlers<BriefingRouteId> {
   const service = createBriefingService({ db: context.db, logger: context.logger, ...options });
   return {
-    createBriefing: async ({ input, principal }) => ({ success: true, ...(await service.create(principal, input.body)) }),
+    createBriefing: async ({ input, principal, req, res }) => {
+      const create = () => service.create(principal, input.body, clientGoneSignal(req, res));
+      // A briefing a model writes is a run: it takes one of the user's run slots, as chat does (429 past them).
+      return { success: true, ...(await (options.writer ? withChatRunSlot(context, principal.userId, create) : create())) };
+    },
     listBriefings: async ({ input, principal }) => ({
       success: true,
       briefings: await service.history(principal.userId, input.query.limit),

@@ -4,6 +4,7 @@ import type { Kysely, Selectable } from "kysely";
 import type { Logger } from "pino";
 import type { UserPrincipal } from "../../auth/principal";
 import type { BriefingsTable, Schema } from "../../db/schema";
+import { ApiError } from "../../http/errors";
 import { gatherFacts } from "./briefing-facts";
 import type { BriefingSections, BriefingWriter, WriterUsage } from "./briefing-writer";
 import { deterministicWriter } from "./deterministic-writer";
@@ -62,12 +63,16 @@ export function createBriefingService({
   logger,
   now = () => new Date(),
 }: BriefingServiceOptions) {
-  /** The writer's sections, or the deterministic ones when it fails: a provider that is down costs the prose, not the briefing. */
-  async function write(facts: Parameters<BriefingWriter["write"]>[0]) {
+  /**
+   * The writer's sections, or the deterministic ones when it fails: a provider that is down costs
+   * the prose, not the briefing. A client that left gets neither: its model call stops and nothing is kept.
+   */
+  async function write(facts: Parameters<BriefingWriter["write"]>[0], signal?: AbortSignal) {
     if (writer === deterministicWriter) return writer.write(facts);
     try {
-      return await writer.write(facts);
+      return await writer.write(facts, signal);
     } catch (error) {
+      if (signal?.aborted) throw new ApiError(499, "client_closed_request", "The request was cancelled");
       logger?.warn({ err: error }, "briefing writer failed; writing the briefing without the model");
       return deterministicWriter.write(facts);
     }
@@ -93,11 +98,11 @@ export function createBriefingService({
 
   return {
     /** Writes a briefing of the caller's workspace, keeps it in their history and reports its tokens. */
-    async create(principal: UserPrincipal, request: BriefingRequest) {
+    async create(principal: UserPrincipal, request: BriefingRequest, signal?: AbortSignal) {
       const at = now();
       const window = parseTimeWindow(request.timeDuration, request.userTimezone, at);
       const facts = await gatherFacts(db, principal.userId, request, window, at);
-      const { sections, usage } = await write(facts);
+      const { sections, usage } = await write(facts, signal);
       const briefing = finish(sections);
       const promptTokens = tokenCount(usage.promptTokens);
       const completionTokens = tokenCount(usage.completionTokens);

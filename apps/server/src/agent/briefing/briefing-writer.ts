@@ -89,5 +89,6 @@ export interface WriterUsage {
 }
 
 export interface BriefingWriter {
-  write(facts: BriefingFacts): Promise<{ sections: BriefingSections; usage: WriterUsage }>;
+  /** `signal` aborts when the client has gone: a model writer then stops its call. */
+  write(facts: BriefingFacts, signal?: AbortSignal): Promise<{ sections: BriefingSections; usage: WriterUsage }>;
 }

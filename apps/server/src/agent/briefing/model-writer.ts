@@ -37,7 +37,7 @@ const INSTRUCTIONS = [
  */
 export function modelBriefingWriter(models: ModelCatalog): BriefingWriter {
   return {
-    async write(facts: BriefingFacts) {
+    async write(facts: BriefingFacts, signal?: AbortSignal) {
       const resolved = models.resolve();
       const nonce = newBlockNonce();
       const { text, usage } = await generateText({
@@ -46,7 +46,7 @@ export function modelBriefingWriter(models: ModelCatalog): BriefingWriter {
         prompt: renderBlock(nonce, { source: "briefing-facts", attributes: { today: facts.today }, text: JSON.stringify(facts, null, 1) }),
         maxOutputTokens: MAX_OUTPUT_TOKENS,
         maxRetries: 1,
-        abortSignal: AbortSignal.timeout(WRITER_TIMEOUT_MS),
+        abortSignal: AbortSignal.any([AbortSignal.timeout(WRITER_TIMEOUT_MS), ...(signal ? [signal] : [])]),
       });
       const sections = ModelBriefing.parse(jsonIn(text));
       return {

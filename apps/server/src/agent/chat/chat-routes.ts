@@ -60,13 +60,15 @@ export function chatHandlers(app: AppContext): RouteHandlers<ChatRouteId> {
   };
 }
 
-/** Stops the run when the client goes away before the answer is complete. */
-function clientGoneSignal(req: Request, res: Response): AbortSignal {
+/** Stops the run (or any model call a request makes) when the client goes away before the answer is complete. */
+export function clientGoneSignal(req: Request, res: Response): AbortSignal {
   const controller = new AbortController();
   res.on("close", () => {
     if (!res.writableFinished) controller.abort();
   });
   req.on("aborted", () => controller.abort());
+  // Gone before this was asked (while the request was read or authenticated): no event will come.
+  if (req.socket.destroyed) controller.abort();
   return controller.signal;
 }
 

@@ -4,8 +4,19 @@ import { bestSentences, keyTerms, sections, termHits } from "./text-analysis";
 
 /** The `local` model's answers, composed only from what tools returned and content it was given. */
 
-export const GREETING_ANSWER =
-  "Hello! I can search and summarise your notes, tell you what is due, add todos and notes, and remember things for you.";
+/**
+ * Whose notes, todos and memory an answer speaks of: "your" to the owner, "Alex's" to anyone else
+ * (a contact's agent, a guest), who must never be told the owner's data is theirs.
+ */
+export function whoseData(turn: { readonly ownerName?: string }): string {
+  return turn.ownerName === undefined ? "your" : `${turn.ownerName}'s`;
+}
+
+export function greeting(ownerName?: string): string {
+  return ownerName === undefined
+    ? "Hello! I can search and summarise your notes, tell you what is due, add todos and notes, and remember things for you."
+    : `Hello! I'm ${ownerName}'s agent. I can answer from what ${ownerName} lets me share with you here.`;
+}
 
 const SENTENCES_PER_NOTE = 3;
 const SUMMARY_SENTENCES = 4;
@@ -39,21 +50,28 @@ export function answerToolFailure(what: string, error: unknown): string {
   return `I couldn't ${what}: ${clip(String(error ?? "the tool failed"), 300)}`;
 }
 
-export function answerFromNotes(input: { query: string; summarise: boolean; hits: readonly Hit[]; notes: readonly unknown[] }): string {
+export function answerFromNotes(input: {
+  query: string;
+  summarise: boolean;
+  hits: readonly Hit[];
+  notes: readonly unknown[];
+  /** "your" or "Alex's" (see {@link whoseData}). */
+  whose: string;
+}): string {
   const notes = input.notes as NoteContent[];
-  if (input.hits.length === 0) return `I found nothing in your notes about “${clip(input.query, 120)}”.`;
+  if (input.hits.length === 0) return `I found nothing in ${input.whose} notes about “${clip(input.query, 120)}”.`;
   const terms = input.summarise ? [] : keyTerms(input.query);
   if (notes.length === 0) {
     // Only the search's snippets to go on (no read tool in this run).
     const lines = input.hits.slice(0, 3).map((hit) => `- **${hit.title ?? "Untitled"}**: ${clip(hit.snippet ?? "", 300)}`);
-    return `Here is what I found in your notes:\n\n${lines.join("\n")}${sourcesLine(input.hits.slice(0, 3).map((hit) => hit.title))}`;
+    return `Here is what I found in ${input.whose} notes:\n\n${lines.join("\n")}${sourcesLine(input.hits.slice(0, 3).map((hit) => hit.title))}`;
   }
   const parts = notes.map((note) => {
     const picked = bestSentences(note.markdown ?? "", terms, input.summarise ? SUMMARY_SENTENCES : SENTENCES_PER_NOTE);
     const text = picked.length > 0 ? picked.map((s) => clip(s, 400)).join(" ") : "(this note is empty)";
     return `**${note.title ?? "Untitled"}**: ${text}`;
   });
-  const intro = input.summarise ? "Summary" : "Here is what your notes say";
+  const intro = input.summarise ? "Summary" : `Here is what ${input.whose} notes say`;
   return `${intro}:\n\n${parts.join("\n\n")}${sourcesLine(notes.map((note) => note.title))}`;
 }
 
@@ -67,7 +85,7 @@ export function answerFromAttachments(attachments: readonly UntrustedBlock[], re
   return `${summarise ? "Summary" : "From the attached notes"}:\n\n${parts.join("\n\n")}${sourcesLine(attachments.map((b) => b.attributes.title))}`;
 }
 
-export function answerFromMemory(question: string, hits: readonly unknown[], notes: readonly unknown[]): string {
+export function answerFromMemory(question: string, hits: readonly unknown[], notes: readonly unknown[], whose: string): string {
   const terms = keyTerms(question);
   const first = hits[0] as { title?: string; path?: string; snippet?: string };
   const note = notes[0] as NoteContent | undefined;
@@ -80,7 +98,7 @@ export function answerFromMemory(question: string, hits: readonly unknown[], not
       return `From ${first.path ?? quoteTitle(note.title)}:\n\n${heading}\n${clip(best.section.body, 1500)}${sourcesLine([note.title])}`;
     }
   }
-  return `From your memory:\n\n${hits
+  return `From ${whose} memory:\n\n${hits
     .slice(0, 3)
     .map((hit) => {
       const h = hit as { title?: string; path?: string; snippet?: string };
@@ -104,7 +122,7 @@ const LIST_LABELS: Record<string, string> = {
   all: "Open todos",
 };
 
-export function answerTodos(lists: readonly { when: string; output: unknown }[]): string {
+export function answerTodos(lists: readonly { when: string; output: unknown }[], ownerName?: string): string {
   const blocks = lists.map(({ when, output }) => {
     const todos = ((output as { todos?: TodoItem[] })?.todos ?? []).slice(0, 20);
     const label = LIST_LABELS[when] ?? "Todos";
@@ -115,12 +133,14 @@ export function answerTodos(lists: readonly { when: string; output: unknown }[])
     });
     return `${label} (${todos.length}):\n${lines.join("\n")}`;
   });
-  return blocks.join("\n\n");
+  // Someone other than the owner is told whose list this is.
+  return `${ownerName === undefined ? "" : `From ${ownerName}'s todos:\n\n`}${blocks.join("\n\n")}`;
 }
 
-export function answerCreatedTodo(output: unknown): string {
+export function answerCreatedTodo(output: unknown, ownerName?: string): string {
   const todo = (output as { todo?: TodoItem })?.todo ?? {};
-  return `Added the todo “${todo.title ?? "New todo"}”${todo.dueDate ? `, due ${todo.dueDate}` : ""}.`;
+  const list = ownerName === undefined ? "" : ` to ${ownerName}'s todos`;
+  return `Added the todo “${todo.title ?? "New todo"}”${list}${todo.dueDate ? `, due ${todo.dueDate}` : ""}.`;
 }
 
 export function answerCreatedNote(output: unknown): string {

@@ -17,6 +17,19 @@ const estimateTokens = (chars: number) => Math.ceil(chars / 4);
 
 /** The line of the system prompt the runner writes for every model; the `local` one reads its date from it. */
 const CONTEXT_LINE = /\btoday=(\d{4}-\d{2}-\d{2})\b/;
+/** The same line's owner (a JSON string) and whether someone other than the owner is asking. */
+const OWNER_FIELD = /\bowner=("(?:[^"\\]|\\.)*"); asker=(owner|other)\b/;
+
+/** The owner's name when someone else asks (then answers say "Alex's notes"); undefined when the owner asks. */
+function ownerSpokenOf(system: readonly string[]): string | undefined {
+  const match = system.map((s) => OWNER_FIELD.exec(s)).find(Boolean);
+  if (match?.[2] !== "other") return undefined;
+  try {
+    return String(JSON.parse(match[1] as string)) || "the owner";
+  } catch {
+    return "the owner";
+  }
+}
 
 function textOf(content: readonly { type: string; text?: string }[]): string {
   return content
@@ -57,7 +70,16 @@ export function readTurn(prompt: LanguageModelV4Prompt, available: ReadonlySet<s
       }
     }
   }
-  return { request: outside, requestLines: outsideLines, readOnly: outside.length === 0, blocks, today, available, exchanges };
+  return {
+    request: outside,
+    requestLines: outsideLines,
+    readOnly: outside.length === 0,
+    blocks,
+    today,
+    ownerName: ownerSpokenOf(system),
+    available,
+    exchanges,
+  };
 }
 
 function safeJson(text: string): unknown {

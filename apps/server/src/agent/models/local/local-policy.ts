@@ -9,7 +9,8 @@ import {
   answerTodos,
   answerToolFailure,
   answerUnavailable,
-  GREETING_ANSWER,
+  greeting,
+  whoseData,
 } from "./local-answers";
 import { heartbeatFlow, isHeartbeatRequest } from "./local-heartbeat";
 import { CREATE_TODO, cleanTitle, parseTodoRequest } from "./local-todo-request";
@@ -35,6 +36,11 @@ export interface LocalTurn {
   /** Content given with the request: attached notes, a contact's or guest's message. */
   readonly blocks: readonly UntrustedBlock[];
   readonly today: string;
+  /**
+   * The owner's name when someone else is asking (a contact's agent, a guest): answers then speak
+   * of "Alex's notes", never of "your notes". Undefined when the owner asks.
+   */
+  readonly ownerName?: string;
   /** The tools this run was given; nothing else may be called. */
   readonly available: ReadonlySet<string>;
   /** The calls made since the request, oldest first. */
@@ -67,7 +73,9 @@ export function decide(turn: LocalTurn): LocalAction {
   const { request } = turn;
   const attachments = turn.blocks.filter((block) => block.source === "note");
   if (!request && attachments.length === 0 && turn.blocks.length === 0) return answer("What would you like me to do?");
-  if (GREETING.test(request) && attachments.length === 0) return answer(GREETING_ANSWER);
+  // A contact's or guest's words arrive only as blocks: their greeting is still a greeting (it writes nothing).
+  const spoken = request || turn.blocks.map((block) => block.text).join(" ");
+  if (GREETING.test(spoken) && attachments.length === 0) return answer(greeting(turn.ownerName));
   if (isHeartbeatRequest(request)) return heartbeatFlow(turn);
 
   if (!turn.readOnly) {
@@ -76,7 +84,7 @@ export function decide(turn: LocalTurn): LocalAction {
     if (CREATE_NOTE.test(request)) return createNoteFlow(turn);
   }
   if (attachments.length > 0) return answer(answerFromAttachments(attachments, request));
-  const question = request || turn.blocks.map((block) => block.text).join(" ");
+  const question = spoken;
   if (TODO_QUESTION.test(question) && !SUMMARISE.test(question)) return todoQuestionFlow(turn, question);
   if (ABOUT_ME.test(question)) return memoryFlow(turn, question);
   return notesFlow(turn, question);
@@ -89,7 +97,7 @@ function firstFailure(turn: LocalTurn): ToolExchange | undefined {
 function createTodoFlow(turn: LocalTurn): LocalAction {
   if (!turn.available.has("create_todo")) return answer(answerUnavailable("add todos"));
   const done = turn.exchanges.find((e) => e.toolName === "create_todo");
-  if (done) return answer(done.ok ? answerCreatedTodo(done.output) : answerToolFailure("add the todo", done.output));
+  if (done) return answer(done.ok ? answerCreatedTodo(done.output, turn.ownerName) : answerToolFailure("add the todo", done.output));
   return call({ toolName: "create_todo", input: { ...(parseTodoRequest(turn.request, turn.today) ?? { title: "New todo" }) } });
 }
 
@@ -107,7 +115,7 @@ function createNoteFlow(turn: LocalTurn): LocalAction {
 }
 
 function rememberFlow(turn: LocalTurn): LocalAction {
-  if (!turn.available.has("memory_write")) return answer(answerUnavailable("write to your memory"));
+  if (!turn.available.has("memory_write")) return answer(answerUnavailable(`write to ${whoseData(turn)} memory`));
   const done = turn.exchanges.find((e) => e.toolName === "memory_write");
   if (done) return answer(done.ok ? answerRemembered(done.output) : answerToolFailure("remember that", done.output));
   const fact = turn.request.replace(REMEMBER, "").trim();
@@ -115,14 +123,17 @@ function rememberFlow(turn: LocalTurn): LocalAction {
 }
 
 function todoQuestionFlow(turn: LocalTurn, question: string): LocalAction {
-  if (!turn.available.has("list_todos")) return answer(answerUnavailable("read your todos"));
+  if (!turn.available.has("list_todos")) return answer(answerUnavailable(`read ${whoseData(turn)} todos`));
   const lists = turn.exchanges.filter((e) => e.toolName === "list_todos");
   if (lists.length > 0) {
     const failed = lists.find((e) => !e.ok);
     return answer(
       failed
-        ? answerToolFailure("read your todos", failed.output)
-        : answerTodos(lists.map((e) => ({ when: String(e.input.when), output: e.output }))),
+        ? answerToolFailure(`read ${whoseData(turn)} todos`, failed.output)
+        : answerTodos(
+            lists.map((e) => ({ when: String(e.input.when), output: e.output })),
+            turn.ownerName,
+          ),
     );
   }
   if (/\boverdue\b/i.test(question)) return call({ toolName: "list_todos", input: { when: "overdue" } });
@@ -137,7 +148,7 @@ function memoryFlow(turn: LocalTurn, question: string): LocalAction {
   if (!turn.available.has("memory_search")) return notesFlow(turn, question);
   const search = turn.exchanges.find((e) => e.toolName === "memory_search");
   if (!search) return call({ toolName: "memory_search", input: { query: contentWords(question).join(" ") || question, limit: 5 } });
-  if (!search.ok) return answer(answerToolFailure("search your memory", search.output));
+  if (!search.ok) return answer(answerToolFailure(`search ${whoseData(turn)} memory`, search.output));
   const hits = resultList(search.output, "results");
   if (hits.length === 0) return notesFlow({ ...turn, exchanges: turn.exchanges.filter((e) => e !== search) }, question);
   const reads = turn.exchanges.filter((e) => e.toolName === "get_note_content");
@@ -150,19 +161,20 @@ function memoryFlow(turn: LocalTurn, question: string): LocalAction {
       question,
       hits,
       reads.filter((e) => e.ok).map((e) => e.output),
+      whoseData(turn),
     ),
   );
 }
 
 /** Notes a question is about: search, read the two best, answer from them. */
 function notesFlow(turn: LocalTurn, question: string): LocalAction {
-  if (!turn.available.has("search_notes")) return answer(answerUnavailable("read your notes"));
+  if (!turn.available.has("search_notes")) return answer(answerUnavailable(`read ${whoseData(turn)} notes`));
   const failure = firstFailure(turn);
   const search = turn.exchanges.find((e) => e.toolName === "search_notes");
   const summarise = SUMMARISE.test(question);
   const query = searchQuery(question, summarise);
   if (!search) return call({ toolName: "search_notes", input: { query, limit: 5 } });
-  if (!search.ok) return answer(answerToolFailure("search your notes", search.output));
+  if (!search.ok) return answer(answerToolFailure(`search ${whoseData(turn)} notes`, search.output));
   const hits = resultList(search.output, "results") as { id?: number; title?: string; snippet?: string }[];
   const reads = turn.exchanges.filter((e) => e.toolName === "get_note_content");
   const toRead = hits.slice(0, summarise ? 1 : 2).filter((hit) => typeof hit.id === "number");
@@ -170,13 +182,14 @@ function notesFlow(turn: LocalTurn, question: string): LocalAction {
     return call(...toRead.map((hit) => ({ toolName: "get_note_content", input: { noteId: hit.id } })));
   }
   if (failure && failure !== search && reads.every((e) => !e.ok) && hits.length === 0)
-    return answer(answerToolFailure("read your notes", failure.output));
+    return answer(answerToolFailure(`read ${whoseData(turn)} notes`, failure.output));
   return answer(
     answerFromNotes({
       query,
       summarise,
       hits,
       notes: reads.filter((e) => e.ok).map((e) => e.output),
+      whose: whoseData(turn),
     }),
   );
 }
