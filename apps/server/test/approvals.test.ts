@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentPair, type Bridge, call, heartbeat, ok, openGrant, pollEvents, replayUntil, storages, userEvents } from "./delegation-fixture";
+import {
+  agentPair,
+  type Bridge,
+  call,
+  heartbeat,
+  ok,
+  openGrant,
+  pollEvents,
+  replayUntil,
+  storages,
+  userEvents,
+} from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 /**

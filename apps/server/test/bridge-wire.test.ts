@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../src/auth/api-keys";
 import { setCreditBalance } from "../src/grants/credits";
 import {
   type Bridge,
@@ -155,9 +156,21 @@ describe.each(storages())("existing bridges after pairing (%s)", (storage) => {
 
   it("reads pair-status?principalId= in the bridge's words (ready, setup_bridge, request_pair, awaiting_their_accept, accept_incoming)", async () => {
     const { alice, bob, aliceBridge, bobBridge } = await pair();
-    type PairStatus = { status: string; message: string; targetReachable?: boolean; runtimeStatus: string; paired: boolean; endpoint?: unknown };
+    type PairStatus = {
+      status: string;
+      message: string;
+      targetReachable?: boolean;
+      runtimeStatus: string;
+      paired: boolean;
+      endpoint?: unknown;
+    };
     const status = (bridge: Bridge, principalId?: number) =>
-      ok<PairStatus>(ts, bridge.deviceToken, "GET", `/local-agent/pair-status${principalId === undefined ? "" : `?principalId=${principalId}`}`);
+      ok<PairStatus>(
+        ts,
+        bridge.deviceToken,
+        "GET",
+        `/local-agent/pair-status${principalId === undefined ? "" : `?principalId=${principalId}`}`,
+      );
 
     // bob gave alice's agent access and his runtime is up: the bridge goes on (`connect` asks for a grant).
     const target = await status(aliceBridge, bob.userId);
@@ -357,11 +370,16 @@ describe.each(storages())("existing bridges after pairing (%s)", (storage) => {
       correlationId: "delegate:repost-1",
       requestedTtlMinutes: 30,
     };
-    const post = (body: Record<string, unknown>) => call<Record<string, unknown>>(ts, aliceBridge.deviceToken, "POST", "/local-agent/delegations", body);
+    const post = (body: Record<string, unknown>) =>
+      call<Record<string, unknown>>(ts, aliceBridge.deviceToken, "POST", "/local-agent/delegations", body);
     const asked = await post(first);
     expect(asked.status).toBe(202);
     // Every answer names the correlationId, so a bridge storing the answer's fields keeps it.
-    expect(asked.body).toMatchObject({ status: "collaboration_requested", clientMessageId: "delegate:repost-1", correlationId: "delegate:repost-1" });
+    expect(asked.body).toMatchObject({
+      status: "collaboration_requested",
+      clientMessageId: "delegate:repost-1",
+      correlationId: "delegate:repost-1",
+    });
 
     // What the bridge stored from the answer, re-posted every 10 s: no correlationId (nor context, nor TTL).
     const { correlationId: _dropped, context: _context, requestedTtlMinutes: _ttl, ...stored } = first;
@@ -398,7 +416,14 @@ describe.each(storages())("existing bridges after pairing (%s)", (storage) => {
     const body = { target: bob.username, task: "Tidy the README", sessionHandle: aliceBridge.sessionHandle, clientMessageId: "kinds-1" };
     const asked = await ok<{ collaborationId: string }>(ts, aliceBridge.deviceToken, "POST", "/local-agent/delegations", body, [202]);
     await ok(ts, bob.apiKey, "POST", `/local-agent/collaborations/${asked.collaborationId}/respond`, { decision: "allow_once" });
-    const delegated = await ok<{ communicationSessionId: string }>(ts, aliceBridge.deviceToken, "POST", "/local-agent/delegations", body, [201]);
+    const delegated = await ok<{ communicationSessionId: string }>(
+      ts,
+      aliceBridge.deviceToken,
+      "POST",
+      "/local-agent/delegations",
+      body,
+      [201],
+    );
     const approval = await ok<{ approvalId: string }>(ts, bobBridge.deviceToken, "POST", "/local-agent/tool-approvals", {
       communicationSessionId: delegated.communicationSessionId,
       sessionHandle: "claude-managed-1",
@@ -425,7 +450,13 @@ describe.each(storages())("existing bridges after pairing (%s)", (storage) => {
     expect(bobKinds).toEqual(expect.arrayContaining(["grant.activated", "message.dispatch", "tool.approval_decision"]));
     expect([...aliceKinds, ...bobKinds].filter((kind) => !known.has(kind))).toEqual([]);
     // Each owner hears what waits for them (or was answered for them) on their own stream.
-    expect((await userEvents(ts, bob)).map((e) => e.type)).toEqual(expect.arrayContaining(["collaboration.request", "tool.approval_requested"]));
+    expect((await userEvents(ts, bob)).map((e) => e.type)).toEqual(
+      expect.arrayContaining(["collaboration.request", "tool.approval_requested"]),
+    );
     expect((await userEvents(ts, alice)).map((e) => e.type)).toContain("collaboration.accepted");
+    // …as far as the key may list them: without os.team:read, neither the list nor the stream tells of them.
+    const notesOnly = await createApiKey(db, { userId: bob.userId, scopes: ["os.notes:read"] });
+    expect((await call(ts, notesOnly.apiKey, "GET", "/local-agent/collaborations")).status).toBe(403);
+    expect(await userEvents(ts, { apiKey: notesOnly.apiKey })).toEqual([]);
   });
 });

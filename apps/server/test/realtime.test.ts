@@ -460,7 +460,9 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
         const reader = StreamReader.open(ts, bridge);
         readers.push(reader);
         await reader.until((r) => r.pings >= 1, 10_000);
-        const cursor = await other.context.realtime.appendNow(other.context.db, bridge.endpointId, testKind("test.elsewhere"), { from: "other" });
+        const cursor = await other.context.realtime.appendNow(other.context.db, bridge.endpointId, testKind("test.elsewhere"), {
+          from: "other",
+        });
         expect((await reader.next("test.elsewhere", 0, 10_000)).cursor).toBe(cursor);
         // The other instance revokes the endpoint (its own streams end through endStreams; ours on the tick).
         await other.context.db

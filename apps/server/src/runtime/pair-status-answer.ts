@@ -94,7 +94,11 @@ export async function pairStatusAnswer(context: AppContext, caller: Principal, p
   if (!(await hasAgentPermission(db, targetId, caller.userId))) {
     // Only the caller's agent-access request counts: an agent request of theirs would give them access, not the caller.
     if (await hasPendingRequest(db, caller.userId, targetId, "agent")) {
-      return { status: "awaiting_their_accept", message: "Your agent-access request is waiting for this person to accept it", ...notReachable };
+      return {
+        status: "awaiting_their_accept",
+        message: "Your agent-access request is waiting for this person to accept it",
+        ...notReachable,
+      };
     }
     return {
       status: "request_pair",
