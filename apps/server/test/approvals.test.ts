@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentPair, type Bridge, call, heartbeat, ok, openGrant, replayUntil, storages } from "./delegation-fixture";
+import {
+  agentPair,
+  type Bridge,
+  call,
+  heartbeat,
+  ok,
+  openGrant,
+  pollEvents,
+  replayUntil,
+  storages,
+  userEvents,
+} from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 /**
@@ -151,15 +162,17 @@ describe.each(storages())("tool approvals (%s)", (storage) => {
     const grant = await grantToBob();
     const approvalId = await askPending(grant, "Bash");
 
-    const requested = await bridgeEvent("tool.approval_requested", approvalId);
-    expect(requested.data).toMatchObject({
+    // The owner hears it on their user stream; the bridge, which does not know the kind, never gets it.
+    const requested = (await userEvents(ts, bob)).find((e) => e.type === "tool.approval_requested" && e.data.approvalId === approvalId);
+    expect((await pollEvents(ts, bobBridge)).map((e) => e.type)).not.toContain("tool.approval_requested");
+    expect(requested?.data).toMatchObject({
       approvalId,
       communicationSessionId: grant,
       toolName: "Bash",
       toolInputSummary: "run Bash",
       requesterPrincipalId: String(alice.userId),
     });
-    expect(typeof requested.data.expiresAt).toBe("string");
+    expect(typeof requested?.data.expiresAt).toBe("string");
 
     const polled = await read(bobBridge.deviceToken, approvalId);
     expect(polled.status).toBe(200);

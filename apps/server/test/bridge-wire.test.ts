@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../src/auth/api-keys";
 import { setCreditBalance } from "../src/grants/credits";
 import {
   type Bridge,
@@ -9,6 +10,7 @@ import {
   pollEvents,
   type StreamEvent,
   storages,
+  userEvents,
   type WireReceipt,
 } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -152,43 +154,61 @@ describe.each(storages())("existing bridges after pairing (%s)", (storage) => {
     expect((await call(ts, aliceBridge.deviceToken, "GET", "/local-agent/resolve-person")).status).toBe(400);
   });
 
-  it("reads pair-status?principalId= as {status, message, targetReachable}, with the device token", async () => {
+  it("reads pair-status?principalId= in the bridge's words (ready, setup_bridge, request_pair, awaiting_their_accept, accept_incoming)", async () => {
     const { alice, bob, aliceBridge, bobBridge } = await pair();
-    const target = await ok<{ status: string; message: string; targetReachable: boolean; endpoint?: unknown }>(
-      ts,
-      aliceBridge.deviceToken,
-      "GET",
-      `/local-agent/pair-status?principalId=${bob.userId}`,
-    );
-    expect(target).toMatchObject({ success: true, status: "paired", targetReachable: true, paired: true });
+    type PairStatus = {
+      status: string;
+      message: string;
+      targetReachable?: boolean;
+      runtimeStatus: string;
+      paired: boolean;
+      endpoint?: unknown;
+    };
+    const status = (bridge: Bridge, principalId?: number) =>
+      ok<PairStatus>(
+        ts,
+        bridge.deviceToken,
+        "GET",
+        `/local-agent/pair-status${principalId === undefined ? "" : `?principalId=${principalId}`}`,
+      );
+
+    // bob gave alice's agent access and his runtime is up: the bridge goes on (`connect` asks for a grant).
+    const target = await status(aliceBridge, bob.userId);
+    expect(target).toMatchObject({ success: true, status: "ready", targetReachable: true, runtimeStatus: "paired", paired: true });
     expect(typeof target.message).toBe("string");
     expect(target.endpoint).toBeUndefined();
 
-    // bob gave alice access, not the other way round: bob learns nothing about alice's runtime.
-    const reverse = await ok<{ status: string; targetReachable: boolean }>(
-      ts,
-      bobBridge.deviceToken,
-      "GET",
-      `/local-agent/pair-status?principalId=${alice.userId}`,
-    );
-    expect(reverse).toMatchObject({ status: "not_paired", targetReachable: false });
+    // bob gave alice access, not the other way round: bob must ask, and learns nothing about alice's runtime.
+    expect(await status(bobBridge, alice.userId)).toMatchObject({
+      status: "request_pair",
+      targetReachable: false,
+      runtimeStatus: "not_paired",
+      paired: false,
+    });
+    await ok(ts, bob.apiKey, "POST", "/network/request", { to: `${alice.username}_coo` });
+    expect(await status(bobBridge, alice.userId)).toMatchObject({ status: "awaiting_their_accept", targetReachable: false });
 
-    const own = await ok<{ status: string; paired: boolean; sessionHandle: string }>(
-      ts,
-      aliceBridge.deviceToken,
-      "GET",
-      "/local-agent/pair-status",
-    );
-    expect(own).toMatchObject({ status: "paired", paired: true, sessionHandle: aliceBridge.sessionHandle });
+    const own = await ok<PairStatus & { sessionHandle: string }>(ts, aliceBridge.deviceToken, "GET", "/local-agent/pair-status");
+    expect(own).toMatchObject({ status: "ready", runtimeStatus: "paired", paired: true, sessionHandle: aliceBridge.sessionHandle });
 
+    // Not connected, a request waiting between the two: theirs to accept, or ours waiting.
+    const carol = await ts.addUser(`wc${++counter}`);
+    const carolBridge = await startBridge(carol, `wc${counter}-laptop`, (await signIn(carol, `wc${counter}-laptop`)).deviceToken);
+    await ok(ts, carol.apiKey, "POST", "/network/request", { to: alice.username });
+    expect(await status(aliceBridge, carol.userId)).toMatchObject({ status: "accept_incoming", targetReachable: false, paired: false });
+    expect(await status(carolBridge, alice.userId)).toMatchObject({ status: "awaiting_their_accept", targetReachable: false });
+
+    // Offline: still `ready` (they are paired), but not reachable, so the bridge stops and says so. Our word stays beside it.
     ts.server.context.clock.advance(61_000);
-    const offline = await ok<{ status: string; targetReachable: boolean }>(
-      ts,
-      aliceBridge.deviceToken,
-      "GET",
-      `/local-agent/pair-status?principalId=${bob.userId}`,
-    );
-    expect(offline).toMatchObject({ status: "offline", targetReachable: false });
+    expect(await status(aliceBridge, bob.userId)).toMatchObject({
+      status: "ready",
+      targetReachable: false,
+      runtimeStatus: "offline",
+      paired: false,
+      reason: "endpoint_offline",
+    });
+    // The caller's own runtime offline: set the bridge up (again).
+    expect(await status(aliceBridge)).toMatchObject({ status: "setup_bridge", runtimeStatus: "offline", paired: false });
     const stranger = await ts.addUser(`nobody${++counter}`);
     expect((await call(ts, aliceBridge.deviceToken, "GET", `/local-agent/pair-status?principalId=${stranger.userId}`)).status).toBe(404);
   });
@@ -335,5 +355,108 @@ describe.each(storages())("existing bridges after pairing (%s)", (storage) => {
     // The same clientMessageId with another correlationId is another request.
     const changed = await call(ts, aliceBridge.deviceToken, "POST", "/local-agent/delegations", { ...body, correlationId: "other" });
     expect(changed.status).toBe(409);
+  });
+
+  it("re-posts a waiting delegation with what it stored from the answer (no correlationId): the same request, the first correlationId kept", async () => {
+    const { alice, bob, aliceBridge, bobBridge } = await pair();
+    const { db, clock } = ts.server.context;
+    await db.transaction().execute((tx) => setCreditBalance(tx, clock, alice.userId, 5, "system"));
+    const first = {
+      target: { kind: "person_default_runtime", principalId: String(bob.userId) },
+      task: "Bump the lockfile",
+      context: { repo: "tandem" },
+      sessionHandle: aliceBridge.sessionHandle,
+      clientMessageId: "delegate:repost-1",
+      correlationId: "delegate:repost-1",
+      requestedTtlMinutes: 30,
+    };
+    const post = (body: Record<string, unknown>) =>
+      call<Record<string, unknown>>(ts, aliceBridge.deviceToken, "POST", "/local-agent/delegations", body);
+    const asked = await post(first);
+    expect(asked.status).toBe(202);
+    // Every answer names the correlationId, so a bridge storing the answer's fields keeps it.
+    expect(asked.body).toMatchObject({
+      status: "collaboration_requested",
+      clientMessageId: "delegate:repost-1",
+      correlationId: "delegate:repost-1",
+    });
+
+    // What the bridge stored from the answer, re-posted every 10 s: no correlationId (nor context, nor TTL).
+    const { correlationId: _dropped, context: _context, requestedTtlMinutes: _ttl, ...stored } = first;
+    const waiting = await post(stored);
+    expect(waiting.status).toBe(202);
+    expect(waiting.body).toMatchObject({ collaborationId: asked.body.collaborationId, correlationId: "delegate:repost-1" });
+
+    await ok(ts, bob.apiKey, "POST", `/local-agent/collaborations/${asked.body.collaborationId}/respond`, { decision: "allow_once" });
+    const delegated = await post(stored);
+    expect(delegated.status).toBe(201);
+    expect(delegated.body).toMatchObject({ status: "delegated", correlationId: "delegate:repost-1", duplicate: false });
+    const invite = (await dispatches(bobBridge)).find((envelope) => envelope.id === delegated.body.messageId);
+    expect(invite).toMatchObject({ kind: "task_invite", correlationId: "delegate:repost-1", payload: { context: { repo: "tandem" } } });
+    expect((await post(first)).body).toMatchObject({ status: "delegated", duplicate: true, messageId: delegated.body.messageId });
+
+    // What identifies the task still counts: another task, target, context or correlationId under the same id is refused.
+    const carol = await ts.addUser(`wc${++counter}`);
+    await grantAgentAccess(ts, alice, carol);
+    for (const changed of [
+      { ...stored, task: "Something else" },
+      { ...stored, target: { principalId: String(carol.userId) } },
+      { ...stored, context: { repo: "other" } },
+      { ...stored, correlationId: "another" },
+    ]) {
+      const refused = await post(changed);
+      expect([refused.status, refused.body.error]).toEqual([409, "client_message_id_conflict"]);
+    }
+  });
+
+  it("gets on its stream only the kinds runtime-wire.md lists for bridges; the owner's user stream gets the rest", async () => {
+    const { alice, bob, aliceBridge, bobBridge } = await pair();
+    const { db, clock } = ts.server.context;
+    await db.transaction().execute((tx) => setCreditBalance(tx, clock, alice.userId, 5, "system"));
+    const body = { target: bob.username, task: "Tidy the README", sessionHandle: aliceBridge.sessionHandle, clientMessageId: "kinds-1" };
+    const asked = await ok<{ collaborationId: string }>(ts, aliceBridge.deviceToken, "POST", "/local-agent/delegations", body, [202]);
+    await ok(ts, bob.apiKey, "POST", `/local-agent/collaborations/${asked.collaborationId}/respond`, { decision: "allow_once" });
+    const delegated = await ok<{ communicationSessionId: string }>(
+      ts,
+      aliceBridge.deviceToken,
+      "POST",
+      "/local-agent/delegations",
+      body,
+      [201],
+    );
+    const approval = await ok<{ approvalId: string }>(ts, bobBridge.deviceToken, "POST", "/local-agent/tool-approvals", {
+      communicationSessionId: delegated.communicationSessionId,
+      sessionHandle: "claude-managed-1",
+      toolName: "Bash",
+      toolInputSummary: "ls",
+    });
+    await ok(ts, bob.apiKey, "POST", `/local-agent/tool-approvals/${approval.approvalId}/resolve`, { decision: "allow" });
+
+    const known = new Set([
+      "message.dispatch",
+      "grant.request",
+      "grant.activated",
+      "grant.declined",
+      "grant.revoked",
+      "grant.expired",
+      "collaboration.completed",
+      "collaboration.revoked",
+      "collaboration.expired",
+      "tool.approval_decision",
+    ]);
+    const aliceKinds = (await pollEvents(ts, aliceBridge)).map((e) => e.type);
+    const bobKinds = (await pollEvents(ts, bobBridge)).map((e) => e.type);
+    expect(aliceKinds).toContain("grant.activated");
+    expect(bobKinds).toEqual(expect.arrayContaining(["grant.activated", "message.dispatch", "tool.approval_decision"]));
+    expect([...aliceKinds, ...bobKinds].filter((kind) => !known.has(kind))).toEqual([]);
+    // Each owner hears what waits for them (or was answered for them) on their own stream.
+    expect((await userEvents(ts, bob)).map((e) => e.type)).toEqual(
+      expect.arrayContaining(["collaboration.request", "tool.approval_requested"]),
+    );
+    expect((await userEvents(ts, alice)).map((e) => e.type)).toContain("collaboration.accepted");
+    // …as far as the key may list them: without os.team:read, neither the list nor the stream tells of them.
+    const notesOnly = await createApiKey(db, { userId: bob.userId, scopes: ["os.notes:read"] });
+    expect((await call(ts, notesOnly.apiKey, "GET", "/local-agent/collaborations")).status).toBe(403);
+    expect(await userEvents(ts, { apiKey: notesOnly.apiKey })).toEqual([]);
   });
 });

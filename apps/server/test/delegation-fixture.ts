@@ -332,6 +332,14 @@ export async function pollEvents(ts: TestServer, bridge: Pick<Bridge, "deviceTok
 }
 
 /**
+ * The events of a person's own stream after `cursor`, read with `GET /agent/events`: what the
+ * owner's apps hear and bridges do not (a collaboration or a tool call waiting for them).
+ */
+export async function userEvents(ts: TestServer, user: Pick<TestUser, "apiKey">, cursor = "0"): Promise<Omit<StreamEvent, "endpointId">[]> {
+  return (await ok<{ events: Omit<StreamEvent, "endpointId">[] }>(ts, user.apiKey, "GET", `/agent/events?cursor=${cursor}`)).events;
+}
+
+/**
  * Writes a grant straight to storage, for tests of other areas that need one in a given state: a
  * 10-minute request, and when active a 30-minute grant frozen on `route`.
  */

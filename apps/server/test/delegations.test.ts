@@ -1,6 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setCreditBalance } from "../src/grants/credits";
-import { agentPair, type Bridge, call, grantAgentAccess, heartbeat, ok, registerBridge, replayUntil, storages } from "./delegation-fixture";
+import {
+  agentPair,
+  type Bridge,
+  call,
+  grantAgentAccess,
+  heartbeat,
+  ok,
+  pollEvents,
+  registerBridge,
+  replayUntil,
+  storages,
+  userEvents,
+} from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 /**
@@ -108,12 +120,12 @@ describe.each(storages())("delegations (%s)", (storage) => {
     expect(first.clientMessageId).toBe(clientMessageId);
     expect(typeof first.message).toBe("string");
 
-    const request = await replayUntil(
-      ts,
-      bobBridge,
+    // bob hears of it on his user stream; no bridge of his gets a kind bridges do not know.
+    const request = (await userEvents(ts, bob)).find(
       (e) => e.type === "collaboration.request" && e.data.collaborationId === first.collaborationId,
     );
-    expect(request.data).toMatchObject({
+    expect((await pollEvents(ts, bobBridge)).map((e) => e.type)).not.toContain("collaboration.request");
+    expect(request?.data).toMatchObject({
       requesterPrincipalId: String(alice.userId),
       requesterUsername: "alice",
       clientMessageId,
@@ -153,12 +165,12 @@ describe.each(storages())("delegations (%s)", (storage) => {
     const allowed = await respond(bob, first.collaborationId, "allow_once");
     expect(allowed.status).toBe(200);
     expect(allowed.body.collaboration).toMatchObject({ status: "accepted", answer: "once" });
-    const accepted = await replayUntil(
-      ts,
-      aliceBridge,
+    // alice hears it on her user stream; her bridge learns it from its next re-post.
+    const accepted = (await userEvents(ts, alice)).find(
       (e) => e.type === "collaboration.accepted" && e.data.collaborationId === first.collaborationId,
     );
-    expect(accepted.data).toMatchObject({ clientMessageId, decision: "allow_once" });
+    expect(accepted?.data).toMatchObject({ clientMessageId, decision: "allow_once" });
+    expect((await pollEvents(ts, aliceBridge)).map((e) => e.type)).not.toContain("collaboration.accepted");
     expect((await respond(bob, first.collaborationId, "deny")).body.error).toBe("collaboration_already_answered");
 
     const balance = (await ok<{ balance: number }>(ts, alice.apiKey, "GET", "/local-agent/credits")).balance;

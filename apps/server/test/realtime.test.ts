@@ -1,14 +1,18 @@
 import { buildOpenApiDocument } from "@tandem/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ServerConfigSchema } from "../src/config";
+import type { BridgeEventType } from "../src/realtime/event-log";
 import { startServer } from "../src/server";
 import { type Bridge, call, insertGrant, insertQueuedMessage, registerBridge, StreamReader, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The transport's tests use made-up kinds (`test.*`); the server itself appends only the bridges' kinds. */
+const testKind = (type: string) => type as BridgeEventType;
+
 function append(ts: TestServer, bridge: Pick<Bridge, "endpointId">, type: string, data: Record<string, unknown> = {}) {
-  return ts.server.context.realtime.appendNow(ts.server.context.db, bridge.endpointId, type, data);
+  return ts.server.context.realtime.appendNow(ts.server.context.db, bridge.endpointId, testKind(type), data);
 }
 
 async function appendMany(ts: TestServer, bridge: Bridge, type: string, count: number, pauseMs = 0): Promise<string[]> {
@@ -194,7 +198,7 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
       const { db, realtime } = ts.server.context;
       const batch = realtime.batch();
       await db.transaction().execute(async (tx) => {
-        for (let i = 0; i < 1_100; i++) await batch.append(tx, aliceBridge.endpointId, "test.backlog", { i });
+        for (let i = 0; i < 1_100; i++) await batch.append(tx, aliceBridge.endpointId, testKind("test.backlog"), { i });
       });
       batch.publish();
       const reader = open(aliceBridge, { cursor: "50" });
@@ -225,7 +229,7 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
       const { db, realtime } = ts.server.context;
       const batch = realtime.batch();
       await db.transaction().execute(async (tx) => {
-        for (let i = 0; i < 520; i++) await batch.append(tx, aliceBridge.endpointId, "test.many", { i });
+        for (let i = 0; i < 520; i++) await batch.append(tx, aliceBridge.endpointId, testKind("test.many"), { i });
       });
       const first = await poll(ts, aliceBridge);
       expect(first.body.events).toHaveLength(500);
@@ -434,7 +438,7 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
       // Appended and committed, but never published here: as if another server instance wrote it.
       const { db, realtime } = ts.server.context;
       const unannounced = realtime.batch();
-      const cursor = await db.transaction().execute((tx) => unannounced.append(tx, bridge.endpointId, "test.elsewhere", {}));
+      const cursor = await db.transaction().execute((tx) => unannounced.append(tx, bridge.endpointId, testKind("test.elsewhere"), {}));
       const event = await reader.next("test.elsewhere", 0, 10_000);
       expect(event.cursor).toBe(cursor);
     });
@@ -456,7 +460,9 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
         const reader = StreamReader.open(ts, bridge);
         readers.push(reader);
         await reader.until((r) => r.pings >= 1, 10_000);
-        const cursor = await other.context.realtime.appendNow(other.context.db, bridge.endpointId, "test.elsewhere", { from: "other" });
+        const cursor = await other.context.realtime.appendNow(other.context.db, bridge.endpointId, testKind("test.elsewhere"), {
+          from: "other",
+        });
         expect((await reader.next("test.elsewhere", 0, 10_000)).cursor).toBe(cursor);
         // The other instance revokes the endpoint (its own streams end through endStreams; ours on the tick).
         await other.context.db

@@ -524,8 +524,9 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
       const status = () => ok<Record<string, unknown>>(ts, dave.apiKey, "GET", "/local-agent/pair-status");
       expect(await status()).toEqual({
         success: true,
-        status: "not_paired",
+        status: "setup_bridge",
         message: "Your account has no default route",
+        runtimeStatus: "not_paired",
         paired: false,
         reason: "no_default_route",
       });
@@ -533,6 +534,8 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
       const paired = await status();
       expect(paired).toMatchObject({
         success: true,
+        status: "ready",
+        runtimeStatus: "paired",
         paired: true,
         sessionHandle: bridge.sessionHandle,
         endpoint: { endpointId: bridge.endpointId, presence: "online" },
@@ -548,7 +551,8 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
 
       ts.server.context.clock.advance(PRESENCE_TIMEOUT_MS + 1_000);
       expect(await status()).toMatchObject({
-        status: "offline",
+        status: "setup_bridge",
+        runtimeStatus: "offline",
         paired: false,
         reason: "endpoint_offline",
         endpoint: { presence: "offline" },
@@ -559,8 +563,9 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
       await ok(ts, dave.apiKey, "DELETE", `/local-agent/endpoints/${bridge.endpointId}`);
       expect(await status()).toEqual({
         success: true,
-        status: "not_paired",
+        status: "setup_bridge",
         message: "Your account has no default route",
+        runtimeStatus: "not_paired",
         paired: false,
         reason: "no_default_route",
       });
@@ -618,7 +623,12 @@ describe.each(storages("runtime suite"))("runtime endpoints, sessions and defaul
     await user.call("listRuntimeEndpoints");
     expect((await user.call("pairStatus")).paired).toBe(true);
     await user.call("clearDefaultRoute");
-    expect(await user.call("pairStatus")).toMatchObject({ success: true, status: "not_paired", paired: false, reason: "no_default_route" });
+    expect(await user.call("pairStatus")).toMatchObject({
+      success: true,
+      status: "setup_bridge",
+      paired: false,
+      reason: "no_default_route",
+    });
     const started = await ts.anonymous.call("startDeviceCode", { body: { runtime: "codex", deviceId: "gina-paired" } });
     await user.call("approveDeviceCode", { body: { userCode: started.userCode, action: "approve" } });
     const polled = await ts.anonymous.call("pollDeviceCode", { body: { pollToken: started.pollToken } });

@@ -102,7 +102,8 @@ export interface SyncService {
  * - `approval` (ApprovalItem) when a new tool call waits for the owner;
  * - `grant-request` (GrantItem) when someone asks for a grant;
  * - `heartbeat-message` (HeartbeatDelivery) when a heartbeat message reaches the owner's agent conversation;
- * - `inbox-message` (InboxArrival) when someone writes to the owner or one of their groups (the inbox).
+ * - `inbox-message` (InboxArrival) when someone writes to the owner or one of their groups (the inbox);
+ * - `user-event` (UserStreamEvent) for every event of the owner's user stream (`GET /agent/stream`).
  */
 export type HostEvents = EventEmitter;
 

@@ -87,8 +87,8 @@ export async function requestToolApproval(deps: Deps, device: DevicePrincipal, i
       detail: { toolName: input.toolName, grantId: grant.id, policyId: policy?.id ?? null },
     });
     if (!policy) {
-      // The owner's tray learns of it on every endpoint of theirs, not only the one asking.
-      await events.appendToUser(tx, ownerId, "tool.approval_requested", {
+      // The owner's apps learn of it on the owner's user stream (bridges do not know this kind).
+      await events.appendToUserStream(tx, ownerId, "tool.approval_requested", {
         approvalId,
         communicationSessionId: grant.id,
         toolName: input.toolName,

@@ -440,10 +440,11 @@ export interface CollaborationsTable {
   requester_session_handle: string;
   target_id: number;
   client_message_id: string;
-  request_hash: string;
   task: string;
   /** JSON object or null. */
   context: string | null;
+  /** The client's conversation id the task invite carries (the collaboration id when none was given); null in rows from before it was kept. */
+  correlation_id: string | null;
   requested_ttl_minutes: number;
   status: CollaborationStatus;
   /** The owner's answer: `once` or `always`. */

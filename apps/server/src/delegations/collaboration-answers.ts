@@ -4,7 +4,7 @@ import type { UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import { inWriteUnit } from "../grants";
 import { conflict, notFound } from "../http/errors";
-import { notifyRequestingBridge } from "./collaboration-events";
+import { notifyRequester, notifyRequestingBridge } from "./collaboration-events";
 import { expireDueCollaborations, settleCollaboration } from "./collaboration-expiry";
 import { collaborationExpiresAt, findCollaboration, selectCollaborations, toCollaboration } from "./collaboration-records";
 
@@ -13,8 +13,8 @@ export type CollaborationDecision = "allow_once" | "always_allow" | "deny";
 /**
  * The target's owner answers a waiting request. Allowing gives the requester's bridge another
  * 10 minutes to collect it (it re-posts every 10 s); `always_allow` also stores an allowance, so
- * this requester's later delegations skip the question; `deny` tells the bridge
- * `collaboration.revoked`.
+ * this requester's later delegations skip the question. The requester hears `collaboration.accepted`
+ * on their user stream; `deny` tells the bridge `collaboration.revoked`.
  */
 export async function respondToCollaboration(
   context: AppContext,
@@ -61,7 +61,7 @@ export async function respondToCollaboration(
         detail: { collaborationId: record.id },
       });
     }
-    if (allowed) await notifyRequestingBridge(tx, events, record, "collaboration.accepted", { decision });
+    if (allowed) await notifyRequester(tx, events, record, "collaboration.accepted", { decision });
     else await notifyRequestingBridge(tx, events, record, "collaboration.revoked", { reason: "declined" });
     await recordAudit(tx, context.clock, {
       actor: owner,

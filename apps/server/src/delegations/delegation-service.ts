@@ -38,6 +38,8 @@ interface Common {
   collaborationId: string;
   targetPrincipalId: string;
   clientMessageId: string;
+  /** The id the task invite carries (the client's, else the collaboration's): echoed so a re-post may carry it or not. */
+  correlationId: string;
 }
 
 /** 202: the target's owner has not allowed it (yet). */
@@ -53,7 +55,6 @@ export interface Delegated extends Common {
   communicationSessionId: string;
   messageId: string;
   deliveryId: string;
-  correlationId: string | null;
   duplicate: boolean;
   queuedAt: string;
 }
@@ -71,12 +72,21 @@ const taskInvitePayload = (record: Pick<CollaborationRecord, "task" | "context">
   context: readContext(record.context),
 });
 
-function requestedAnswer(record: CollaborationRecord): CollaborationRequested {
+/**
+ * The correlation id the task invite carries: the one kept from the first post; in rows from before
+ * it was kept, the re-post's, else the collaboration id.
+ */
+function correlationOf(record: Pick<CollaborationRecord, "id" | "correlation_id">, repost: string | undefined): string {
+  return record.correlation_id ?? repost ?? record.id;
+}
+
+function requestedAnswer(record: CollaborationRecord, repostCorrelationId: string | undefined): CollaborationRequested {
   return {
     status: "collaboration_requested",
     collaborationId: record.id,
     targetPrincipalId: String(record.target_id),
     clientMessageId: record.client_message_id,
+    correlationId: correlationOf(record, repostCorrelationId),
     expiresAt: record.expires_at,
     message: `Waiting for ${record.target_username} to allow this collaboration; send it again with the same clientMessageId`,
   };
@@ -91,7 +101,8 @@ function delegatedAnswer(record: Pick<CollaborationRecord, "id" | "target_id" | 
     communicationSessionId: receipt.communicationSessionId,
     messageId: receipt.messageId,
     deliveryId: receipt.deliveryId,
-    correlationId: receipt.correlationId,
+    // Always set: the task invite was sent with one.
+    correlationId: receipt.correlationId ?? record.id,
     duplicate: receipt.duplicate,
     queuedAt: receipt.queuedAt,
   };
@@ -106,13 +117,13 @@ function endedError(status: "declined" | "expired"): ApiError {
 
 /**
  * Opens the collaboration for a new clientMessageId: `requested` (the target hears
- * `collaboration.request` on every endpoint of theirs), or `accepted` at once when the target
- * always allows this requester. A concurrent call with the same id makes only one.
+ * `collaboration.request` on their user stream), or `accepted` at once when the target always
+ * allows this requester. A concurrent call with the same id makes only one.
  */
 async function openCollaboration(
   context: AppContext,
   device: DevicePrincipal,
-  fields: { targetId: number; clientMessageId: string; requestHash: string; input: DelegationInput; ttlMinutes: number },
+  fields: { targetId: number; clientMessageId: string; input: DelegationInput; ttlMinutes: number },
 ): Promise<void> {
   const { targetId, input } = fields;
   await inWriteUnit(context, undefined, async ({ tx, events }) => {
@@ -134,9 +145,9 @@ async function openCollaboration(
         requester_session_handle: input.sessionHandle,
         target_id: targetId,
         client_message_id: fields.clientMessageId,
-        request_hash: fields.requestHash,
         task: input.task,
         context: storeContext(input.context),
+        correlation_id: input.correlationId ?? id,
         requested_ttl_minutes: fields.ttlMinutes,
         status: allowance ? "accepted" : "requested",
         answer: allowance ? "always" : null,
@@ -151,7 +162,7 @@ async function openCollaboration(
       .executeTakeFirst();
     if (!inserted) return;
     if (!allowance) {
-      await events.appendToUser(tx, targetId, "collaboration.request", {
+      await events.appendToUserStream(tx, targetId, "collaboration.request", {
         collaborationId: id,
         requesterPrincipalId: String(device.userId),
         requesterUsername: device.username,
@@ -183,7 +194,7 @@ async function deliver(
   device: DevicePrincipal,
   targetId: number,
   collaborationId: string,
-  correlationId: string | undefined,
+  repostCorrelationId: string | undefined,
 ): Promise<Delegated> {
   return inWriteUnit(context, undefined, async (unit) => {
     const { tx } = unit;
@@ -228,7 +239,7 @@ async function deliver(
         kind: "task_invite",
         payload: taskInvitePayload(record),
         replyTo: null,
-        correlationId: correlationId ?? record.id,
+        correlationId: correlationOf(record, repostCorrelationId),
       },
       unit,
     );
@@ -250,9 +261,27 @@ async function deliver(
 }
 
 /**
+ * Whether a post with a clientMessageId already used asks for something else: what identifies the
+ * task (target and task; the caller and clientMessageId found the record) must be the same, and so
+ * must a context or correlationId the post carries. Bridges re-post what they stored from the
+ * answer, which may lack those two: left out, the first post's stand, as do its session and TTL.
+ * Answers the field that differs, or null.
+ */
+function repostDiffers(record: CollaborationRecord, targetId: number, input: DelegationInput): string | null {
+  if (record.target_id !== targetId) return "target";
+  if (record.task !== input.task) return "task";
+  if (input.context !== undefined && canonicalHash(input.context) !== canonicalHash(readContext(record.context))) return "context";
+  if (input.correlationId !== undefined && record.correlation_id !== null && input.correlationId !== record.correlation_id) {
+    return "correlationId";
+  }
+  return null;
+}
+
+/**
  * `POST /local-agent/delegations`. The first call with a clientMessageId asks the target's owner
  * (202); repeating it answers 202 until they allow it, then sends the task once (201) and repeats
- * that receipt with `duplicate: true`. A new clientMessageId is a new request.
+ * that receipt with `duplicate: true`. A new clientMessageId is a new request. Every answer names
+ * the correlationId the task invite carries.
  */
 export async function delegate(context: AppContext, device: DevicePrincipal, input: DelegationInput): Promise<DelegationAnswer> {
   const { db } = context;
@@ -268,15 +297,6 @@ export async function delegate(context: AppContext, device: DevicePrincipal, inp
   serializePayload(taskInvitePayload({ task: input.task, context: storeContext(input.context) }));
   const ttlMinutes = grantTtlMinutes(input.requestedTtlMinutes);
   const clientMessageId = input.clientMessageId ?? newId("dlg");
-  const requestHash = canonicalHash({
-    targetId,
-    task: input.task,
-    context: input.context ?? null,
-    sessionHandle: input.sessionHandle,
-    ttlMinutes,
-    // Part of the request only when given, so hashes of requests from before it existed still match.
-    ...(input.correlationId === undefined ? {} : { correlationId: input.correlationId }),
-  });
   const find = () =>
     selectCollaborations(db)
       .where("c.requester_id", "=", device.userId)
@@ -284,21 +304,21 @@ export async function delegate(context: AppContext, device: DevicePrincipal, inp
       .executeTakeFirst();
   let record = await find();
   if (!record) {
-    await openCollaboration(context, device, { targetId, clientMessageId, requestHash, input, ttlMinutes });
+    await openCollaboration(context, device, { targetId, clientMessageId, input, ttlMinutes });
     record = (await find()) as CollaborationRecord;
   }
-  if (record.request_hash !== requestHash) {
-    throw conflict("client_message_id_conflict", "This clientMessageId was already used for a different delegation");
+  const differs = repostDiffers(record, targetId, input);
+  if (differs) {
+    throw conflict("client_message_id_conflict", `This clientMessageId was already used for a different delegation (another ${differs})`);
   }
   record = await settleCollaboration(context, record);
   switch (record.status) {
     case "requested":
-      return requestedAnswer(record);
+      return requestedAnswer(record, input.correlationId);
     case "declined":
     case "expired":
       throw endedError(record.status);
     default:
-      // Every re-post carries the same body (the hash says so), so this call's correlationId is the request's.
       return deliver(context, device, targetId, record.id, input.correlationId);
   }
 }

@@ -53,7 +53,7 @@ export async function finishGrant(
     .executeTakeFirstOrThrow();
   const messages = status === "declined" ? [] : await endOpenDeliveries(tx, context.clock, grant.id, status, actor);
   for (const hook of hooks) await hook(context, unit, { grant: ended, previousStatus: grant.status, status, actor });
-  const type = `grant.${status}`;
+  const type = `grant.${status}` as const;
   const data = toGrantRow(ended);
   await notifyRequester(tx, events, ended, type, data);
   if (status !== "declined") await notifyRecipient(tx, events, ended, type, data);

@@ -65,7 +65,7 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
       return HANDLED;
     },
     agentEvents: async ({ input, principal }) => {
-      const events = await readUserEvents(db, principal.userId, input.query.cursor, input.query.limit);
+      const events = await readUserEvents(db, principal.userId, input.query.cursor, input.query.limit, principal.credential.scopes);
       return { success: true, events, cursor: events.at(-1)?.cursor ?? String(input.query.cursor) };
     },
     postConversationMessage: async ({ input, principal }) => {

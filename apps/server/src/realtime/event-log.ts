@@ -2,6 +2,28 @@ import { EventEmitter } from "node:events";
 import type { Kysely } from "kysely";
 import type { Clock } from "../clock";
 import type { Schema } from "../db/schema";
+import { UserEventBatch } from "./user-events";
+
+/**
+ * The kinds a device's stream carries: those runtime-wire.md lists for bridges. A bridge drops a
+ * kind it does not know without moving its cursor, so anything else would come back at every
+ * reconnect (each ~55 s); events for the person go to their user stream
+ * ({@link EventBatch.appendToUserStream}) instead.
+ */
+export const BRIDGE_EVENT_TYPES = [
+  "message.dispatch",
+  "grant.request",
+  "grant.activated",
+  "grant.declined",
+  "grant.revoked",
+  "grant.expired",
+  "collaboration.completed",
+  "collaboration.revoked",
+  "collaboration.expired",
+  "tool.approval_decision",
+] as const;
+
+export type BridgeEventType = (typeof BRIDGE_EVENT_TYPES)[number];
 
 /** An event as bridges read it: the `data:` JSON of an SSE frame and an item of a poll answer. */
 export interface RealtimeEvent {
@@ -59,7 +81,7 @@ export class RealtimeLog {
   }
 
   /** Appends one event outside any other transaction and publishes it. */
-  async appendNow(db: Executor, endpointId: string, type: string, data: Record<string, unknown>): Promise<string> {
+  async appendNow(db: Executor, endpointId: string, type: BridgeEventType, data: Record<string, unknown>): Promise<string> {
     const events = this.batch();
     const cursor = await db.transaction().execute((tx) => events.append(tx, endpointId, type, data));
     events.publish();
@@ -145,21 +167,24 @@ export class RealtimeLog {
   }
 }
 
-/** Events appended inside one transaction, announced after it commits. */
+/** Events appended inside one transaction (to devices' logs and to people's), announced after it commits. */
 export class EventBatch {
   readonly #endpoints = new Set<string>();
+  readonly #users: UserEventBatch;
 
   constructor(
     private readonly log: RealtimeLog,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.#users = new UserEventBatch(log, clock);
+  }
 
   /**
    * Appends inside `tx`. The cursor comes from the endpoint's row, which this update locks until
    * the transaction ends: appenders to one endpoint commit in cursor order, so a reader that has
    * seen cursor n can never later find a smaller one appear.
    */
-  async append(tx: Executor, endpointId: string, type: string, data: Record<string, unknown>): Promise<string> {
+  async append(tx: Executor, endpointId: string, type: BridgeEventType, data: Record<string, unknown>): Promise<string> {
     const row = await tx
       .updateTable("runtime_endpoints")
       .set((eb) => ({ event_cursor: eb("event_cursor", "+", 1) }))
@@ -175,8 +200,8 @@ export class EventBatch {
     return String(row.event_cursor);
   }
 
-  /** Appends to every live endpoint of a user (events about the person, not one device). */
-  async appendToUser(tx: Executor, userId: number, type: string, data: Record<string, unknown>): Promise<void> {
+  /** Appends to every live endpoint of a user (a bridge kind about the person, not one device). */
+  async appendToUser(tx: Executor, userId: number, type: BridgeEventType, data: Record<string, unknown>): Promise<void> {
     const endpoints = await tx
       .selectFrom("runtime_endpoints")
       .select("id")
@@ -187,9 +212,18 @@ export class EventBatch {
     for (const { id } of endpoints) await this.append(tx, id, type, data);
   }
 
+  /**
+   * Appends to the user's own stream (`GET /agent/stream`): what the owner's apps act on but
+   * bridges do not know, such as a request waiting for the owner's answer.
+   */
+  async appendToUserStream(tx: Executor, userId: number, type: string, data: Record<string, unknown>): Promise<void> {
+    await this.#users.append(tx, userId, type, data);
+  }
+
   /** Tells open streams; call after the transaction has committed. */
   publish(): void {
     this.log.notify(this.#endpoints);
     this.#endpoints.clear();
+    this.#users.publish();
   }
 }

@@ -1,3 +1,4 @@
+import type { Scope } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { Clock } from "../clock";
 import type { Schema } from "../db/schema";
@@ -56,16 +57,36 @@ export class UserEventBatch {
   }
 }
 
-/** Events of a user after `cursor` (exclusive), oldest first. */
-export async function readUserEvents(db: Kysely<Schema>, userId: number, cursor: number, limit: number): Promise<UserEvent[]> {
-  const rows = await db
+/**
+ * What a credential must hold to be told of a kind: the read scope of the list the event announces
+ * (a key without `os.team:read` cannot list collaborations or tool approvals, so the stream does
+ * not tell it of them either). Kinds not named need none (messages).
+ */
+const EVENT_SCOPES: Readonly<Record<string, Scope>> = {
+  "collaboration.request": "os.team:read",
+  "collaboration.accepted": "os.team:read",
+  "tool.approval_requested": "os.team:read",
+};
+
+/**
+ * Events of a user after `cursor` (exclusive), oldest first: only the kinds the reader's
+ * credential (`scopes`) may see, left out in the query so a page is still full when there are more.
+ */
+export async function readUserEvents(
+  db: Kysely<Schema>,
+  userId: number,
+  cursor: number,
+  limit: number,
+  scopes: ReadonlySet<Scope>,
+): Promise<UserEvent[]> {
+  const hidden = Object.entries(EVENT_SCOPES).flatMap(([type, scope]) => (scopes.has(scope) ? [] : [type]));
+  let query = db
     .selectFrom("user_events")
     .select(["cursor", "type", "data", "created_at"])
     .where("user_id", "=", userId)
-    .where("cursor", ">", cursor)
-    .orderBy("cursor")
-    .limit(limit)
-    .execute();
+    .where("cursor", ">", cursor);
+  if (hidden.length > 0) query = query.where("type", "not in", hidden);
+  const rows = await query.orderBy("cursor").limit(limit).execute();
   return rows.map((row) => ({
     cursor: String(row.cursor),
     type: row.type,

@@ -87,7 +87,13 @@ export class UserStream {
     try {
       for (;;) {
         this.#dirty = false;
-        const events = await readUserEvents(this.context.db, this.reader.userId, this.#cursor, REALTIME_PAGE_SIZE);
+        const events = await readUserEvents(
+          this.context.db,
+          this.reader.userId,
+          this.#cursor,
+          REALTIME_PAGE_SIZE,
+          this.reader.credential.scopes,
+        );
         if (this.#closed) return;
         if (events.length > 0) {
           const flushed = this.res.write(events.map(formatUserFrame).join(""));

@@ -46,7 +46,7 @@ const CreateDelegationBody = z.object({
     .max(200)
     .describe("the caller's own open session; replies come back to it"),
   clientMessageId: ClientMessageId.optional().describe(
-    "the delegation's idempotency key: re-post with it until delegated; generated when absent",
+    "the delegation's idempotency key: re-post with it until delegated (same target and task; a context or correlationId left out keeps the first post's); generated when absent",
   ),
   requestedTtlMinutes: RequestedTtlMinutes.optional().describe(`the grant's lifetime; default and cap ${MAX_GRANT_TTL_MINUTES}`),
   correlationId: z
@@ -87,6 +87,9 @@ const CollaborationRequested = success({
   collaborationId: z.string(),
   targetPrincipalId: z.string(),
   clientMessageId: z.string(),
+  correlationId: z
+    .string()
+    .describe("what the task invite will carry (the first post's correlationId, else the collaborationId); a re-post may leave it out"),
   expiresAt: Timestamp,
   message: z.string(),
 });
@@ -100,7 +103,7 @@ const Delegated = success({
   communicationSessionId: z.string(),
   messageId: z.string(),
   deliveryId: z.string(),
-  correlationId: z.string().nullable(),
+  correlationId: z.string().describe("what the task invite carries: the first post's correlationId, else the collaborationId"),
   duplicate: z.boolean().describe("true when this delegation had already been sent"),
   queuedAt: Timestamp,
 });

@@ -91,7 +91,14 @@ export const PAIR_STATUS_REASONS = [
   "inbound_disabled",
 ] as const;
 
-export const PairStatusName = z.enum(["paired", "not_paired", "offline"]);
+/**
+ * pair-status in the words existing bridges know (they go on only with `ready`, or `setup_bridge`,
+ * and stop on `ready` with `targetReachable: false`); docs/delegation/runtime.md maps our states onto them.
+ */
+export const PairStatusName = z.enum(["ready", "setup_bridge", "request_pair", "awaiting_their_accept", "accept_incoming"]);
+
+/** Our own word for a runtime's state, beside the bridges' (`runtimeStatus`). */
+export const RuntimePairState = z.enum(["paired", "not_paired", "offline"]);
 
 export const DevicePairingStatus = z.enum(["pending", "approved", "denied", "expired", "consumed"]);
 
@@ -256,9 +263,14 @@ export const runtimeRoutes = {
         .describe("a connected person's principal id (or the caller's own); omitted: the caller's own runtime"),
     }),
     response: success({
-      status: PairStatusName.describe("paired; offline: the default route's endpoint is offline; not_paired: anything else"),
+      status: PairStatusName.describe(
+        "own runtime: ready, else setup_bridge; a person who gave you agent access: ready (see targetReachable); connected without it: awaiting_their_accept while your agent request waits, else request_pair; not connected: accept_incoming (their request waits for you) or awaiting_their_accept (yours waits for them)",
+      ),
       message: z.string().describe("a sentence a bridge can show"),
       targetReachable: z.boolean().optional().describe("with principalId: whether a grant to that person would reach a runtime now"),
+      runtimeStatus: RuntimePairState.describe(
+        "paired; offline: the default route's endpoint is offline; not_paired: anything else (or not told: no agent access)",
+      ),
       paired: z.boolean(),
       reason: z.enum(PAIR_STATUS_REASONS).optional().describe("why not, when paired is false"),
       endpoint: RuntimeEndpoint.optional(),

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { BridgeRuntime, BridgeStatus } from "../../shared/desktop-api";
 import type { BridgeFacet } from "../facets";
 import type { HostContext } from "../host-context";
+import type { UserStreamEvent } from "../inbox/user-stream";
 import { parseInput } from "../parse-input";
 import { bridgeActivity } from "./bridge-activity";
 import { BridgeSettings, type PairingRecord } from "./bridge-settings";
@@ -163,9 +164,9 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
     );
   };
 
+  /** The device's stream: the kinds a bridge knows (docs/delegation/realtime.md). */
   function onStreamEvent(event: RealtimeEvent): void {
-    if (event.type === "tool.approval_requested") void approvals.refresh();
-    else if (event.type === "grant.request") {
+    if (event.type === "grant.request") {
       const row = GrantRow.safeParse(event.data);
       if (row.success) void grants.item(row.data).then((item) => context.events.emit("grant-request", item));
       void requests.refresh();
@@ -322,6 +323,12 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
     return false;
   }
 
+  // A tool call waiting for the owner is announced on the owner's user stream (the inbox follows it), not the device's.
+  const onUserEvent = (event: UserStreamEvent) => {
+    if (event.type === "tool.approval_requested") void approvals.refresh();
+  };
+  context.events.on("user-event", onUserEvent);
+
   // Sign-in and sign-out wait for this: the bridge has started or stopped when they answer.
   const unsubscribe = context.session.onChange(() => {
     people.clear();
@@ -357,6 +364,7 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
       closed = true;
       clearInterval(runtimeTimer);
       unsubscribe();
+      context.events.off("user-event", onUserEvent);
       approvals.stop();
       requests.stop();
       pairingRun?.run.cancel();

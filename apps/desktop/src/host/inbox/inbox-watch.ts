@@ -133,8 +133,11 @@ export class InboxWatch extends PendingCount {
       apiKey: credentials.apiKey,
       cursor,
       onEvent: (event) => {
+        if (generation !== this.#generation) return;
+        // Every event, for the rest of the host (the bridge refreshes the owner's approvals on `tool.approval_requested`).
+        this.context.events.emit("user-event", event);
         const arrival = arrivalOf(event);
-        if (!arrival || generation !== this.#generation) return;
+        if (!arrival) return;
         this.#latest = arrival;
         this.onChange();
         void this.refresh();

@@ -28,6 +28,7 @@ import * as messageIdsPerSender from "./0027-message-ids-per-sender";
 import * as signInFailures from "./0028-sign-in-failures";
 import * as heartbeatCredential from "./0029-heartbeat-credential";
 import * as linkBornContacts from "./0030-link-born-contacts";
+import * as bridgeClients from "./0031-bridge-clients";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -65,6 +66,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0028-sign-in-failures": signInFailures,
   "0029-heartbeat-credential": heartbeatCredential,
   "0030-link-born-contacts": linkBornContacts,
+  "0031-bridge-clients": bridgeClients,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
