@@ -546,6 +546,24 @@ export interface AgentMessagesTable {
   client_message_id: Generated<string | null>;
   /** What the message says it is for (`inform`, `query`…); null for chat turns. */
   intent: Generated<string | null>;
+  /** The message request holding it (migration 0027): its recipient sees it only once that request is accepted. */
+  request_id: Generated<number | null>;
+}
+
+export type MessageRequestStatus = "pending" | "accepted" | "ignored" | "blocked";
+
+/** Human-mode messages from someone the recipient is not connected with (migration 0027). */
+export interface MessageRequestsTable {
+  id: Generated<number>;
+  sender_id: number;
+  recipient_id: number;
+  /** The pair's shared_agent conversation, where the held messages are stored. */
+  conversation_id: number;
+  status: MessageRequestStatus;
+  /** When this request was opened: what the sender's daily limit counts. */
+  opened_at: string;
+  updated_at: string;
+  resolved_at: string | null;
 }
 
 /** One model call of the agent layer and the tokens it took (migration 0017). */
@@ -749,6 +767,7 @@ export interface Schema {
   agent_conversations: AgentConversationsTable;
   agent_messages: AgentMessagesTable;
   conversation_members: ConversationMembersTable;
+  message_requests: MessageRequestsTable;
   message_idempotency: MessageIdempotencyTable;
   user_event_cursors: UserEventCursorsTable;
   user_events: UserEventsTable;

@@ -31,7 +31,7 @@ function pendingRequest(db: Kysely<Schema>, from: number, to: number, type: Cont
 }
 
 /** Makes two people contacts: one row per direction, kept if they already exist. */
-async function befriend(db: Kysely<Schema>, a: number, b: number, at: string): Promise<void> {
+export async function befriend(db: Kysely<Schema>, a: number, b: number, at: string): Promise<void> {
   await db
     .insertInto("contacts")
     .values([

@@ -24,6 +24,7 @@ import * as mcpServers from "./0023-mcp-servers";
 import * as messaging from "./0024-messaging";
 import * as shareLinks from "./0025-share-links";
 import * as team from "./0026-team";
+import * as messageRequests from "./0027-message-requests";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -57,6 +58,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0024-messaging": messaging,
   "0025-share-links": shareLinks,
   "0026-team": team,
+  "0027-message-requests": messageRequests,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
