@@ -112,9 +112,9 @@ export async function deliverAsRequest(
   await post(requestId);
   if (!pending) return;
   const events = new UserEventBatch(deps.realtime, deps.clock);
-  await deps.db.transaction().execute((tx) =>
-    events.append(tx, recipient.id, MESSAGE_REQUEST_EVENT, { requestId, conversationId, from: toNetworkPerson(sender) }),
-  );
+  await deps.db
+    .transaction()
+    .execute((tx) => events.append(tx, recipient.id, MESSAGE_REQUEST_EVENT, { requestId, conversationId, from: toNetworkPerson(sender) }));
   events.publish();
 }
 

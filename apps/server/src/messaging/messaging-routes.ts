@@ -21,8 +21,8 @@ import {
   removeGroupMember,
   renameGroup,
 } from "./groups";
-import { type RequestAction, listMessageRequests, mayWriteDirectly, resolveMessageRequest } from "./message-requests";
 import { idempotencyKeyOf, pruneIdempotencyKeys, requestHash, runOncePerKey } from "./idempotency";
+import { listMessageRequests, mayWriteDirectly, type RequestAction, resolveMessageRequest } from "./message-requests";
 import { postMessages, visibleConversation } from "./shared-conversations";
 
 /** Agent messaging, the human-post route, groups and the user-level realtime channel (issue 16). */
