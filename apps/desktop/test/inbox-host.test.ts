@@ -203,6 +203,14 @@ describe("the host's inbox watch", () => {
     await host.api.markInboxRead({ conversationId: arrival.conversationId });
     await waitFor("read", async () => (await host.status()).inboxUnread === 0);
 
+    // A message request is counted for the Inbox to read its requests again; it is no arrival, and announces nothing.
+    const stranger = await t.addUser("stranger");
+    const before = (await host.status()).inboxRequestsSeen;
+    await stranger.client.call("agentMessage", { body: { to: ada.username, message: "Hello <b>there</b>" } });
+    await waitFor("the request seen", async () => (await host.status()).inboxRequestsSeen === before + 1);
+    expect((await host.status()).inboxArrival?.preview).toBe("Two");
+    expect(announced).toHaveLength(2);
+
     await host.api.signOut();
     expect((await host.status()).inboxArrival).toBeNull();
   });

@@ -242,6 +242,8 @@ export interface HostStatus {
   readonly inboxUnread: number;
   /** The newest message that arrived from someone while the app ran, or null: the Inbox toast. */
   readonly inboxArrival: InboxArrival | null;
+  /** Message requests announced on the channel while the app ran (a count that only grows): the Inbox reads its requests again when it moves. */
+  readonly inboxRequestsSeen: number;
 }
 
 /** A heartbeat message that reached the owner's agent conversation. */

@@ -58,6 +58,7 @@ export function arrivalOf(event: UserStreamEvent): InboxArrival | null {
  */
 export class InboxWatch extends PendingCount {
   #latest: InboxArrival | null = null;
+  #requestsSeen = 0;
   #stream: { stop(): Promise<void> } | null = null;
   /** Moves on each sign-in and sign-out: work for the account before is dropped. */
   #generation = 0;
@@ -80,6 +81,11 @@ export class InboxWatch extends PendingCount {
 
   latest(): InboxArrival | null {
     return this.#latest;
+  }
+
+  /** `message_request` events seen while the app ran: a request carries no text to announce, only that the list moved. */
+  requestsSeen(): number {
+    return this.#requestsSeen;
   }
 
   override start(): void {
@@ -133,6 +139,11 @@ export class InboxWatch extends PendingCount {
       apiKey: credentials.apiKey,
       cursor,
       onEvent: (event) => {
+        if (event.type === "message_request" && generation === this.#generation) {
+          this.#requestsSeen += 1;
+          this.onChange();
+          return;
+        }
         const arrival = arrivalOf(event);
         if (!arrival || generation !== this.#generation) return;
         this.#latest = arrival;

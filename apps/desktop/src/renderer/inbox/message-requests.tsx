@@ -4,17 +4,18 @@ import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
 import { useAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
+import { useHostStatus } from "../layout/host-status";
 import { shortTime } from "../notes/note-time";
 import { useInboxSession } from "./inbox-session";
 
-/** Requests come with no live event of their own here: read again with the list, and on this period. */
+/** Requests are read again with the list and on each `message_request` the host sees; this catches the rest. */
 const REQUESTS_POLL_MS = 20_000;
 
 /**
  * Message requests: people the owner is not connected with wrote to them. Their words are shown
  * as text and nothing else happens with them (no agent reads them) until the owner accepts (which
  * connects the two and moves the messages into the inbox), ignores or blocks. `reloadKey` changes
- * when the list around it is read again.
+ * when the list around it is read again; the host's count of `message_request` events brings new ones at once.
  */
 export function MessageRequests({ api, reloadKey, onAccepted }: { api: DesktopApi; reloadKey: unknown; onAccepted: () => void }) {
   const session = useInboxSession();
@@ -23,9 +24,11 @@ export function MessageRequests({ api, reloadKey, onAccepted }: { api: DesktopAp
   // Whatever the answer (done, or refused because it was answered elsewhere), the list is read again.
   const action = useAction(refresh);
   const [done, setDone] = useState<string | null>(null);
+  // The host counts the channel's `message_request` events: a new one is a request to read.
+  const seen = useHostStatus().status?.inboxRequestsSeen;
   useEffect(() => {
     refresh();
-  }, [reloadKey, refresh]);
+  }, [reloadKey, seen, refresh]);
 
   const answer = (request: InboxRequest, kind: InboxRequestAction) =>
     void action.run(`${kind}:${request.requestId}`, async () => {

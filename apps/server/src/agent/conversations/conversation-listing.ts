@@ -45,12 +45,12 @@ export function shownTo(userId: number): Expression<SqlBool> {
   const eb = expressionBuilder<Schema, "agent_messages">();
   return eb.or([
     eb("agent_messages.request_id", "is", null),
-    eb(
-      "agent_messages.request_id",
-      "in",
+    // Correlated on the request's primary key: one lookup per held message, however many requests there are.
+    eb.exists(
       eb
         .selectFrom("message_requests")
         .select("message_requests.id")
+        .whereRef("message_requests.id", "=", "agent_messages.request_id")
         .where((inner) => inner.or([inner("message_requests.status", "=", "accepted"), inner("message_requests.sender_id", "=", userId)])),
     ),
   ]);
