@@ -205,6 +205,23 @@ describe.each(storages("net aliases"))("/net aliases answer exactly like the ori
       world1,
       world2,
     );
+    // Their message requests, listed and ignored at either path, alike (ids aside).
+    const scrubAll = (answer: RawAnswer) => ({
+      ...answer,
+      text: answer.text.replace(/"(id|userId|senderId|conversationId|requestId)":"?\d+"?/g, '"$1":<id>'),
+    });
+    const requestOf = (answer: RawAnswer) => (JSON.parse(answer.text) as { requests: { id: number }[] }).requests[0]?.id;
+    const listed1 = await raw(b1.apiKey, "GET", "/conversations/requests");
+    const listed2 = await raw(b2.apiKey, "GET", "/net/message/requests");
+    expect(requestOf(listed1)).toBeGreaterThan(0);
+    alike(scrubAll(listed1), scrubAll(listed2), world1, world2);
+    alike(
+      scrubAll(await raw(b1.apiKey, "POST", `/conversations/requests/${requestOf(listed1)}/ignore`)),
+      scrubAll(await raw(b2.apiKey, "POST", `/net/message/requests/${requestOf(listed2)}/ignore`)),
+      world1,
+      world2,
+    );
+    await same(b1.apiKey, "POST", "/conversations/requests/999999/block", "/net/message/requests/999999/block");
     await same(a1.apiKey, "POST", "/agent/message", "/net/message", { to: b1.username, message: "x".repeat(4001) });
     await same(null, "POST", "/agent/message", "/net/message", { to: b1.username, message: "hi" });
 
