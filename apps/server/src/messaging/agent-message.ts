@@ -87,9 +87,10 @@ async function callerPerson(app: AppContext, principal: UserPrincipal): Promise<
 
 /**
  * `POST /agent/message`. A message conveys intent, never authority: human mode only stores it for
- * the person to read (from a stranger, held as a message request until they accept it), group mode only posts it, and agent mode runs the recipient's agent under a
- * grant built from the recipient's permission for the caller, with the caller's text inside an
- * untrusted block. Nothing in the message can widen what that run may reach.
+ * the person to read (from someone not connected, held as a message request until they accept),
+ * group mode only posts it, and agent mode runs the recipient's agent under a grant built from the
+ * recipient's permission for the caller, with the caller's text inside an untrusted block. Nothing
+ * in the message can widen what that run may reach.
  */
 export async function sendAgentMessage(
   app: AppContext,
