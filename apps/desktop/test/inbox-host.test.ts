@@ -118,15 +118,32 @@ describe("the inbox's host methods against a real server", () => {
     await expect(inbox.sendInboxMessage({ to: bob.username, message: "x".repeat(4001) })).rejects.toThrow("at most 4000");
     await expect(inbox.sendInboxMessage({ to: "a/../b", message: "hi" })).rejects.toThrow("Give a username");
     await expect(inbox.openInboxConversation({ conversationId: -1 })).rejects.toThrow("invalid input");
-    await expect(inbox.sendInboxMessage({ to: eve.username, message: "hi" })).rejects.toThrow(
-      "You are not connected with this person. You can write to people once you are contacts.",
-    );
     await expect(inbox.sendInboxMessage({ to: "nobody_here", message: "hi" })).rejects.toThrow("There is no one with that username.");
     await expect(inbox.sendInboxMessage({ to: "group:999999", message: "hi" })).rejects.toThrow("no longer there");
     // Someone else's conversation is as absent as one that does not exist.
     const eves = createInboxFacet(session(eve));
     const [adas] = (await inbox.listInbox({ view: "coo" })).conversations;
     await expect(eves.openInboxConversation({ conversationId: adas?.conversationId ?? 0 })).rejects.toThrow("no longer there");
+  });
+
+  it("sends to someone not connected as a message request, which they list and answer in words", async () => {
+    const inbox = createInboxFacet(session(ada));
+    const eves = createInboxFacet(session(eve));
+    const { conversationId } = await inbox.sendInboxMessage({ to: eve.username, message: "Hello <b>Eve</b>" });
+    // A second message goes the same way (the pair's conversation takes no post from someone not connected).
+    await inbox.sendInboxMessage({ to: eve.username, message: "Are you there?" });
+    const { supported, requests } = await eves.listInboxRequests();
+    expect(supported).toBe(true);
+    expect(requests).toMatchObject([{ from: { username: ada.username }, conversationId, messageCount: 2 }]);
+    expect(requests[0]?.messages.map((m) => m.content)).toEqual(["Hello <b>Eve</b>", "Are you there?"]);
+    expect((await eves.listInbox({ view: "coo" })).conversations).toEqual([]);
+    const requestId = requests[0]?.requestId as number;
+    const answered = await eves.answerInboxRequest({ requestId, action: "accept" });
+    expect(answered).toMatchObject({ status: "accepted", conversationId });
+    expect(answered.message).toMatch(/^Accepted: You and /);
+    await expect(eves.answerInboxRequest({ requestId, action: "block" })).rejects.toThrow("already answered");
+    await expect(eves.answerInboxRequest({ requestId, action: "shout" as "block" })).rejects.toThrow("invalid input");
+    expect((await eves.listInbox({ view: "coo" })).conversations.map((c) => c.conversationId)).toEqual([conversationId]);
   });
 
   it("reports an older server as not supporting the inbox, and an unreachable one in words", async () => {
@@ -185,6 +202,14 @@ describe("the host's inbox watch", () => {
 
     await host.api.markInboxRead({ conversationId: arrival.conversationId });
     await waitFor("read", async () => (await host.status()).inboxUnread === 0);
+
+    // A message request is counted for the Inbox to read its requests again; it is no arrival, and announces nothing.
+    const stranger = await t.addUser("stranger");
+    const before = (await host.status()).inboxRequestsSeen;
+    await stranger.client.call("agentMessage", { body: { to: ada.username, message: "Hello <b>there</b>" } });
+    await waitFor("the request seen", async () => (await host.status()).inboxRequestsSeen === before + 1);
+    expect((await host.status()).inboxArrival?.preview).toBe("Two");
+    expect(announced).toHaveLength(2);
 
     await host.api.signOut();
     expect((await host.status()).inboxArrival).toBeNull();

@@ -211,4 +211,45 @@ describe.skipIf(chromiumMissing("inbox"))("the Inbox section in web mode against
     expect(carols[0]?.messages.filter((message) => message.content === "Sent from a train.")).toHaveLength(1);
     expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
   }, 120_000);
+
+  it("lists message requests from people not connected, and accepts, blocks and ignores them with words for each", async () => {
+    const [dan, eve, fay] = [await app.ts.addUser("dan"), await app.ts.addUser("eve"), await app.ts.addUser("fay")];
+    const STRANGER = `Hi Ada, we met at the meetup <img src=x onerror="window.__inboxPwned=2">`;
+    await dan.client.call("agentMessage", { body: { to: ada.username, message: STRANGER } });
+    await eve.client.call("agentMessage", { body: { to: ada.username, message: "Cheap watches" } });
+    await fay.client.call("agentMessage", { body: { to: ada.username, message: "Quick question" } });
+    // Coming to the Inbox reads the requests.
+    await page.keyboard.press("Control+1");
+    await page.keyboard.press("Control+9");
+    const requests = page.getByRole("region", { name: "Requests" });
+    const request = (name: string) => requests.getByRole("listitem", { name: `Request from ${name}` });
+    await expect.poll(() => requests.getByRole("listitem", { name: /^Request from / }).count(), PATIENCE).toBe(3);
+    expect(await request(dan.username).textContent()).toContain(STRANGER);
+    expect(await requests.locator("img").count()).toBe(0);
+
+    await request(dan.username).getByRole("button", { name: "Accept" }).click();
+    await expect.poll(() => requests.getByRole("status").textContent(), PATIENCE).toMatch(/^Accepted: You and dan\S* are now contacts/);
+    await expect.poll(() => messages().textContent(), PATIENCE).toContain(STRANGER);
+    expect(await page.evaluate(() => (window as unknown as { __inboxPwned?: number }).__inboxPwned)).toBeUndefined();
+    const contacts = (await ada.client.call("networkOverview")).network.contacts.map((c) => c.username);
+    expect(contacts).toContain(dan.username);
+
+    await request(eve.username).getByRole("button", { name: "Block" }).click();
+    await requests.getByRole("alertdialog").getByRole("button", { name: "Block" }).click();
+    await expect.poll(() => requests.getByRole("status").textContent(), PATIENCE).toMatch(/^Blocked: /);
+    await eve.client.call("agentMessage", { body: { to: ada.username, message: "Still cheap" } });
+    expect((await ada.client.call("listMessageRequests", { query: { limit: 50 } })).requests.map((r) => r.from.username)).toEqual([
+      fay.username,
+    ]);
+
+    // Answered on another device meanwhile: the refusal in words, and the request goes.
+    const fays = (await ada.client.call("listMessageRequests", { query: { limit: 50 } })).requests[0]?.id as number;
+    await ada.client.call("ignoreMessageRequest", { params: { id: fays } });
+    await request(fay.username).getByRole("button", { name: "Ignore" }).click();
+    await expect
+      .poll(() => requests.getByRole("alert").textContent(), PATIENCE)
+      .toBe("Not done: This request was already answered, perhaps on another device.");
+    await expect.poll(() => request(fay.username).count(), PATIENCE).toBe(0);
+    expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
+  });
 });

@@ -112,6 +112,20 @@ describe("authorization matrix of the delegation layer", () => {
       [202],
     );
   const stranger = () => ts.addUser(fresh("user"));
+  /** A stranger writes to alice, which opens a message request to her; answers its path. */
+  const messageRequest = async () => {
+    const from = await stranger();
+    await ok(ts, from.apiKey, "POST", "/agent/message", { to: alice.username, message: "hello" });
+    const { requests } = await ok<{ requests: { id: number; from: { username: string } }[] }>(
+      ts,
+      alice.apiKey,
+      "GET",
+      "/conversations/requests?limit=100",
+    );
+    const request = requests.find((r) => r.from.username === from.username);
+    if (!request) throw new Error(`no message request from ${from.username}`);
+    return `/conversations/requests/${request.id}`;
+  };
   /** A stranger alice has given agent access (the handshake, accepted). */
   const alicesGrantee = async () => {
     const grantee = await stranger();
@@ -525,13 +539,18 @@ describe("authorization matrix of the delegation layer", () => {
     },
     listAudit: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/local-agent/audit" }) },
     // Its rules are messaging's (agent-message tests); here, the layering for it and its /net alias:
-    // a message to a stranger is refused to every key alike (403 not_connected) after authentication.
+    // a message to a stranger is delivered to every key alike (held as a message request) after authentication.
     agentMessage: {
       owner: "alice",
       kind: "self",
-      ok: 403,
+      ok: 200,
       prepare: async () => ({ path: "/agent/message", body: { to: (await stranger()).username, message: "hello" } }),
     },
+    // Message requests: the recipient's own list; answering one is the recipient's alone (404 to anyone else).
+    listMessageRequests: { owner: "alice", kind: "self", ok: 200, prepare: async () => ({ path: "/conversations/requests" }) },
+    acceptMessageRequest: { owner: "alice", kind: "owned", ok: 200, prepare: async () => ({ path: `${await messageRequest()}/accept` }) },
+    ignoreMessageRequest: { owner: "alice", kind: "owned", ok: 200, prepare: async () => ({ path: `${await messageRequest()}/ignore` }) },
+    blockMessageRequest: { owner: "alice", kind: "owned", ok: 200, prepare: async () => ({ path: `${await messageRequest()}/block` }) },
     netContactsRequest: {
       owner: "alice",
       kind: "self",

@@ -194,13 +194,34 @@ describe.each(storages("net aliases"))("/net aliases answer exactly like the ori
     // Names only: these answers carry no user ids, and small ids would match inside the placeholders.
     const world1 = [a1.username, b1.username];
     const world2 = [a2.username, b2.username];
-    // Strangers are refused alike; so is a body past the limit.
+    const scrubIds = (answer: RawAnswer) => ({
+      ...answer,
+      text: answer.text.replace(/"(conversationId|messageId)":\d+/g, '"$1":<id>').replace(/"elapsedMs":[\d.]+/, '"elapsedMs":<ms>'),
+    });
+    // Strangers are delivered alike (held as message requests); a body past the limit is refused alike.
     alike(
-      await raw(a1.apiKey, "POST", "/agent/message", { to: b1.username, message: "hi" }),
-      await raw(a2.apiKey, "POST", "/net/message", { to: b2.username, message: "hi" }),
+      scrubIds(await raw(a1.apiKey, "POST", "/agent/message", { to: b1.username, message: "hi" })),
+      scrubIds(await raw(a2.apiKey, "POST", "/net/message", { to: b2.username, message: "hi" })),
       world1,
       world2,
     );
+    // Their message requests, listed and ignored at either path, alike (ids aside).
+    const scrubAll = (answer: RawAnswer) => ({
+      ...answer,
+      text: answer.text.replace(/"(id|userId|senderId|conversationId|requestId)":"?\d+"?/g, '"$1":<id>'),
+    });
+    const requestOf = (answer: RawAnswer) => (JSON.parse(answer.text) as { requests: { id: number }[] }).requests[0]?.id;
+    const listed1 = await raw(b1.apiKey, "GET", "/conversations/requests");
+    const listed2 = await raw(b2.apiKey, "GET", "/net/message/requests");
+    expect(requestOf(listed1)).toBeGreaterThan(0);
+    alike(scrubAll(listed1), scrubAll(listed2), world1, world2);
+    alike(
+      scrubAll(await raw(b1.apiKey, "POST", `/conversations/requests/${requestOf(listed1)}/ignore`)),
+      scrubAll(await raw(b2.apiKey, "POST", `/net/message/requests/${requestOf(listed2)}/ignore`)),
+      world1,
+      world2,
+    );
+    await same(b1.apiKey, "POST", "/conversations/requests/999999/block", "/net/message/requests/999999/block");
     await same(a1.apiKey, "POST", "/agent/message", "/net/message", { to: b1.username, message: "x".repeat(4001) });
     await same(null, "POST", "/agent/message", "/net/message", { to: b1.username, message: "hi" });
 
@@ -212,10 +233,6 @@ describe.each(storages("net aliases"))("/net aliases answer exactly like the ori
       const sent = await raw(from.apiKey, "POST", "/network/request", { to: to.username });
       await raw(to.apiKey, "POST", "/network/accept", { requestId: requestIdOf(sent), type: "friend", action: "accept" });
     }
-    const scrubIds = (answer: RawAnswer) => ({
-      ...answer,
-      text: answer.text.replace(/"(conversationId|messageId)":\d+/g, '"$1":<id>').replace(/"elapsedMs":[\d.]+/, '"elapsedMs":<ms>'),
-    });
     const original = await raw(a1.apiKey, "POST", "/agent/message", { to: b1.username, message: "lunch at noon?" });
     const viaAlias = await raw(a2.apiKey, "POST", "/net/message", { to: b2.username, message: "lunch at noon?" });
     expect(original.status).toBe(200);

@@ -116,6 +116,31 @@ describe.each(storages("team suite"))("the team (%s)", (storage) => {
     expect([role.status, role.body.error]).toEqual([404, "team_not_found"]);
   });
 
+  it("lets members of the team message each other without a handshake; others' messages are held as requests", async () => {
+    const [ann, ben, outsider] = [await member("ann"), await member("ben"), await person("outsider")];
+    const send = (from: Person, to: Person, message: string) =>
+      call<{ conversationId: number; delivered: boolean }>(t, from.apiKey, "POST", "/agent/message", { to: to.username, message });
+    const inbox = async (who: Person) =>
+      (await ok<{ conversations: { messages: { content: string }[] }[] }>(t, who.apiKey, "GET", "/conversations?view=coo")).conversations;
+    const requests = async (who: Person) =>
+      (await ok<{ requests: { from: { username: string } }[] }>(t, who.apiKey, "GET", "/conversations/requests")).requests;
+    const sent = await send(ann, ben, "Standup moved to 10");
+    expect([sent.status, sent.body.delivered]).toEqual([200, true]);
+    expect((await inbox(ben)).map((c) => c.messages.map((m) => m.content))).toEqual([["Standup moved to 10"]]);
+    expect(await requests(ben)).toEqual([]);
+    // Writing as himself in their conversation works too, as it does between contacts.
+    const reply = await call(t, ben.apiKey, "POST", `/conversations/${sent.body.conversationId}/messages`, { content: "Thanks" });
+    expect(reply.status).toBe(201);
+    // Someone not on the team reaches ben only as a request.
+    expect((await send(outsider, ben, "Hello from outside")).status).toBe(200);
+    expect((await requests(ben)).map((r) => r.from.username)).toEqual([outsider.username]);
+    // Membership is read on every message: once ann is removed, hers are requests as well.
+    expect((await call(t, owner.apiKey, "DELETE", `/os/team/members/${ann.userId}`)).status).toBe(200);
+    expect((await send(ann, ben, "Still there?")).status).toBe(200);
+    expect((await requests(ben)).map((r) => r.from.username).sort()).toEqual([ann.username, outsider.username].sort());
+    expect((await inbox(ben))[0]?.messages.map((m) => m.content)).toEqual(["Standup moved to 10", "Thanks"]);
+  });
+
   it("invites with a single-use link whose token is stored only as a hash", async () => {
     const sent = await invite(owner);
     expect(sent.status).toBe(201);

@@ -72,6 +72,8 @@ export type InboxFacet = Pick<
   | "listInboxContacts"
   | "createInboxGroup"
   | "leaveInboxGroup"
+  | "listInboxRequests"
+  | "answerInboxRequest"
 >;
 
 /** Share links (src/host/share): links for guests, their visitors and transcripts. */

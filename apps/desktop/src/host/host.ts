@@ -73,6 +73,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     heartbeatDelivery: agent.heartbeat.latest(),
     inboxUnread: inbox.pendingCount(),
     inboxArrival: inbox.latest(),
+    inboxRequestsSeen: inbox.requestsSeen(),
   });
 
   const api: DesktopApi = {

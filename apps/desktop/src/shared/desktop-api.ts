@@ -148,6 +148,10 @@ export interface DesktopApi {
   createInboxGroup(input: { name: string; members: string[] }): Promise<{ conversationId: number }>;
   /** Leaves a group: its messages are no longer the owner's to read; the last admin hands it to the longest-standing member. */
   leaveInboxGroup(input: { conversationId: number }): Promise<void>;
+  /** Message requests to the owner: messages from people they are not connected with, held until answered. */
+  listInboxRequests(): Promise<InboxRequestList>;
+  /** Accepts (connects with the sender; their messages join the inbox), ignores or blocks a message request. */
+  answerInboxRequest(input: { requestId: number; action: InboxRequestAction }): Promise<InboxRequestAnswer>;
 
   // Share links (src/host/share): links to the owner's agent for guests, and their visitors.
   listShareLinks(): Promise<ShareLinkList>;
@@ -238,6 +242,8 @@ export interface HostStatus {
   readonly inboxUnread: number;
   /** The newest message that arrived from someone while the app ran, or null: the Inbox toast. */
   readonly inboxArrival: InboxArrival | null;
+  /** Message requests announced on the channel while the app ran (a count that only grows): the Inbox reads its requests again when it moves. */
+  readonly inboxRequestsSeen: number;
 }
 
 /** A heartbeat message that reached the owner's agent conversation. */
@@ -699,6 +705,34 @@ export interface InboxContactList {
   readonly notAllowed?: string;
 }
 
+/** A message request: someone not connected wrote to the owner; nothing of it is in the inbox until accepted. */
+export interface InboxRequest {
+  readonly requestId: number;
+  /** Untrusted (the sender chose their name): shown as text. */
+  readonly from: InboxPerson;
+  readonly conversationId: number;
+  readonly messageCount: number;
+  /** The newest held messages, oldest first: a stranger's words, shown as text and never acted on. */
+  readonly messages: readonly { readonly id: number; readonly content: string; readonly createdAt: string }[];
+  readonly updatedAt: string;
+}
+
+export interface InboxRequestList {
+  /** False when the server has no message requests (an older server). */
+  readonly supported: boolean;
+  readonly requests: readonly InboxRequest[];
+}
+
+export type InboxRequestAction = "accept" | "ignore" | "block";
+
+export interface InboxRequestAnswer {
+  readonly status: "accepted" | "ignored" | "blocked";
+  /** The pair's conversation (in the inbox once accepted). */
+  readonly conversationId: number;
+  /** What was done, in words. */
+  readonly message: string;
+}
+
 /** A message that arrived while the app ran (from the server's realtime channel), for the toast and the notification. */
 export interface InboxArrival {
   readonly conversationId: number;
@@ -854,6 +888,8 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   listInboxContacts: true,
   createInboxGroup: true,
   leaveInboxGroup: true,
+  listInboxRequests: true,
+  answerInboxRequest: true,
   listShareLinks: true,
   createShareLink: true,
   renewShareLink: true,

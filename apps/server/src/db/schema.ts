@@ -554,6 +554,24 @@ export interface AgentMessagesTable {
   client_message_id: Generated<string | null>;
   /** What the message says it is for (`inform`, `query`…); null for chat turns. */
   intent: Generated<string | null>;
+  /** The message request holding it (migration 0032): its recipient sees it only once that request is accepted. */
+  request_id: Generated<number | null>;
+}
+
+export type MessageRequestStatus = "pending" | "accepted" | "ignored" | "blocked";
+
+/** Human-mode messages from someone the recipient is not connected with (migration 0032). */
+export interface MessageRequestsTable {
+  id: Generated<number>;
+  sender_id: number;
+  recipient_id: number;
+  /** The pair's shared_agent conversation, where the held messages are stored. */
+  conversation_id: number;
+  status: MessageRequestStatus;
+  /** When this request was opened: what the sender's daily limit counts. */
+  opened_at: string;
+  updated_at: string;
+  resolved_at: string | null;
 }
 
 /** One model call of the agent layer and the tokens it took (migration 0017). */
@@ -607,7 +625,7 @@ export interface HeartbeatPoliciesTable {
   /** The heartbeat thread (an `agent` conversation), once one was created. */
   conversation_id: number | null;
   updated_at: string;
-  /** Who last set the tier or schedule (migration 0027): `api_key` | `oauth`; null: not recorded. */
+  /** Who last set the tier or schedule (migration 0029): `api_key` | `oauth`; null: not recorded. */
   set_by_kind: Generated<"api_key" | "oauth" | null>;
   /** The API key's id, or the OAuth grant's id. */
   set_by_id: Generated<string | null>;
@@ -782,6 +800,7 @@ export interface Schema {
   agent_conversations: AgentConversationsTable;
   agent_messages: AgentMessagesTable;
   conversation_members: ConversationMembersTable;
+  message_requests: MessageRequestsTable;
   message_idempotency: MessageIdempotencyTable;
   user_event_cursors: UserEventCursorsTable;
   user_events: UserEventsTable;

@@ -12,6 +12,7 @@ import { areConnected } from "../network/permissions";
 import { boundByLink, linkEnded, type UsablePermission, usableContactPermission, whileLinkLive } from "../share/link-bound";
 import { liveLinkById } from "../share/share-links";
 import { contactRunGrant } from "./contact-grant";
+import { deliverAsRequest, mayWriteDirectly } from "./message-requests";
 import { activeMembership, displayName, findPerson, groupNotFound, openPairConversation, postMessages } from "./shared-conversations";
 
 export type AgentMessageBody = z.output<typeof AgentMessageRequest>;
@@ -89,9 +90,10 @@ async function callerPerson(app: AppContext, principal: UserPrincipal): Promise<
 
 /**
  * `POST /agent/message`. A message conveys intent, never authority: human mode only stores it for
- * the person to read, group mode only posts it, and agent mode runs the recipient's agent under a
- * grant built from the recipient's permission for the caller, with the caller's text inside an
- * untrusted block. Nothing in the message can widen what that run may reach.
+ * the person to read (from someone not connected, held as a message request until they accept),
+ * group mode only posts it, and agent mode runs the recipient's agent under a grant built from the
+ * recipient's permission for the caller, with the caller's text inside an untrusted block. Nothing
+ * in the message can widen what that run may reach.
  */
 export async function sendAgentMessage(
   app: AppContext,
@@ -151,13 +153,15 @@ export async function sendAgentMessage(
   if (recipient.id === principal.userId) throw badRequest("cannot_message_self", "You cannot send an agent message to yourself");
 
   if (target.mode === "human") {
-    if (!(await areConnected(app.db, principal.userId, recipient.id))) {
-      throw forbidden("not_connected", `You are not connected with ${recipient.username}; connect first (POST /network/request)`);
-    }
     const conversationId = await openPairConversation(app, sender, recipient);
-    await postMessages(app, [{ conversationId, author: sender, senderType: "agent", role: "user", content: body.message, intent }], {
-      conversationType: "shared_agent",
-    });
+    const post = (requestId?: number) =>
+      postMessages(app, [{ conversationId, author: sender, senderType: "agent", role: "user", content: body.message, intent, requestId }], {
+        conversationType: "shared_agent",
+      }).then(() => undefined);
+    // Someone not connected (nor a teammate) is delivered to all the same, held as a message request:
+    // the answer is the same either way, so it tells the sender nothing of the recipient's choices.
+    if (await mayWriteDirectly(app.db, principal.userId, recipient.id)) await post();
+    else await deliverAsRequest(app, sender, recipient, conversationId, post);
     return {
       success: true as const,
       mode: "human" as const,

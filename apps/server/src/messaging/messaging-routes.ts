@@ -1,4 +1,4 @@
-import type { messagingRoutes } from "@tandem/core";
+import type { messageRequestRoutes, messagingRoutes } from "@tandem/core";
 import { messageJson } from "../agent/conversations/conversation-listing";
 import type { MessageRow } from "../agent/conversations/conversation-store";
 import { presentedToken } from "../auth/authenticator";
@@ -7,7 +7,6 @@ import type { AppContext } from "../context";
 import { forbidden } from "../http/errors";
 import { created } from "../http/reply";
 import { HANDLED, type RouteHandlers } from "../http/router";
-import { areConnected } from "../network/permissions";
 import { resumeCursor } from "../realtime/realtime-service";
 import { pruneUserEvents, readUserEvents } from "../realtime/user-events";
 import { UserStream } from "../realtime/user-stream";
@@ -23,6 +22,7 @@ import {
   renameGroup,
 } from "./groups";
 import { idempotencyKeyOf, pruneIdempotencyKeys, requestHash, runOncePerKey } from "./idempotency";
+import { listMessageRequests, mayWriteDirectly, type RequestAction, resolveMessageRequest } from "./message-requests";
 import { postMessages, visibleConversation } from "./shared-conversations";
 
 /** Agent messaging, the human-post route, groups and the user-level realtime channel (issue 16). */
@@ -32,13 +32,15 @@ function sendsAsThePerson(principal: UserPrincipal): undefined {
   return undefined;
 }
 
-export function messagingHandlers(context: AppContext): RouteHandlers<keyof typeof messagingRoutes> {
+export function messagingHandlers(context: AppContext): RouteHandlers<keyof typeof messagingRoutes | keyof typeof messageRequestRoutes> {
   const { db, clock } = context;
   const rpcSlots = new RpcSlots();
   context.maintenance.add("messaging.prune", async () => {
     await pruneIdempotencyKeys(db, clock);
     await pruneUserEvents(db, clock);
   });
+  const answerRequest = async (principal: UserPrincipal, id: number, action: RequestAction) =>
+    sendsAsThePerson(principal) ?? { success: true as const, ...(await resolveMessageRequest(context, principal, id, action)) };
   return {
     agentMessage: async ({ input, principal, req, res }) => {
       sendsAsThePerson(principal);
@@ -71,13 +73,14 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
     postConversationMessage: async ({ input, principal }) => {
       sendsAsThePerson(principal);
       const { row } = await visibleConversation(db, principal.userId, input.params.id);
-      // A pair's conversation stays readable after they disconnect, but writing needs the connection, as human mode does.
+      // A pair's conversation stays readable after they disconnect, but writing as oneself needs the
+      // connection (or the team); a stranger writes through human mode, which holds it as a request.
       if (row.kind === "shared_agent") {
         const other = (row.pair_key ?? "")
           .split(":")
           .map(Number)
           .find((id) => id !== principal.userId);
-        if (other === undefined || !(await areConnected(db, principal.userId, other))) {
+        if (other === undefined || !(await mayWriteDirectly(db, principal.userId, other))) {
           throw forbidden("not_connected", "You are no longer connected with this person; connect again to write to them");
         }
       }
@@ -105,6 +108,13 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
       const answer = { success: true, conversationId: row.id, message, duplicate };
       return duplicate ? answer : created(answer);
     },
+    listMessageRequests: async ({ input, principal }) => ({
+      success: true,
+      ...(await listMessageRequests(db, principal.userId, input.query.limit)),
+    }),
+    acceptMessageRequest: ({ input, principal }) => answerRequest(principal, input.params.id, "accept"),
+    ignoreMessageRequest: ({ input, principal }) => answerRequest(principal, input.params.id, "ignore"),
+    blockMessageRequest: ({ input, principal }) => answerRequest(principal, input.params.id, "block"),
     createGroup: async ({ input, principal }) =>
       sendsAsThePerson(principal) ??
       created({ success: true, group: await createGroup(context, principal, input.body.name, input.body.members) }),

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from "kysely";
-import { messageJson } from "../agent/conversations/conversation-listing";
+import { messageJson, shownTo } from "../agent/conversations/conversation-listing";
 import type { MessageRow } from "../agent/conversations/conversation-store";
 import type { AppContext } from "../context";
 import type { AgentConversationsTable, ConversationMembersTable, Schema } from "../db/schema";
@@ -92,10 +92,23 @@ export async function visibleConversation(
     if (row.kind === "agent" && Number(row.owner_id) === userId) return { row, membership: undefined };
     if (row.kind !== "agent") {
       const membership = await activeMembership(db, row.id, userId);
-      if (membership) return { row, membership };
+      // A pair's conversation holding only a stranger's request is not the recipient's yet (message-requests.ts).
+      if (membership && (row.kind !== "shared_agent" || (await hasMessageShownTo(db, row.id, userId)))) return { row, membership };
     }
   }
   throw notFound("Conversation");
+}
+
+/** Whether a conversation holds a message `userId` may see (see {@link shownTo}). */
+async function hasMessageShownTo(db: Kysely<Schema>, conversationId: number, userId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("agent_messages")
+    .select("id")
+    .where("conversation_id", "=", conversationId)
+    .where(shownTo(userId))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** The active members of a conversation, by user id. */
@@ -121,6 +134,8 @@ export interface Post {
   readonly clientMessageId?: string;
   readonly toolsUsed?: readonly string[];
   readonly model?: string | null;
+  /** Held by this message request (message-requests.ts): stored, but no `message` event; the recipient sees it once accepted. */
+  readonly requestId?: number;
 }
 
 export interface Posted {
@@ -159,6 +174,7 @@ export async function postMessages(deps: Deps, posts: readonly Post[], extra: Re
           read_at: now,
           client_message_id: post.clientMessageId ?? null,
           intent: post.intent,
+          request_id: post.requestId ?? null,
         })
         .$if(post.clientMessageId !== undefined, (qb) =>
           qb.onConflict((oc) => oc.columns(["conversation_id", "sender_id", "client_message_id"]).doNothing()),
@@ -185,7 +201,9 @@ export async function postMessages(deps: Deps, posts: readonly Post[], extra: Re
         .where("conversation_id", "=", post.conversationId)
         .where("user_id", "=", post.author.id)
         .execute();
-      const recipients = (await activeMemberIds(tx, post.conversationId)).filter((id) => id !== post.author.id);
+      // A held message is announced to nobody: its request tells the recipient, without its text.
+      const recipients =
+        post.requestId === undefined ? (await activeMemberIds(tx, post.conversationId)).filter((id) => id !== post.author.id) : [];
       for (const userId of recipients) {
         await events.append(tx, userId, MESSAGE_EVENT, { ...extra, conversationId: post.conversationId, message });
       }

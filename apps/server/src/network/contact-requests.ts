@@ -34,7 +34,7 @@ function pendingRequest(db: Kysely<Schema>, from: number, to: number, type: Cont
  * Makes two people contacts: one row per direction, kept if they already exist. Rows a share link
  * made become the people's own (no longer bound to the link): the handshake is their decision.
  */
-async function befriend(db: Kysely<Schema>, a: number, b: number, at: string): Promise<void> {
+export async function befriend(db: Kysely<Schema>, a: number, b: number, at: string): Promise<void> {
   await db
     .insertInto("contacts")
     .values([

@@ -85,6 +85,17 @@ async function roleOf(db: Db, userId: number): Promise<TeamRole | undefined> {
   return row?.role;
 }
 
+/** Whether two people are both on the server's team: they reach each other's inbox without a handshake. */
+export async function areTeammates(db: Db, a: number, b: number): Promise<boolean> {
+  if (a === b) return false;
+  const row = await db
+    .selectFrom("team_members")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("user_id", "in", [a, b])
+    .executeTakeFirst();
+  return Number(row?.n ?? 0) === 2;
+}
+
 /** The caller's role, making the first account owner first if nobody is yet. */
 async function callerRole(db: Db, deps: Deps, userId: number): Promise<TeamRole | undefined> {
   await ensureOwner(db, deps.clock.iso());

@@ -9,7 +9,7 @@ import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
-import { messagingRoutes } from "./messaging";
+import { messageRequestRoutes, messagingRoutes } from "./messaging";
 import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
@@ -44,6 +44,8 @@ export const routes = {
   ...auditRoutes,
   ...agentUsageRoutes,
   ...syncRoutes,
+  // Before agentRoutes: its GET /conversations/:id would take /conversations/requests.
+  ...messageRequestRoutes,
   ...agentRoutes,
   ...briefingRoutes,
   ...heartbeatRoutes,

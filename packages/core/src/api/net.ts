@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { success } from "./common";
-import { messagingRoutes } from "./messaging";
+import { messageRequestRoutes, messagingRoutes } from "./messaging";
 import { ContactRequestType, NetworkPerson, networkRoutes } from "./network";
 import { defineRoute, type RouteDefinition } from "./route";
 
@@ -33,6 +33,10 @@ export const netAliasRoutes = {
   netWithdrawPermissions: alias(networkRoutes, "networkWithdrawPermissions", "/net/contacts/:userId/permissions"),
   netRemoveContact: alias(networkRoutes, "networkRemoveContact", "/net/contacts/:userId"),
   netAgentMessage: alias(messagingRoutes, "agentMessage", "/net/message"),
+  netMessageRequests: alias(messageRequestRoutes, "listMessageRequests", "/net/message/requests"),
+  netAcceptMessageRequest: alias(messageRequestRoutes, "acceptMessageRequest", "/net/message/requests/:id/accept"),
+  netIgnoreMessageRequest: alias(messageRequestRoutes, "ignoreMessageRequest", "/net/message/requests/:id/ignore"),
+  netBlockMessageRequest: alias(messageRequestRoutes, "blockMessageRequest", "/net/message/requests/:id/block"),
 } as const;
 
 export type NetAliasId = keyof typeof netAliasRoutes;

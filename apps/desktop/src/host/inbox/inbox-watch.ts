@@ -58,6 +58,7 @@ export function arrivalOf(event: UserStreamEvent): InboxArrival | null {
  */
 export class InboxWatch extends PendingCount {
   #latest: InboxArrival | null = null;
+  #requestsSeen = 0;
   #stream: { stop(): Promise<void> } | null = null;
   /** Moves on each sign-in and sign-out: work for the account before is dropped. */
   #generation = 0;
@@ -80,6 +81,11 @@ export class InboxWatch extends PendingCount {
 
   latest(): InboxArrival | null {
     return this.#latest;
+  }
+
+  /** `message_request` events seen while the app ran: a request carries no text to announce, only that the list moved. */
+  requestsSeen(): number {
+    return this.#requestsSeen;
   }
 
   override start(): void {
@@ -136,6 +142,11 @@ export class InboxWatch extends PendingCount {
         if (generation !== this.#generation) return;
         // Every event, for the rest of the host (the bridge refreshes the owner's approvals on `tool.approval_requested`).
         this.context.events.emit("user-event", event);
+        if (event.type === "message_request") {
+          this.#requestsSeen += 1;
+          this.onChange();
+          return;
+        }
         const arrival = arrivalOf(event);
         if (!arrival) return;
         this.#latest = arrival;

@@ -41,6 +41,8 @@ const Recipient = z
   .refine((to) => /^group:\d+$/.test(to) || /^@?[\p{L}\p{N}_.-]+$/u.test(to), { error: "Give a username, a user id or a group" })
   .refine((to) => !/_coo$/i.test(to), { error: "Give the person's username, not their agent's" });
 const SendInput = z.object({ to: Recipient, message: Text });
+const AnswerInput = z.object({ requestId: z.number().int().positive(), action: z.enum(["accept", "ignore", "block"]) });
+const DONE_WORDS = { accept: "Accepted", ignore: "Ignored", block: "Blocked" } as const;
 const GroupInput = z.object({
   name: z.string().trim().min(1, { error: "Give the group a name" }).max(MAX_GROUP_NAME_CHARS, { error: "The name is too long" }),
   members: z
@@ -59,6 +61,10 @@ const REFUSALS: Record<string, string> = {
   cannot_message_self: "That is you: choose someone else.",
   group_not_found: GONE,
   no_members: "Choose at least one person besides you.",
+  message_request_limit:
+    "You have written to too many people you are not connected with today. Try again tomorrow, or ask them to connect first.",
+  message_request_not_found: "This request is no longer there.",
+  request_already_resolved: "This request was already answered, perhaps on another device.",
   group_full: `A group has at most ${MAX_GROUP_MEMBERS} people.`,
 };
 
@@ -68,6 +74,13 @@ function inPlainWords(error: unknown): never {
   const words = typeof code === "string" ? REFUSALS[code] : undefined;
   throw words ? new Error(words, { cause: refusal }) : error;
 }
+
+function refusalCode(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown } | null)?.cause ?? error;
+  return cause instanceof TandemApiError && typeof cause.body.error === "string" ? cause.body.error : undefined;
+}
+const notConnected = (error: unknown) => refusalCode(error) === "not_connected";
+const isBadRequest = (error: unknown) => refusalCode(error) === "invalid_request";
 
 /** A 404 on one conversation: it was left or removed (or never the owner's). */
 function conversationGone(error: unknown): never {
@@ -148,6 +161,11 @@ export function createInboxFacet(session: SessionService, onRead: () => void = (
             body: { content: message, clientMessageId: randomUUID() },
           }),
         ).then(() => ({ conversationId }));
+      const viaHumanMode = async () => {
+        const answer = await call(() => client.call("agentMessage", { body: { to, message } }));
+        onRead();
+        return { conversationId: answer.conversationId };
+      };
       try {
         // A group, or a person already talked with: written as the owner, into that conversation.
         const group = /^group:(\d+)$/.exec(to);
@@ -156,11 +174,13 @@ export function createInboxFacet(session: SessionService, onRead: () => void = (
           client.call("listConversations", { query: { view: "coo", contact: to.replace(/^@/, ""), limit: 1, messages: 0 } }),
         );
         const conversation = existing.conversations?.[0];
-        if (conversation) return await asPerson(conversation.conversationId);
+        // Not (or no longer) connected: the message goes as human mode, which the server holds as a message request.
+        if (conversation)
+          return await asPerson(conversation.conversationId).catch((error: unknown) =>
+            notConnected(error) ? viaHumanMode() : Promise.reject(error),
+          );
         // The first message to someone opens the pair's conversation: only the server's human mode does that.
-        const answer = await call(() => client.call("agentMessage", { body: { to, message } }));
-        onRead();
-        return { conversationId: answer.conversationId };
+        return await viaHumanMode();
       } catch (error) {
         if (isRouteMissing(error)) throw new Error(INBOX_UNSUPPORTED, { cause: error });
         if (isObjectMissing(error) && to.startsWith("group:")) throw new Error(GONE, { cause: error });
@@ -193,6 +213,39 @@ export function createInboxFacet(session: SessionService, onRead: () => void = (
         throw error;
       });
       return { conversationId: answer.group.id };
+    },
+
+    async listInboxRequests() {
+      const { client } = signedIn();
+      try {
+        const answer = await call(() => client.call("listMessageRequests", { query: { limit: 50 } }));
+        const requests = answer.requests.map((request) => ({
+          requestId: request.id,
+          from: { userId: request.from.userId, username: request.from.username, name: request.from.name || request.from.username },
+          conversationId: request.conversationId,
+          messageCount: request.messageCount,
+          messages: request.messages.map((m) => ({ id: m.id, content: m.content, createdAt: m.createdAt })),
+          updatedAt: request.updatedAt,
+        }));
+        return { supported: true, requests };
+      } catch (error) {
+        // An older server answers 400 (`requests` taken for a conversation id) or 404: it has no message requests.
+        if (isRouteMissing(error) || isBadRequest(error)) return { supported: false, requests: [] };
+        throw error;
+      }
+    },
+
+    async answerInboxRequest(input) {
+      const { requestId, action } = parseInput("answerInboxRequest", AnswerInput, input);
+      const { client } = signedIn();
+      const route = ({ accept: "acceptMessageRequest", ignore: "ignoreMessageRequest", block: "blockMessageRequest" } as const)[action];
+      const answer = await call(() => client.call(route, { params: { id: requestId } }));
+      if (action === "accept") onRead();
+      return {
+        status: answer.status,
+        conversationId: answer.conversationId,
+        message: `${DONE_WORDS[action]}: ${answer.message}`,
+      };
     },
 
     async leaveInboxGroup(input) {

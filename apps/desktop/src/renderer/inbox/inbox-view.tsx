@@ -6,6 +6,7 @@ import { useHostStatus } from "../layout/host-status";
 import { shortTime } from "../notes/note-time";
 import { ConversationPane } from "./conversation-pane";
 import { useInboxSession } from "./inbox-session";
+import { MessageRequests } from "./message-requests";
 import { NewGroupForm, NewMessageForm } from "./new-message-form";
 // Panels and the offline notice look as in the Connections section.
 import "../connections/connections.css";
@@ -73,6 +74,7 @@ export function InboxView({ api }: { api: DesktopApi }) {
           </p>
         )}
         {list.error && !offline && <ErrorNotice message={`The conversations could not be loaded: ${list.error}`} onRetry={refresh} />}
+        <MessageRequests api={api} reloadKey={list.data} onAccepted={refresh} />
         {conversations === undefined ? (
           !list.error && <p className="empty-state">Loading…</p>
         ) : conversations.length === 0 ? (

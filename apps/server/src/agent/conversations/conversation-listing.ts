@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Kysely, sql } from "kysely";
+import { type Expression, type ExpressionBuilder, expressionBuilder, type Kysely, type SqlBool, sql } from "kysely";
 import type { ConversationKind, Schema } from "../../db/schema";
 import { groupSummary } from "../../messaging/groups";
 import { loadPeople } from "../../network/network-people";
@@ -38,21 +38,54 @@ export function messageJson(row: MessageRow) {
 }
 
 /**
+ * The messages a user may see of the conversations they are in: all but those held by a message
+ * request (messaging/message-requests.ts) that is not accepted, which only their sender sees.
+ */
+export function shownTo(userId: number): Expression<SqlBool> {
+  const eb = expressionBuilder<Schema, "agent_messages">();
+  return eb.or([
+    eb("agent_messages.request_id", "is", null),
+    // Correlated on the request's primary key: one lookup per held message, however many requests there are.
+    eb.exists(
+      eb
+        .selectFrom("message_requests")
+        .select("message_requests.id")
+        .whereRef("message_requests.id", "=", "agent_messages.request_id")
+        .where((inner) => inner.or([inner("message_requests.status", "=", "accepted"), inner("message_requests.sender_id", "=", userId)])),
+    ),
+  ]);
+}
+
+/**
  * The conversations a user may see: their own personal-agent ones, and the shared and group ones
- * they are an active member of. Every listing and search goes through this one condition.
+ * they are an active member of (a pair's one only once it holds a message they may see: one that
+ * holds only a stranger's request is not theirs yet). Every listing and search goes through this
+ * one condition.
  */
 function visibleTo(eb: ExpressionBuilder<Schema, "agent_conversations">, userId: number) {
   return eb.or([
     eb.and([eb("agent_conversations.kind", "=", "agent"), eb("agent_conversations.owner_id", "=", userId)]),
-    eb(
-      "agent_conversations.id",
-      "in",
-      eb
-        .selectFrom("conversation_members")
-        .select("conversation_members.conversation_id")
-        .where("conversation_members.user_id", "=", userId)
-        .where("conversation_members.left_at", "is", null),
-    ),
+    eb.and([
+      eb(
+        "agent_conversations.id",
+        "in",
+        eb
+          .selectFrom("conversation_members")
+          .select("conversation_members.conversation_id")
+          .where("conversation_members.user_id", "=", userId)
+          .where("conversation_members.left_at", "is", null),
+      ),
+      eb.or([
+        eb("agent_conversations.kind", "!=", "shared_agent"),
+        eb.exists(
+          eb
+            .selectFrom("agent_messages")
+            .select("agent_messages.id")
+            .whereRef("agent_messages.conversation_id", "=", "agent_conversations.id")
+            .where(shownTo(userId)),
+        ),
+      ]),
+    ]),
   ]);
 }
 
@@ -82,6 +115,7 @@ async function unreadOfMember(db: Kysely<Schema>, conversationId: number, userId
     .where("agent_messages.conversation_id", "=", conversationId)
     .whereRef("agent_messages.id", ">", "conversation_members.last_read_id")
     .where((eb) => eb.or([eb("agent_messages.sender_id", "is", null), eb("agent_messages.sender_id", "!=", String(userId))]))
+    .where(shownTo(userId))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
@@ -117,11 +151,13 @@ export async function listConversations(db: Kysely<Schema>, ownerId: number, opt
           .selectFrom("agent_messages")
           .select((eb) => [eb.fn.countAll<number>().as("n"), eb.fn.count<number>("id").filterWhere("read_at", "is", null).as("unread")])
           .where("conversation_id", "=", id)
+          .where(shownTo(ownerId))
           .executeTakeFirst(),
         db
           .selectFrom("agent_messages")
           .selectAll()
           .where("conversation_id", "=", id)
+          .where(shownTo(ownerId))
           .orderBy("id", "desc")
           .limit(options.messagesPerConversation)
           .execute(),
@@ -185,6 +221,7 @@ export async function countConversations(db: Kysely<Schema>, ownerId: number, vi
           .where("agent_conversations.kind", "in", shared)
           .whereRef("agent_messages.id", ">", "conversation_members.last_read_id")
           .where((eb) => eb.or([eb("agent_messages.sender_id", "is", null), eb("agent_messages.sender_id", "!=", String(ownerId))]))
+          .where(shownTo(ownerId))
           .executeTakeFirst()
       : undefined,
   ]);
@@ -212,6 +249,7 @@ export async function searchConversationMessages(
     .where((eb) => visibleTo(eb, ownerId))
     .where("agent_conversations.kind", "in", [...KINDS_OF_VIEW[view]])
     .$if(memberId !== undefined, (qb) => qb.where((eb) => withMember(eb, memberId as number)))
+    .where(shownTo(ownerId))
     .where(sql<boolean>`lower(agent_messages.content) like ${likePattern(q)} escape '\\'`)
     .orderBy("agent_messages.id", "desc")
     .limit(limit)

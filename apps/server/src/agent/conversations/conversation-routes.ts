@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import type { RouteHandlers } from "../../http/router";
 import { findPerson, visibleConversation } from "../../messaging/shared-conversations";
-import { countConversations, listConversations, searchConversationMessages } from "./conversation-listing";
+import { countConversations, listConversations, searchConversationMessages, shownTo } from "./conversation-listing";
 import { getOwnConversation, markConversationRead } from "./conversation-store";
 
 type ConversationRouteId = "listConversations" | "getConversation" | "markConversationRead" | "deleteConversation";
@@ -47,6 +47,7 @@ export function conversationHandlers({ db, clock }: AppContext): RouteHandlers<C
         .where("conversation_id", "=", row.id)
         .where("id", ">", Number(membership.last_read_id))
         .where((eb) => eb.or([eb("sender_id", "is", null), eb("sender_id", "!=", String(principal.userId))]))
+        .where(shownTo(principal.userId))
         .executeTakeFirst();
       await db
         .updateTable("conversation_members")

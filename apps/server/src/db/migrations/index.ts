@@ -29,6 +29,7 @@ import * as signInFailures from "./0028-sign-in-failures";
 import * as heartbeatCredential from "./0029-heartbeat-credential";
 import * as linkBornContacts from "./0030-link-born-contacts";
 import * as bridgeClients from "./0031-bridge-clients";
+import * as messageRequests from "./0032-message-requests";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0029-heartbeat-credential": heartbeatCredential,
   "0030-link-born-contacts": linkBornContacts,
   "0031-bridge-clients": bridgeClients,
+  "0032-message-requests": messageRequests,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
