@@ -8,7 +8,6 @@ import type { UserPrincipal } from "../auth/principal";
 import type { AppContext } from "../context";
 import { ApiError, badRequest, forbidden, tooManyRequests } from "../http/errors";
 import type { PersonRow } from "../network/network-people";
-import { areConnected } from "../network/permissions";
 import { boundByLink, linkEnded, type UsablePermission, usableContactPermission, whileLinkLive } from "../share/link-bound";
 import { liveLinkById } from "../share/share-links";
 import { contactRunGrant } from "./contact-grant";
