@@ -10,6 +10,14 @@ export const ServerConfigSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// or postgresql:// URL" })
     .optional(),
+  /**
+   * Redis, for what moves between several instances on one PostgreSQL database (document updates and
+   * awareness, realtime wake-ups, shared limits); one instance needs none (docs/scaling.md).
+   */
+  redisUrl: z
+    .string()
+    .regex(/^rediss?:\/\//, { error: "must be a redis:// or rediss:// URL" })
+    .optional(),
   logLevel: z.enum(LOG_LEVELS).default("info"),
   /** The level of the one log line per HTTP request (method, path, status, duration, user); `silent` turns it off. */
   accessLog: z.enum(LOG_LEVELS).default("info"),
@@ -141,6 +149,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   port: ["TANDEM_PORT", "PORT"],
   dataDir: ["TANDEM_DATA_DIR"],
   databaseUrl: ["TANDEM_DATABASE_URL", "DATABASE_URL"],
+  redisUrl: ["TANDEM_REDIS_URL"],
   logLevel: ["TANDEM_LOG_LEVEL"],
   accessLog: ["TANDEM_ACCESS_LOG"],
   rateLimitPerMinute: ["TANDEM_RATE_LIMIT_PER_MINUTE"],

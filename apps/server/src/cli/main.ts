@@ -45,6 +45,7 @@ Serve options:
   --log-level L           fatal|error|warn|info|debug|trace|silent
   --access-log L          the level of the line logged per request (default info; silent: none)
   --public-url URL        the address people reach the server at (for pairing links)
+  --redis-url URL         Redis shared by several instances on one PostgreSQL database (redis://…)
   --credit-allowance A    Credits of users no balance was set for: unlimited (default) or N a month
   --team-seats S          the team's seats when 'team seats' set none: unlimited (default) or N
   --max-document-bytes N  the largest a document may grow (default 33554432, 32 MiB)
@@ -82,6 +83,7 @@ const CHECKOUT_DATA_DIR = fileURLToPath(new URL("../../../../data", import.meta.
 const OPTIONS = {
   "data-dir": { type: "string" },
   "database-url": { type: "string" },
+  "redis-url": { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
   "log-level": { type: "string" },
@@ -116,6 +118,7 @@ function configFrom(values: Values): ServerConfig {
     {
       dataDir: values["data-dir"],
       databaseUrl: values["database-url"],
+      redisUrl: values["redis-url"],
       port: values.port,
       host: values.host,
       logLevel: values["log-level"],
