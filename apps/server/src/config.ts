@@ -18,6 +18,14 @@ export const ServerConfigSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, { error: "must be a redis:// or rediss:// URL" })
     .optional(),
+  /**
+   * Prefixes every Redis key and channel, so several Tandem servers (or test runs) can share one Redis
+   * without hearing each other; every instance of one server must use the same.
+   */
+  redisPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: "must be 1 to 64 letters, digits or _ . : -" })
+    .default("tandem"),
   logLevel: z.enum(LOG_LEVELS).default("info"),
   /** The level of the one log line per HTTP request (method, path, status, duration, user); `silent` turns it off. */
   accessLog: z.enum(LOG_LEVELS).default("info"),
@@ -150,6 +158,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   dataDir: ["TANDEM_DATA_DIR"],
   databaseUrl: ["TANDEM_DATABASE_URL", "DATABASE_URL"],
   redisUrl: ["TANDEM_REDIS_URL"],
+  redisPrefix: ["TANDEM_REDIS_PREFIX"],
   logLevel: ["TANDEM_LOG_LEVEL"],
   accessLog: ["TANDEM_ACCESS_LOG"],
   rateLimitPerMinute: ["TANDEM_RATE_LIMIT_PER_MINUTE"],
