@@ -1,5 +1,5 @@
 import { folderNameKey, folderNameProblem, markdownToJson } from "@tandem/core";
-import type { Kysely } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Dialect } from "../db/database";
 import type { Schema } from "../db/schema";
 import { ensureFolderPath, findFolderPath, folderPath } from "../folders/folders-service";
@@ -27,6 +27,22 @@ export async function memoryFolderIds(db: Kysely<Schema>, ownerId: number): Prom
     for (const id of frontier) ids.add(id);
   }
   return [...ids];
+}
+
+/**
+ * `memory_tree (id)`, a common table expression for a `with recursive` clause (SQLite and
+ * PostgreSQL alike): the Memory folders, and every folder below them, of the users `owners` (a
+ * subquery of user ids) selects; in SQL what {@link memoryFolderIds} answers for one owner. The
+ * name is a literal, not a parameter, so statements compiled once with the user id as their only
+ * parameter (the folder listing) can hold it.
+ */
+export function memoryTreeCte(owners: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`memory_tree (id) as (
+    select id from folders
+    where owner_id in (${owners}) and parent_id is null and name_key = ${sql.lit(folderNameKey(MEMORY_FOLDER))}
+    union
+    select folders.id from memory_tree inner join folders on folders.parent_id = memory_tree.id
+  )`;
 }
 
 /** `Memory/Self/USER.md`: the note's folders and its title with `.md`, as memory paths are shown. */

@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Schema } from "../db/schema";
 import { forbidden, notFound } from "../http/errors";
+import { memoryTreeCte } from "../memory/memory-service";
 
 export type Role = "owner" | "editor" | "viewer";
 
@@ -20,8 +21,14 @@ export interface SharedFolderAccess {
  *   belongs to the sharer.
  * - `shared_tree`: those and their descendants among the sharers' folders (`union`, not
  *   `union all`, so even a cycle in the view would end).
- * - `shared_access`: one row per folder. Its `exists` test is redundant for the answer, but it
- *   lets SQLite skip building the recursive part for the many users who have no shares at all.
+ * - `memory_tree`: the sharers' Memory folders and everything below them. Memory (the owner's
+ *   `Memory/Self/USER.md`, the heartbeat checklist an `ACTIONS` run carries out) is never shared,
+ *   whatever a share names: one of Memory, or of a folder that was later moved or renamed into
+ *   it, reaches nothing there. Excluding it here, where every path asks (REST, search, grep,
+ *   snapshots, sync), is what keeps it the owner's alone; refusing such shares is only courtesy.
+ * - `shared_access`: one row per folder, Memory left out. Its `exists` test is redundant for the
+ *   answer, but it lets SQLite skip building the recursive part for the many users who have no
+ *   shares at all.
  */
 export function sharedAccessCtes(userId: number): RawBuilder<unknown> {
   return sql`shared_roots as (
@@ -38,10 +45,12 @@ export function sharedAccessCtes(userId: number): RawBuilder<unknown> {
     inner join folders on folders.parent_id = shared_tree.id
     where folders.owner_id in (select owner_id from shared_roots)
   ),
+  ${memoryTreeCte(sql`select owner_id from shared_roots`)},
   shared_access as (
     select id, min(owner_id) as owner_id, min(role) as role
     from shared_tree
     where exists (select 1 from folder_shares where grantee_id = ${userId})
+      and id not in (select id from memory_tree)
     group by id
   )`;
 }

@@ -2,7 +2,8 @@ import type { Kysely } from "kysely";
 import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
 import { getOwnedFolder } from "../folders/folders-service";
-import { badRequest, notFound } from "../http/errors";
+import { badRequest, conflict, notFound } from "../http/errors";
+import { MEMORY_FOLDER, memoryFolderIds } from "../memory/memory-service";
 import { bumpAccessEpoch } from "../sync/access-epoch";
 import { requireUserByUsername } from "../users/users-service";
 
@@ -22,6 +23,15 @@ export async function shareFolder(
   input: { username: string; role: "viewer" | "editor" },
 ): Promise<{ share: FolderShare; created: boolean }> {
   const folder = await getOwnedFolder(db, ownerId, folderId);
+  // Memory is a top-level folder, so no folder holds it: refusing Memory and what is below it is
+  // all there is to refuse. The access rules leave Memory out anyway (see sharedAccessCtes), also
+  // for a share whose folder moves into Memory later; this answers the owner in words instead.
+  if ((await memoryFolderIds(db, ownerId)).includes(folder.id)) {
+    throw conflict(
+      "memory_not_shareable",
+      `Folder "${folder.name}" is your ${MEMORY_FOLDER} or inside it: your agent's memory (such as ${MEMORY_FOLDER}/Self/USER.md and the heartbeat checklist) is never shared with anyone`,
+    );
+  }
   const grantee = await requireUserByUsername(db, input.username);
   if (grantee.id === ownerId) throw badRequest("invalid_request", "body.username: you cannot share a folder with yourself");
   const existing = await db

@@ -5,7 +5,10 @@ import type { Schema } from "../db/schema";
 import { bumpAccessEpoch } from "../sync/access-epoch";
 import { claimNotes } from "./note-ownership";
 
-/** Folder ids by uuid, and whether any folder or note left the place it had (which can end a share's reach). */
+/**
+ * Folder ids by uuid, and whether any folder or note left the place it had or a top-level folder
+ * was renamed (either can end a share's reach).
+ */
 interface Materialized {
   ids: Map<string, number>;
   moved: boolean;
@@ -58,7 +61,8 @@ async function materializeFolders(tx: Transaction<Schema>, ownerId: number, doc:
     };
     const row = existing.get(uuid);
     const changed = !row || (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => row[key] !== wanted[key]);
-    if (row && row.parent_id !== parentId) moved = true;
+    // A top-level folder renamed may become (or stop being) Memory, which no share reaches.
+    if (row && (row.parent_id !== parentId || (parentId === null && row.name_key !== wanted.name_key))) moved = true;
     if (changed) await tx.updateTable("folders").set(wanted).where("owner_id", "=", ownerId).where("uuid", "=", uuid).execute();
   }
 
