@@ -13,7 +13,7 @@ import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
 import { deleteFolder, ensureFolderPath, ensureFolderPaths, findFolderPath } from "../folders/folders-service";
 import { ApiError } from "../http/errors";
-import { MEMORY_FOLDER } from "../memory/memory-service";
+import { MEMORY_FOLDER } from "../memory/memory-tree";
 import { changeMeta, createNoteFromJson, findNoteByTitle, getOwnedNote, readBody, replaceBody } from "../notes/notes-service";
 import { workspaceTotals } from "../notes/notes-stats";
 import { takeSnapshot } from "../snapshots/snapshots-service";

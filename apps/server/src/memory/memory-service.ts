@@ -1,5 +1,5 @@
 import { folderNameKey, folderNameProblem, markdownToJson } from "@tandem/core";
-import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { Dialect } from "../db/database";
 import type { Schema } from "../db/schema";
 import { ensureFolderPath, findFolderPath, folderPath } from "../folders/folders-service";
@@ -9,41 +9,10 @@ import type { Embedder } from "../search/embedder";
 import { searchNotes } from "../search/search-index";
 import { takeSnapshot } from "../snapshots/snapshots-service";
 import type { SyncServer } from "../sync/sync-server";
-
-/** The agent's memory is the root folder named Memory (any case) and everything below it. */
-export const MEMORY_FOLDER = "Memory";
+import { MEMORY_FOLDER, memoryFolderIds } from "./memory-tree";
 
 /** Levels of a memory path below Memory, the note's own name included (`Self/USER.md` is 2). */
 export const MAX_MEMORY_PATH_DEPTH = 8;
-
-/** The ids of the owner's Memory folder and every folder below it. */
-export async function memoryFolderIds(db: Kysely<Schema>, ownerId: number): Promise<number[]> {
-  const folders = await db.selectFrom("folders").select(["id", "parent_id", "name_key"]).where("owner_id", "=", ownerId).execute();
-  const roots = folders.filter((f) => f.parent_id === null && f.name_key === folderNameKey(MEMORY_FOLDER)).map((f) => f.id);
-  const ids = new Set(roots);
-  // Breadth-first down the tree; the view has no cycles.
-  for (let frontier = roots; frontier.length > 0; ) {
-    frontier = folders.filter((f) => f.parent_id !== null && frontier.includes(f.parent_id) && !ids.has(f.id)).map((f) => f.id);
-    for (const id of frontier) ids.add(id);
-  }
-  return [...ids];
-}
-
-/**
- * `memory_tree (id)`, a common table expression for a `with recursive` clause (SQLite and
- * PostgreSQL alike): the Memory folders, and every folder below them, of the users `owners` (a
- * subquery of user ids) selects; in SQL what {@link memoryFolderIds} answers for one owner. The
- * name is a literal, not a parameter, so statements compiled once with the user id as their only
- * parameter (the folder listing) can hold it.
- */
-export function memoryTreeCte(owners: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`memory_tree (id) as (
-    select id from folders
-    where owner_id in (${owners}) and parent_id is null and name_key = ${sql.lit(folderNameKey(MEMORY_FOLDER))}
-    union
-    select folders.id from memory_tree inner join folders on folders.parent_id = memory_tree.id
-  )`;
-}
 
 /** `Memory/Self/USER.md`: the note's folders and its title with `.md`, as memory paths are shown. */
 async function memoryPathOf(db: Kysely<Schema>, ownerId: number, folderId: number | null, title: string): Promise<string> {

@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { RunGrant } from "../agent/tools/run-grant";
 import type { Schema } from "../db/schema";
 import { listFolders } from "../folders/folders-service";
-import { memoryFolderIds } from "../memory/memory-service";
+import { memoryFolderIds } from "../memory/memory-tree";
 
 /**
  * The only tools a contact's agent run may ever have, whatever its permission says: reading notes

@@ -2,7 +2,7 @@ import { jsonToMarkdown, type Scope } from "@tandem/core";
 import type { RunGrant } from "../agent/tools/run-grant";
 import type { AppContext } from "../context";
 import { listFolders } from "../folders/folders-service";
-import { memoryFolderIds } from "../memory/memory-service";
+import { memoryFolderIds } from "../memory/memory-tree";
 import { getOwnedNote, readBody } from "../notes/notes-service";
 import type { ShareLinkRow } from "./share-links";
 

@@ -1,7 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Schema } from "../db/schema";
 import { forbidden, notFound } from "../http/errors";
-import { memoryTreeCte } from "../memory/memory-service";
+import { memoryTreeCte } from "../memory/memory-tree";
 
 export type Role = "owner" | "editor" | "viewer";
 

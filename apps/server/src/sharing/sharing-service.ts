@@ -3,7 +3,7 @@ import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
 import { getOwnedFolder } from "../folders/folders-service";
 import { badRequest, conflict, notFound } from "../http/errors";
-import { MEMORY_FOLDER, memoryFolderIds } from "../memory/memory-service";
+import { MEMORY_FOLDER, memoryFolderIds } from "../memory/memory-tree";
 import { bumpAccessEpoch } from "../sync/access-epoch";
 import { requireUserByUsername } from "../users/users-service";
 

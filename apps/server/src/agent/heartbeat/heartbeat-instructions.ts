@@ -1,7 +1,8 @@
 import { jsonToMarkdown, markdownToJson } from "@tandem/core";
 import type { AppContext } from "../../context";
 import { findFolderPath } from "../../folders/folders-service";
-import { MEMORY_FOLDER, writeMemory } from "../../memory/memory-service";
+import { writeMemory } from "../../memory/memory-service";
+import { MEMORY_FOLDER } from "../../memory/memory-tree";
 import { findNoteByTitle, getNote } from "../../notes/notes-service";
 
 /**
