@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { ALL_SCOPES, workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../src/auth/api-keys";
 import { MAX_RUNS_PER_USER } from "../src/agent/chat/chat-routes";
+import { createApiKey } from "../src/auth/api-keys";
 import { type RunningServer, startServer } from "../src/server";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
 import { POSTGRES_URL, runCli, startTestServer, type TestServer, type TestUser } from "./harness";
