@@ -131,7 +131,8 @@ export async function registerEndpointIn(
 /** Streams opened with a token that no longer verifies must not keep running, on any instance. */
 export function endEndpointStreams(context: AppContext, endpointId: string): void {
   context.realtime.endStreams(endpointId);
-  announceAccessChange(context.shared, { endStreams: [endpointId] });
+  // Device tokens open no sync connections: only the streams need to end.
+  announceAccessChange(context.shared, { endStreams: [endpointId], sync: false });
 }
 
 /**

@@ -12,13 +12,15 @@ import type { SharedState } from "./shared-state";
 export interface AccessChange {
   /** Stream channels (a device's endpoint id, a user's stream channel) whose open streams must end. */
   readonly endStreams?: readonly string[];
+  /** Whether open sync connections must be checked again (default yes; a device token never opens one). */
+  readonly sync?: boolean;
 }
 
 const CHANNEL = "access";
 
 /** Tells every other instance (the sender does its own part itself, before answering). */
 export function announceAccessChange(shared: SharedState, change: AccessChange = {}): void {
-  shared.publish(CHANNEL, { origin: shared.instanceId, endStreams: change.endStreams ?? [] });
+  shared.publish(CHANNEL, { origin: shared.instanceId, endStreams: change.endStreams ?? [], sync: change.sync ?? true });
 }
 
 /**
@@ -31,11 +33,12 @@ export function followAccessChanges(
   targets: { connections: ConnectionGuard; realtime: RealtimeLog; logger: Logger },
 ): () => void {
   return shared.subscribe(CHANNEL, (message) => {
-    const { origin, endStreams } = (message ?? {}) as { origin?: unknown; endStreams?: unknown };
+    const { origin, endStreams, sync } = (message ?? {}) as { origin?: unknown; endStreams?: unknown; sync?: unknown };
     if (origin === shared.instanceId) return;
     if (Array.isArray(endStreams)) {
       for (const channel of endStreams) if (typeof channel === "string") targets.realtime.endStreams(channel);
     }
+    if (sync === false) return;
     targets.connections.recheck().catch((error) => targets.logger.warn({ err: error }, "could not re-check sync access"));
   });
 }
