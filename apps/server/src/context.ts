@@ -10,6 +10,7 @@ import type { Schema } from "./db/schema";
 import type { Maintenance } from "./maintenance";
 import type { RealtimeLog } from "./realtime/event-log";
 import type { Embedder } from "./search/embedder";
+import type { SharedState } from "./shared/shared-state";
 import type { SyncServer } from "./sync/sync-server";
 
 /** What every feature's routes and services share; built once at start. */
@@ -19,6 +20,8 @@ export interface AppContext {
   readonly database: Database;
   readonly db: Kysely<Schema>;
   readonly authenticator: Authenticator;
+  /** What every instance must agree on beyond the database: limits, run slots, access signals (docs/scaling.md). */
+  readonly shared: SharedState;
   /** The sync hub; REST writes to notes, folders and todos go through it. */
   readonly sync: SyncServer;
   /** The delegation layer's time; tests move it forward. */

@@ -19,7 +19,6 @@ import { approvalHandlers } from "./approvals/approvals-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
 import { Authenticator } from "./auth/authenticator";
-import { RateLimiter } from "./auth/rate-limiter";
 import { Clock } from "./clock";
 import type { ServerConfig } from "./config";
 import type { AppContext } from "./context";
@@ -48,6 +47,8 @@ import { EmbeddingIndexer } from "./search/embedding-indexer";
 import { guestRouter } from "./share/guest-routes";
 import { ShareGuard } from "./share/share-guard";
 import { shareHandlers } from "./share/share-routes";
+import { followAccessChanges } from "./shared/access-changes";
+import { openSharedState } from "./shared/shared-state";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
@@ -152,13 +153,14 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // A provider without what it needs stops the start before any storage is created.
   assertModelConfig(config);
   const database = await openDatabase(config);
+  const shared = await openSharedState(config, logger);
   const authenticator = new Authenticator(
-    new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
-    new RateLimiter({ perMinute: config.authFailuresPerMinute, burst: config.authFailureBurst }),
+    shared.limiter("requests", { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
+    shared.limiter("auth-failures", { perMinute: config.authFailuresPerMinute, burst: config.authFailureBurst }),
   );
   authenticator.addVerifier(new ApiKeyVerifier(database.db));
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
-  const base = { config, logger, database, db: database.db, authenticator };
+  const base = { config, logger, database, db: database.db, authenticator, shared };
   const sync = new SyncServer(base);
   await sync.start();
   const clock = new Clock();
@@ -180,6 +182,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // Runs a crashed server left `running` are closed before anything else can look at them.
   await heartbeats.closeAbandonedRuns();
   context.maintenance.add("heartbeat.schedule", () => heartbeats.tick());
+  // Other instances' revocations reach this one's sync connections and streams at once.
+  const unfollowAccess = followAccessChanges(shared, { connections: sync.connections, realtime: context.realtime, logger });
   const oauth = await OAuthServer.create(context);
   const app = buildApp(context, sync, heartbeats, oauth);
   const server = createServer(app);
@@ -205,6 +209,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   try {
     address = await listen(server, config.port, config.host);
   } catch (error) {
+    await shared.close();
     await database.close();
     throw error;
   }
@@ -235,6 +240,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       grace.unref();
       await stopped;
       clearTimeout(grace);
+      unfollowAccess();
+      await shared.close();
       await database.close();
       logger.info("stopped");
     })();

@@ -67,7 +67,7 @@ export class Authenticator {
     if (token === undefined) throw missingCredential();
     const principal = token === "" ? null : await this.verify(token);
     if (!principal) {
-      const retryAfter = this.failureLimiter.take(clientAddress);
+      const retryAfter = await this.failureLimiter.take(clientAddress);
       throw retryAfter === null ? invalidCredential() : tooManyRequests(retryAfter);
     }
     if (!KIND_FOR_AUTH[auth].includes(principal.credential.kind)) {
@@ -78,7 +78,7 @@ export class Authenticator {
     if (missing.length > 0) {
       throw forbidden("insufficient_scope", `This route needs the scope${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);
     }
-    const retryAfter = this.rateLimiter.take(`${principal.credential.kind}:${principal.credential.id}`);
+    const retryAfter = await this.rateLimiter.take(`${principal.credential.kind}:${principal.credential.id}`);
     if (retryAfter !== null) throw tooManyRequests(retryAfter);
     return principal;
   }

@@ -9,7 +9,10 @@ import { DatabaseNotFoundError, openDatabase } from "../db/database";
 import { creditStanding, setCreditBalance } from "../grants/credits";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
+import { userChannel } from "../realtime/user-events";
 import { startServer } from "../server";
+import { announceAccessChange } from "../shared/access-changes";
+import { openSharedState } from "../shared/shared-state";
 import { operatorTeamView, setTeamName, setTeamSeats, UNLIMITED_SEATS } from "../team/team-service";
 import { createUser, requireUserByUsername } from "../users/users-service";
 import { rebuildViews } from "../views/rebuild-views";
@@ -273,7 +276,19 @@ async function run(argv: string[]): Promise<number> {
     }
     case "keys revoke": {
       const keyId = operand(positionals, 2, "<keyId>");
-      print(await withDatabase(values, (db) => revokeApiKey(db, keyId)));
+      const config = configFrom(values);
+      const revoked = await withDatabase(values, async (db) => {
+        const owner = await db.selectFrom("api_keys").select("user_id").where("id", "=", keyId).executeTakeFirst();
+        return { ...(await revokeApiKey(db, keyId)), userId: owner?.user_id };
+      });
+      // With Redis, every running instance closes the key's sync connections and streams now,
+      // not at its next look at the database.
+      if (config.redisUrl && revoked.userId !== undefined) {
+        const shared = await openSharedState(config, createLogger("warn"));
+        announceAccessChange(shared, { endStreams: [userChannel(revoked.userId)] });
+        await shared.close();
+      }
+      print({ keyId: revoked.keyId, revokedAt: revoked.revokedAt });
       return 0;
     }
     case "views rebuild": {

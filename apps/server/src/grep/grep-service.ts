@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import type { AppContext } from "../context";
 import type { Schema } from "../db/schema";
 import { ApiError, badRequest } from "../http/errors";
 import { chooseFolder } from "../notes/folder-choice";
@@ -18,18 +19,19 @@ export const MAX_ANSWER_CHARS = 1_000_000;
  */
 const REGEX_LIMITS = { timeoutMs: 2000, workers: 2, maxWaitingPerUser: 4 };
 
-const runners = new WeakMap<object, RegexRunner>();
+const runners = new WeakMap<AppContext, RegexRunner>();
 
 /**
  * The server's one regex runner: REST greps and the agent's share its workers, so the limits and
  * the fairness between users hold whoever asks. Its workers are unreferenced, so they never hold
- * the process open at shutdown.
+ * the process open at shutdown. The workers are this instance's; a caller's line is counted over
+ * every instance (`app.shared`).
  */
-export function regexRunnerFor(server: object): RegexRunner {
-  let runner = runners.get(server);
+export function regexRunnerFor(app: AppContext): RegexRunner {
+  let runner = runners.get(app);
   if (!runner) {
-    runner = new RegexRunner(REGEX_LIMITS);
-    runners.set(server, runner);
+    runner = new RegexRunner(REGEX_LIMITS, (caller, max) => app.shared.acquireSlot("regex-greps", caller, max));
+    runners.set(app, runner);
   }
   return runner;
 }

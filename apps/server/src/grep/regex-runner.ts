@@ -15,6 +15,12 @@ export interface RegexRunnerLimits {
   readonly maxWaitingPerUser: number;
 }
 
+/**
+ * Takes one of the caller's places (running or waiting) over every server instance, or answers
+ * null when they have none left; the function it answers gives the place back.
+ */
+export type SharedPlaces = (caller: string, max: number) => Promise<(() => void) | null>;
+
 interface Job {
   readonly options: GrepOptions;
   readonly texts: string[];
@@ -41,19 +47,32 @@ export class RegexRunner {
   readonly #waiting = new Map<string, Job[]>();
   readonly #runningCallers = new Set<string>();
 
-  constructor(readonly limits: RegexRunnerLimits) {}
+  /**
+   * @param places when given, a caller's greps are also counted over every instance (one running
+   *   and `maxWaitingPerUser` waiting in all), so several instances do not multiply their line.
+   */
+  constructor(
+    readonly limits: RegexRunnerLimits,
+    private readonly places?: SharedPlaces,
+  ) {}
 
   /** Runs a grep in `caller`'s line (a key such as `user:12`, see `grepQueueOf`). */
-  run(caller: string, options: GrepOptions, texts: string[]): Promise<GrepResult> {
-    const queue = this.#waiting.get(caller) ?? [];
-    if (queue.length >= this.limits.maxWaitingPerUser) {
-      return Promise.reject(new RegexQueueFullError(`${queue.length} regex greps of yours are waiting already`));
+  async run(caller: string, options: GrepOptions, texts: string[]): Promise<GrepResult> {
+    const full = () => new RegexQueueFullError(`${this.#waiting.get(caller)?.length ?? 0} regex greps of yours are waiting already`);
+    if ((this.#waiting.get(caller)?.length ?? 0) >= this.limits.maxWaitingPerUser) throw full();
+    const release = this.places ? await this.places(caller, this.limits.maxWaitingPerUser + 1) : () => {};
+    if (!release) throw full();
+    try {
+      return await new Promise<GrepResult>((resolve, reject) => {
+        // Looked up again: other greps of this caller may have come and gone while the place was taken.
+        const queue = this.#waiting.get(caller) ?? [];
+        queue.push({ options, texts, resolve, reject });
+        this.#waiting.set(caller, queue);
+        this.#dispatch();
+      });
+    } finally {
+      release();
     }
-    return new Promise((resolve, reject) => {
-      queue.push({ options, texts, resolve, reject });
-      this.#waiting.set(caller, queue);
-      this.#dispatch();
-    });
   }
 
   /** Starts waiting greps while workers are free, one per caller, taking callers in turn. */

@@ -10,6 +10,7 @@ import { ApiError, badRequest, forbidden, tooManyRequests } from "../http/errors
 import type { PersonRow } from "../network/network-people";
 import { boundByLink, linkEnded, type UsablePermission, usableContactPermission, whileLinkLive } from "../share/link-bound";
 import { liveLinkById } from "../share/share-links";
+import type { SharedState } from "../shared/shared-state";
 import { contactRunGrant } from "./contact-grant";
 import { deliverAsRequest, mayWriteDirectly } from "./message-requests";
 import { activeMembership, displayName, findPerson, groupNotFound, openPairConversation, postMessages } from "./shared-conversations";
@@ -40,33 +41,26 @@ const MAX_RPCS_PER_CALLER = 4;
 const MAX_RPCS_PER_RECIPIENT = 8;
 
 /**
- * Counts agent RPCs in flight on this instance, so no caller can keep someone's agent (and their
- * model budget) busy with a flood of questions: past the limit, a 429 at once, before any run.
+ * Counts agent RPCs in flight over every instance (`app.shared`), so no caller can keep someone's
+ * agent (and their model budget) busy with a flood of questions: past the limit, a 429 at once,
+ * before any run.
  */
 export class RpcSlots {
-  readonly #byCaller = new Map<number, number>();
-  readonly #byRecipient = new Map<number, number>();
+  constructor(private readonly shared: SharedState) {}
 
   /** Takes a slot for the pair, or throws 429; answers the function that gives it back. */
-  take(callerId: number, recipientId: number): () => void {
-    const caller = this.#byCaller.get(callerId) ?? 0;
-    const recipient = this.#byRecipient.get(recipientId) ?? 0;
-    if (caller >= MAX_RPCS_PER_CALLER || recipient >= MAX_RPCS_PER_RECIPIENT) throw tooManyRequests(5);
-    this.#byCaller.set(callerId, caller + 1);
-    this.#byRecipient.set(recipientId, recipient + 1);
-    let released = false;
+  async take(callerId: number, recipientId: number): Promise<() => void> {
+    const caller = await this.shared.acquireSlot("rpc-callers", String(callerId), MAX_RPCS_PER_CALLER);
+    if (!caller) throw tooManyRequests(5);
+    const recipient = await this.shared.acquireSlot("rpc-recipients", String(recipientId), MAX_RPCS_PER_RECIPIENT);
+    if (!recipient) {
+      caller();
+      throw tooManyRequests(5);
+    }
     return () => {
-      if (released) return;
-      released = true;
-      RpcSlots.#decrement(this.#byCaller, callerId);
-      RpcSlots.#decrement(this.#byRecipient, recipientId);
+      caller();
+      recipient();
     };
-  }
-
-  static #decrement(map: Map<number, number>, key: number): void {
-    const left = (map.get(key) ?? 1) - 1;
-    if (left > 0) map.set(key, left);
-    else map.delete(key);
   }
 }
 
@@ -99,7 +93,7 @@ export async function sendAgentMessage(
   principal: UserPrincipal,
   body: AgentMessageBody,
   signal: AbortSignal,
-  slots: RpcSlots = new RpcSlots(),
+  slots: RpcSlots = new RpcSlots(app.shared),
 ) {
   const started = performance.now();
   const target = parseTarget(body.to);
@@ -183,7 +177,7 @@ export async function sendAgentMessage(
       `${recipient.username} has not given your agent access; ask them first (POST /network/request with to: ${recipient.username}_coo)`,
     );
   }
-  const release = slots.take(sender.id, recipient.id);
+  const release = await slots.take(sender.id, recipient.id);
   try {
     return await answerAsAgent(app, sender, recipient, body.message, intent, permission, signal, elapsed);
   } finally {

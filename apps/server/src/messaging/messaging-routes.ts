@@ -34,7 +34,7 @@ function sendsAsThePerson(principal: UserPrincipal): undefined {
 
 export function messagingHandlers(context: AppContext): RouteHandlers<keyof typeof messagingRoutes | keyof typeof messageRequestRoutes> {
   const { db, clock } = context;
-  const rpcSlots = new RpcSlots();
+  const rpcSlots = new RpcSlots(context.shared);
   context.maintenance.add("messaging.prune", async () => {
     await pruneIdempotencyKeys(db, clock);
     await pruneUserEvents(db, clock);

@@ -4,7 +4,7 @@ import express, { type Request, type Response } from "express";
 import type Provider from "oidc-provider";
 import { passwordProblem, setPassword, verifyPassword } from "../auth/passwords";
 import type { UserPrincipal } from "../auth/principal";
-import { RateLimiter } from "../auth/rate-limiter";
+import type { RateLimiter } from "../auth/rate-limiter";
 import { addressKey, SignInLimits } from "../auth/sign-in-limits";
 import { nowIso } from "../clock";
 import type { AppContext } from "../context";
@@ -66,7 +66,7 @@ export class OAuthServer {
   #issuer = "";
   /** Failed sign-ins, counted in the database (per account and address, per address, per account). */
   readonly #signInLimits: SignInLimits;
-  readonly #registrations = new RateLimiter(REGISTRATIONS_PER_ADDRESS);
+  readonly #registrations: RateLimiter;
 
   private constructor(
     private readonly context: AppContext,
@@ -74,6 +74,7 @@ export class OAuthServer {
   ) {
     this.sessions = new WebSessions(context.db, context.config.publicUrl?.startsWith("https:") ?? false);
     this.#signInLimits = new SignInLimits(context.db, context.clock, context.config);
+    this.#registrations = context.shared.limiter("oauth-registrations", REGISTRATIONS_PER_ADDRESS);
     context.maintenance.add("oauth.cleanup", async () => {
       await deleteExpiredOAuthRows(context.db);
       await this.sessions.deleteExpired();
@@ -183,8 +184,13 @@ export class OAuthServer {
     router.get(`${OAUTH_MOUNT_PATH}/me`, userinfo);
     router.post(`${OAUTH_MOUNT_PATH}/me`, userinfo);
 
-    router.post(`${OAUTH_MOUNT_PATH}/reg`, (req, res, next) => {
-      const retryAfter = this.#registrations.take(`reg:${req.socket.remoteAddress}`);
+    router.post(`${OAUTH_MOUNT_PATH}/reg`, async (req, res, next) => {
+      let retryAfter: number | null;
+      try {
+        retryAfter = await this.#registrations.take(`reg:${req.socket.remoteAddress}`);
+      } catch (error) {
+        return next(error);
+      }
       if (retryAfter === null) return next();
       res
         .status(429)

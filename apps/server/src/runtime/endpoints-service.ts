@@ -7,6 +7,7 @@ import type { AppContext } from "../context";
 import type { Schema } from "../db/schema";
 import { ApiError, badRequest, forbidden } from "../http/errors";
 import { newId } from "../ids";
+import { announceAccessChange } from "../shared/access-changes";
 import { issueDeviceToken } from "./device-tokens";
 import { type EndpointRow, endpointView } from "./endpoint-view";
 
@@ -127,9 +128,11 @@ export async function registerEndpointIn(
   return { row, deviceToken: token.token, created: false };
 }
 
-/** Streams opened with a token that no longer verifies must not keep running. */
+/** Streams opened with a token that no longer verifies must not keep running, on any instance. */
 export function endEndpointStreams(context: AppContext, endpointId: string): void {
   context.realtime.endStreams(endpointId);
+  // Device tokens open no sync connections: only the streams need to end.
+  announceAccessChange(context.shared, { endStreams: [endpointId], sync: false });
 }
 
 /**

@@ -1,6 +1,5 @@
 import { API_BASE_PATH, type runtimeRoutes } from "@tandem/core";
 import type { Request } from "express";
-import { RateLimiter } from "../auth/rate-limiter";
 import type { AppContext } from "../context";
 import { tooManyRequests } from "../http/errors";
 import { created } from "../http/reply";
@@ -29,7 +28,7 @@ const PAIRING_STARTS = { perMinute: 60, burst: 60 };
 export function runtimeHandlers(context: AppContext): RouteHandlers<keyof typeof runtimeRoutes> {
   context.maintenance.add("runtime.pairings.cleanup", () => deleteOldPairings(context));
   const webSessions = new WebSessions(context.db, context.config.publicUrl?.startsWith("https:") ?? false);
-  const pairingStarts = new RateLimiter(PAIRING_STARTS);
+  const pairingStarts = context.shared.limiter("pairing-starts", PAIRING_STARTS);
   return {
     registerRuntimeEndpoint: async ({ input, principal }) => {
       const { endpoint, deviceToken, created: isNew } = await registerEndpoint(context, principal, input.body);
@@ -81,7 +80,7 @@ export function runtimeHandlers(context: AppContext): RouteHandlers<keyof typeof
       ...(await resolvePerson(context.db, principal.userId, input.query.handle)),
     }),
     startDeviceCode: async ({ input, req }) => {
-      const retryAfter = pairingStarts.take(`pairing-start:${req.ip}`);
+      const retryAfter = await pairingStarts.take(`pairing-start:${req.ip}`);
       if (retryAfter !== null) throw tooManyRequests(retryAfter);
       const { purpose, ...device } = input.body;
       const started = await startPairing(context, device, purpose, { address: req.ip ?? null, agent: req.get("user-agent") ?? null });

@@ -142,21 +142,16 @@ async function takeMessage(app: AppContext, sessionId: number): Promise<number> 
 }
 
 export class GuestChat {
-  readonly #running = new Map<number, number>();
-
   constructor(private readonly app: AppContext) {}
 
+  /** One guest turn; a link's turns running at once are counted over every instance (`app.shared`). */
   async send(request: GuestTurnRequest): Promise<GuestTurnResult> {
-    const linkId = Number(request.link.id);
-    const count = this.#running.get(linkId) ?? 0;
-    if (count >= MAX_RUNS_PER_LINK) throw tooManyRequests(5);
-    this.#running.set(linkId, count + 1);
+    const release = await this.app.shared.acquireSlot("guest-runs", String(request.link.id), MAX_RUNS_PER_LINK);
+    if (!release) throw tooManyRequests(5);
     try {
       return await this.#turn(request);
     } finally {
-      const left = (this.#running.get(linkId) ?? 1) - 1;
-      if (left > 0) this.#running.set(linkId, left);
-      else this.#running.delete(linkId);
+      release();
     }
   }
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { presentedToken } from "../auth/authenticator";
 import type { Principal } from "../auth/principal";
-import { RateLimiter } from "../auth/rate-limiter";
+import type { RateLimiter } from "../auth/rate-limiter";
 import type { AppContext } from "../context";
 import { ApiError, invalidCredential, tooManyRequests } from "../http/errors";
 import { findLiveLink, type ShareLinkRow } from "./share-links";
@@ -17,41 +17,34 @@ export const signInRequired = () =>
  * guessing is made slow three ways: attempts per client address, attempts on one token from
  * anywhere, and, once an address has named too many tokens that are not live, a pause during
  * which that address gets 429 for every token, live or not, so a hit cannot be told from a miss.
+ * The counts are shared by every instance (`context.shared`): guessing through several is no faster.
  */
 export class ShareGuard {
   readonly #perAddress: RateLimiter;
   readonly #perToken: RateLimiter;
+  /** Dead tokens named per address; past its budget the address waits for every token until its window ends. */
   readonly #failures: RateLimiter;
-  /** Addresses that named too many dead tokens, and until when (ms) they wait. */
-  readonly #blocked = new Map<string, number>();
 
   constructor(private readonly app: AppContext) {
     const { shareAttemptsPerMinute, shareTokenAttemptsPerMinute, shareFailuresPerMinute } = app.config;
-    this.#perAddress = new RateLimiter({ perMinute: shareAttemptsPerMinute, burst: shareAttemptsPerMinute });
-    this.#perToken = new RateLimiter({ perMinute: shareTokenAttemptsPerMinute, burst: shareTokenAttemptsPerMinute });
-    this.#failures = new RateLimiter({ perMinute: shareFailuresPerMinute, burst: shareFailuresPerMinute });
+    const { shared } = app;
+    this.#perAddress = shared.limiter("share-attempts", { perMinute: shareAttemptsPerMinute, burst: shareAttemptsPerMinute });
+    this.#perToken = shared.limiter("share-token-attempts", { perMinute: shareTokenAttemptsPerMinute, burst: shareTokenAttemptsPerMinute });
+    this.#failures = shared.limiter("share-failures", { perMinute: shareFailuresPerMinute, burst: shareFailuresPerMinute });
   }
 
   /** The live link `token` names, or a 404 (or 429, see above). */
   async redeem(token: string, address: string): Promise<ShareLinkRow> {
-    const now = Date.now();
-    const until = this.#blocked.get(address);
-    if (until !== undefined) {
-      if (until > now) throw tooManyRequests(Math.ceil((until - now) / 1000));
-      this.#blocked.delete(address);
-    }
-    const forAddress = this.#perAddress.take(`a:${address}`);
+    const blocked = await this.#failures.exhausted(`f:${address}`);
+    if (blocked !== null) throw tooManyRequests(blocked);
+    const forAddress = await this.#perAddress.take(`a:${address}`);
     if (forAddress !== null) throw tooManyRequests(forAddress);
-    const forToken = this.#perToken.take(`t:${token.slice(0, 64)}`);
+    const forToken = await this.#perToken.take(`t:${token.slice(0, 64)}`);
     if (forToken !== null) throw tooManyRequests(forToken);
     const link = await findLiveLink(this.app, token);
     if (link) return link;
-    const wait = this.#failures.take(`f:${address}`);
-    if (wait !== null) {
-      if (this.#blocked.size > 100_000) this.#blocked.clear();
-      this.#blocked.set(address, now + wait * 1000);
-      throw tooManyRequests(wait);
-    }
+    const wait = await this.#failures.take(`f:${address}`);
+    if (wait !== null) throw tooManyRequests(wait);
     throw linkNotFound();
   }
 

@@ -9,30 +9,23 @@ import { recordModelUsage } from "../usage/model-usage";
 import { ChatStream } from "./chat-stream";
 import { type ChatBody, type PreparedTurn, prepareTurn } from "./chat-turn";
 
-/** Runs one user may have going at once; more wait for nothing and get a 429. */
-const MAX_RUNS_PER_USER = 8;
+/** Runs one user may have going at once, over all instances; more wait for nothing and get a 429. */
+export const MAX_RUNS_PER_USER = 8;
 
 type ChatRouteId = "chat";
 
-/** Each server's runs per user, shared by every way in to a chat (`POST /chat`, the MCP `agent_chat` tool). */
-const runsByApp = new WeakMap<AppContext, Map<number, number>>();
-
-/** Counts the user's runs; the slot is given back when the run ends, however it ends. */
+/**
+ * Counts the user's runs, whichever way they came in (`POST /chat`, the MCP `agent_chat` tool, a
+ * briefing or summary) and whichever instance runs them (`app.shared`); the slot is given back
+ * when the run ends, however it ends, and a crashed instance's slots come free with their lease.
+ */
 export async function withChatRunSlot<T>(app: AppContext, userId: number, run: () => Promise<T>): Promise<T> {
-  let running = runsByApp.get(app);
-  if (!running) {
-    running = new Map();
-    runsByApp.set(app, running);
-  }
-  const count = running.get(userId) ?? 0;
-  if (count >= MAX_RUNS_PER_USER) throw tooManyRequests(5);
-  running.set(userId, count + 1);
+  const release = await app.shared.acquireSlot("chat-runs", String(userId), MAX_RUNS_PER_USER);
+  if (!release) throw tooManyRequests(5);
   try {
     return await run();
   } finally {
-    const left = (running.get(userId) ?? 1) - 1;
-    if (left > 0) running.set(userId, left);
-    else running.delete(userId);
+    release();
   }
 }
 

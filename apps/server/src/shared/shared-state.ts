@@ -1,0 +1,281 @@
+import { randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { Redis } from "ioredis";
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import type { ServerConfig } from "../config";
+import type { Logger } from "../logger";
+
+/**
+ * What the server's instances must agree on and that is not the database's to hold: request
+ * limits, counts of runs going, and "access changed" signals. Chosen once at start
+ * (docs/scaling.md, "What is shared, and where"): with no `redisUrl` it lives in this process (one
+ * instance, as before); with one, in Redis under `redisPrefix`, so every instance counts against
+ * the same budgets and hears the same signals. Redis being down never fails a request: limits and
+ * slots fall back to this process's own count, and signals to the database's access epoch, which
+ * every instance polls (sync/connection-guard.ts).
+ */
+export interface SharedState {
+  /** `memory` (one instance) or `redis` (several). */
+  readonly kind: "memory" | "redis";
+  /** This process's id, so a signal's sender can ignore its own. */
+  readonly instanceId: string;
+  /** A rate limit shared by every instance (`name` keeps different limits' keys apart). */
+  limiter(name: string, limit: RateLimit): SharedLimiter;
+  /**
+   * Takes one of at most `max` slots under `key` (a user's runs going); answers the function that
+   * gives it back, or null when all are taken. A slot is leased: one its instance never gave back
+   * (it crashed) comes free on its own after {@link SLOT_LEASE_MS}.
+   */
+  acquireSlot(name: string, key: string, max: number): Promise<(() => void) | null>;
+  /** Tells every instance (this one included) on `channel`; fire and forget. */
+  publish(channel: string, message: unknown): void;
+  /** Hears `channel`; answers the unsubscribe function. */
+  subscribe(channel: string, listener: (message: unknown) => void): () => void;
+  close(): Promise<void>;
+}
+
+export interface RateLimit {
+  /** Sustained requests per minute per key. */
+  readonly perMinute: number;
+  /** Requests a key may send at once before the sustained rate applies. */
+  readonly burst: number;
+}
+
+export interface SharedLimiter {
+  /** Spends one request of `key`'s budget; null when allowed, else the seconds to wait. */
+  take(key: string): Promise<number | null>;
+  /** Without spending: null while `key` is within its budget, else the seconds until it is again. */
+  exhausted(key: string): Promise<number | null>;
+}
+
+/** How long a slot's lease runs, and how often a slot still held renews it (a third of that). */
+export const SLOT_LEASE_MS = 30_000;
+
+/**
+ * rate-limiter-flexible counts fixed windows: `burst` points per window of the time the sustained
+ * rate takes to earn a whole burst, so a key gets its burst at once and `perMinute` over time.
+ */
+function windowOf(limit: RateLimit) {
+  return { points: limit.burst, duration: Math.max(1, Math.ceil((limit.burst * 60) / limit.perMinute)) };
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+class Limiter implements SharedLimiter {
+  constructor(private readonly limiter: RateLimiterAbstract) {}
+
+  async take(key: string): Promise<number | null> {
+    try {
+      await this.limiter.consume(key);
+      return null;
+    } catch (refusal) {
+      if (refusal instanceof RateLimiterRes) return seconds(refusal.msBeforeNext);
+      throw refusal;
+    }
+  }
+
+  async exhausted(key: string): Promise<number | null> {
+    const state = await this.limiter.get(key);
+    return state && state.consumedPoints > this.limiter.points ? seconds(state.msBeforeNext) : null;
+  }
+}
+
+/** Slots counted in this process: the one-instance store, and Redis's stand-in while it is down. */
+class MemorySlots {
+  readonly #held = new Map<string, number>();
+
+  acquire(name: string, key: string, max: number): (() => void) | null {
+    const id = `${name}\u0000${key}`;
+    const count = this.#held.get(id) ?? 0;
+    if (count >= max) return null;
+    this.#held.set(id, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#held.get(id) ?? 1) - 1;
+      if (left > 0) this.#held.set(id, left);
+      else this.#held.delete(id);
+    };
+  }
+}
+
+class MemoryState implements SharedState {
+  readonly kind = "memory";
+  readonly instanceId = randomUUID();
+  readonly #slots = new MemorySlots();
+  readonly #events = new EventEmitter().setMaxListeners(0);
+
+  limiter(name: string, limit: RateLimit): SharedLimiter {
+    return new Limiter(new RateLimiterMemory({ keyPrefix: name, ...windowOf(limit) }));
+  }
+
+  async acquireSlot(name: string, key: string, max: number) {
+    return this.#slots.acquire(name, key, max);
+  }
+
+  publish(channel: string, message: unknown): void {
+    // Delivered after the caller carries on, as Redis would.
+    queueMicrotask(() => this.#events.emit(channel, message));
+  }
+
+  subscribe(channel: string, listener: (message: unknown) => void): () => void {
+    this.#events.on(channel, listener);
+    return () => this.#events.off(channel, listener);
+  }
+
+  async close(): Promise<void> {
+    this.#events.removeAllListeners();
+  }
+}
+
+/**
+ * Takes a slot atomically: drops leases past their time, refuses when `max` are held, else adds
+ * this one. KEYS[1] the slot set; ARGV now, lease end, max, slot id, key lifetime (ms).
+ */
+const ACQUIRE_SLOT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1
+`;
+
+class RedisState implements SharedState {
+  readonly kind = "redis";
+  readonly instanceId = randomUUID();
+  readonly #client: Redis;
+  readonly #subscriber: Redis;
+  readonly #events = new EventEmitter().setMaxListeners(0);
+  readonly #fallbackSlots = new MemorySlots();
+  readonly #renewals = new Set<NodeJS.Timeout>();
+  #warned = 0;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly logger: Logger,
+  ) {
+    // No offline queue: while Redis is away a command fails at once (and the fallback answers)
+    // instead of holding the request until it is back.
+    const options = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false } as const;
+    this.#client = new Redis(url, options);
+    // The subscriber queues its SUBSCRIBEs until connected, and ioredis subscribes again after a reconnect.
+    this.#subscriber = new Redis(url, { ...options, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    for (const connection of [this.#client, this.#subscriber]) connection.on("error", (error) => this.#warn(error, "redis"));
+    this.#subscriber.on("message", (channel: string, raw: string) => {
+      try {
+        this.#events.emit(channel, JSON.parse(raw));
+      } catch {
+        // Not ours (the prefix is shared by mistake?): ignored.
+      }
+    });
+  }
+
+  /**
+   * Waits (a few seconds at most) for both connections, so the first request already counts in
+   * Redis; an instance that cannot reach it starts anyway, on the fallbacks, and joins when it can.
+   */
+  async ready(timeoutMs = 5000): Promise<void> {
+    const connected = (connection: Redis) =>
+      connection.status === "ready" ? Promise.resolve() : new Promise<void>((resolve) => connection.once("ready", () => resolve()));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.logger.warn("redis not reachable yet; starting on this instance's own limits");
+        resolve();
+      }, timeoutMs);
+    });
+    await Promise.race([Promise.all([connected(this.#client), connected(this.#subscriber)]), late]);
+    clearTimeout(timer);
+  }
+
+  #key(...parts: string[]): string {
+    return [this.prefix, ...parts].join(":");
+  }
+
+  /** At most one warning a minute: Redis down is logged, not a flood. */
+  #warn(error: unknown, what: string): void {
+    const now = Date.now();
+    if (now - this.#warned < 60_000) return;
+    this.#warned = now;
+    this.logger.warn({ err: error }, `${what} unavailable: limits and slots count on this instance alone until it is back`);
+  }
+
+  limiter(name: string, limit: RateLimit): SharedLimiter {
+    const window = windowOf(limit);
+    return new Limiter(
+      new RateLimiterRedis({
+        storeClient: this.#client,
+        keyPrefix: this.#key("limit", name),
+        ...window,
+        rejectIfRedisNotReady: true,
+        // While Redis is down each instance enforces the limit on its own share of the traffic.
+        insuranceLimiter: new RateLimiterMemory({ keyPrefix: name, ...window }),
+      }),
+    );
+  }
+
+  async acquireSlot(name: string, key: string, max: number): Promise<(() => void) | null> {
+    const setKey = this.#key("slots", name, key);
+    const slotId = randomUUID();
+    try {
+      const now = Date.now();
+      const taken = await this.#client.eval(ACQUIRE_SLOT, 1, setKey, now, now + SLOT_LEASE_MS, max, slotId, SLOT_LEASE_MS * 2);
+      if (taken !== 1) return null;
+    } catch (error) {
+      this.#warn(error, "redis");
+      return this.#fallbackSlots.acquire(name, key, max);
+    }
+    // Renewed while held, so a long run keeps its slot; a crashed instance stops renewing.
+    const renewal = setInterval(() => {
+      const until = Date.now() + SLOT_LEASE_MS;
+      this.#client
+        .multi()
+        .zadd(setKey, "XX", until, slotId)
+        .pexpire(setKey, SLOT_LEASE_MS * 2)
+        .exec()
+        .catch(() => {});
+    }, SLOT_LEASE_MS / 3);
+    renewal.unref();
+    this.#renewals.add(renewal);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      clearInterval(renewal);
+      this.#renewals.delete(renewal);
+      // A release that cannot reach Redis is settled by the lease.
+      this.#client.zrem(setKey, slotId).catch(() => {});
+    };
+  }
+
+  publish(channel: string, message: unknown): void {
+    this.#client.publish(this.#key("signal", channel), JSON.stringify(message)).catch((error) => this.#warn(error, "redis"));
+  }
+
+  subscribe(channel: string, listener: (message: unknown) => void): () => void {
+    const full = this.#key("signal", channel);
+    if (this.#events.listenerCount(full) === 0) this.#subscriber.subscribe(full).catch((error) => this.#warn(error, "redis"));
+    this.#events.on(full, listener);
+    return () => {
+      this.#events.off(full, listener);
+      if (this.#events.listenerCount(full) === 0) this.#subscriber.unsubscribe(full).catch(() => {});
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const renewal of this.#renewals) clearInterval(renewal);
+    this.#events.removeAllListeners();
+    this.#subscriber.disconnect();
+    await this.#client.quit().catch(() => this.#client.disconnect());
+  }
+}
+
+/** The shared state `config` asks for: Redis when `redisUrl` is set, else this process. */
+export async function openSharedState(config: Pick<ServerConfig, "redisUrl" | "redisPrefix">, logger: Logger): Promise<SharedState> {
+  if (!config.redisUrl) return new MemoryState();
+  const state = new RedisState(config.redisUrl, config.redisPrefix, logger);
+  await state.ready();
+  return state;
+}
