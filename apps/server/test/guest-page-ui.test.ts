@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ok } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { screenshotPath } from "./screenshots";
 import type { ShareLinkBody } from "./share-fixture";
 
 const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -15,8 +15,6 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
   "--no-first-run",
 ];
-
-const SCREENSHOT = fileURLToPath(new URL("../../../docs/screenshots/guest-page.png", import.meta.url));
 
 const chromiumMissing = !existsSync(CHROMIUM_PATH);
 if (chromiumMissing) console.warn(`Skipping the guest page browser tests: ${CHROMIUM_PATH} is absent (install Debian's chromium package).`);
@@ -79,7 +77,7 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     expect(widths.scroll).toBeLessThanOrEqual(widths.client);
     const send = await page.locator("#send").boundingBox();
     expect(send && send.x + send.width).toBeLessThanOrEqual(375);
-    await page.screenshot({ path: SCREENSHOT });
+    await page.screenshot({ path: screenshotPath("guest-page") });
 
     await page.reload();
     await page.locator(".msg.assistant").first().waitFor({ timeout: 10_000 });
