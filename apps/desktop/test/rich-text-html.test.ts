@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
+import type { Block } from "@tandem/core/rich-text";
 import type { Browser, Page } from "playwright-core";
 import { build, type Rollup } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Block } from "../src/renderer/rich-text/rich-model";
 import { chromiumMissing, launchChromium } from "./browser-harness";
 
 const HTML_MODULE = fileURLToPath(new URL("../src/renderer/rich-text/html.ts", import.meta.url));

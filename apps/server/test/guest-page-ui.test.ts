@@ -51,7 +51,7 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     await t?.stop();
   });
 
-  it("sends a message, shows the answer as text, and a reload continues the session", async () => {
+  it("sends a message, shows the answer's Markdown as the Agent does (markup as text), and a reload continues the session", async () => {
     const link = await createLink({ scope: "folders", folderIds: [folderId], label: "Garden <questions>" });
     const response = await page.goto(link.url);
     expect(response?.status()).toBe(200);
@@ -66,6 +66,9 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     expect(await answer.textContent()).toContain("south bed");
     // The note's markup arrives as text: no element was made of it.
     expect(await page.locator(".msg img, .msg b").count()).toBe(0);
+    // The answer's Markdown is read as the desktop's Agent reads it: the note's title in bold, no asterisks.
+    expect(await answer.locator("strong").first().textContent()).toBe("Garden <b>plan</b>");
+    expect(await answer.textContent()).not.toContain("**");
 
     // Fits a 375-pixel screen: nothing wider than the viewport, the send button on screen.
     const widths = (await page.evaluate(
@@ -82,6 +85,7 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     await page.reload();
     await page.locator(".msg.assistant").first().waitFor({ timeout: 10_000 });
     expect(await page.locator(".msg").count()).toBe(2);
+    expect(await page.locator(".msg.assistant strong").count()).toBeGreaterThan(0);
     await page.fill("#message", "thanks");
     await page.press("#message", "Enter");
     await page.locator(".msg.assistant").nth(1).waitFor({ timeout: 20_000 });

@@ -1,7 +1,7 @@
+import { parseMarkdown } from "@tandem/core/rich-text";
 import { useMemo } from "react";
 import type { HeartbeatActionItem, HeartbeatRunDetail } from "../../shared/desktop-api";
 import { toolLabel } from "../agent/tool-names";
-import { parseMarkdown } from "../rich-text/markdown";
 import { RichText } from "../rich-text/rich-text";
 import { ACTION_STATUS_WORDS } from "./heartbeat-format";
 

@@ -1,4 +1,4 @@
-import { type Block, type Inline, safeHref } from "./rich-model";
+import { type Block, type Inline, safeHref } from "@tandem/core/rich-text";
 
 /**
  * HTML from the server (a briefing's sections), read into {@link Block}s through an allow-list:

@@ -1,5 +1,5 @@
+import type { Block, Inline } from "@tandem/core/rich-text";
 import type { ReactNode } from "react";
-import type { Block, Inline } from "./rich-model";
 import "./rich-text.css";
 
 interface RichTextProps {

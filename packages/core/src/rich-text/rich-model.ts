@@ -1,7 +1,8 @@
 /**
- * Formatted text as the app shows it from untrusted sources (the agent's Markdown, the briefing's
- * HTML): a small closed set of blocks and inlines that `RichText` turns into React elements. No
- * markup ever reaches the page as HTML, and a link keeps only a web or mail address.
+ * Formatted text as the app shows it from untrusted sources (the agent's and people's Markdown, the
+ * briefing's HTML): a small closed set of blocks and inlines that the desktop's `RichText` turns
+ * into React elements and `appendMarkdown` (dom.ts) into DOM elements for the server's guest page.
+ * No markup ever reaches a page as HTML, and a link keeps only a web or mail address.
  */
 export type Inline =
   | { readonly kind: "text"; readonly text: string }
