@@ -110,6 +110,20 @@ describe.skipIf(chromiumMissing("rich text"))("server HTML through the allow-lis
     ]);
   });
 
+  it("reads a briefing's instants (`<time>ISO</time>`) as times to say relative to now, and any other <time> as its text", async () => {
+    expect(await parse("<p><strong>Kickoff</strong> · <time>2026-03-02T09:15:00.000Z</time> · <time>soon</time></p>")).toEqual([
+      {
+        kind: "paragraph",
+        children: [
+          { kind: "strong", children: [text("Kickoff")] },
+          text(" · "),
+          { kind: "time", datetime: "2026-03-02T09:15:00.000Z" },
+          text(" · soon"),
+        ],
+      },
+    ]);
+  });
+
   it("reads deep nesting as text without exhausting the stack", async () => {
     const blocks = await parse(`${"<div><b>".repeat(3_000)}bottom${"</b></div>".repeat(3_000)}`);
     expect(JSON.stringify(blocks)).toContain("bottom");

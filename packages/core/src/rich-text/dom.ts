@@ -1,3 +1,4 @@
+import { relativeTime } from "../relative-time";
 import { parseMarkdown } from "./markdown";
 import type { Block, Inline } from "./rich-model";
 
@@ -100,6 +101,12 @@ function appendInlines(out: Output, parent: RichElement, inlines: readonly Inlin
       case "code":
         append(element(out, parent, "code"), out.document.createTextNode(inline.text));
         break;
+      case "time": {
+        const time = element(out, parent, "time");
+        time.setAttribute("datetime", inline.datetime);
+        append(time, out.document.createTextNode(relativeTime(inline.datetime)));
+        break;
+      }
       case "link": {
         // `href` is already a checked web or mail address (see `safeHref`); it opens in a new tab.
         const link = element(out, parent, "a");

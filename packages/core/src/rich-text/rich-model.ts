@@ -9,6 +9,8 @@ export type Inline =
   | { readonly kind: "strong" | "em" | "del" | "u"; readonly children: readonly Inline[] }
   | { readonly kind: "code"; readonly text: string }
   | { readonly kind: "link"; readonly href: string; readonly children: readonly Inline[] }
+  /** An instant (ISO), shown relative to when it is shown ("5 minutes ago"): stored text never says "just now". */
+  | { readonly kind: "time"; readonly datetime: string }
   | { readonly kind: "break" };
 
 export type Block =
