@@ -142,12 +142,30 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
     await page.keyboard.press("Control+3");
     await expect.poll(() => page.locator("#section-title").textContent()).toBe("Today");
     await page.getByText("No briefing yet.").waitFor(WAIT);
+    // A note that opens with a heading: the briefing gives a sentence of it, not the heading.
+    await user.client.call("createNote", {
+      body: { title: "Team kickoff", content: "# Kickoff\n\nWe start on Monday with everyone in the big room." },
+    });
+    await expect
+      .poll(async () => (await user.client.call("notesSummary", { query: { limit: 5 } })).notesSummary, PATIENCE)
+      .toContain("Team kickoff");
 
     await page.getByRole("button", { name: "New briefing" }).click();
     const section = (name: string) => page.getByRole("region", { name, exact: true });
     for (const name of ["Where things stand", "Todos", "Calendar", "Notes", "Email needing attention"]) await section(name).waitFor(WAIT);
     expect(await section("Todos").textContent()).toContain("Send the Atlas press kit");
-    expect(await section("Notes").textContent()).toContain("Project Atlas");
+    const notes = (await section("Notes").textContent()) ?? "";
+    expect(notes).toContain("Project Atlas");
+    expect(notes).toContain("Team kickoff");
+    expect(notes).toContain("We start on Monday with everyone in the big room.");
+    expect(notes).not.toMatch(/· Kickoff\b/);
+    // When a note changed: the server stores the instant; the page says it relative to now, the full time on hover.
+    const time = section("Notes").locator("time").first();
+    expect(await time.textContent()).toMatch(/^(just now|\d+ minutes? ago)$/);
+    expect(Date.parse((await time.getAttribute("datetime")) ?? "")).not.toBeNaN();
+    const [stored] = (await user.client.call("listBriefings", { query: {} })).briefings;
+    expect(stored?.notesSummary).toContain("<time>");
+    expect(stored?.notesSummary).not.toMatch(/just now|\bago\b/);
 
     const quadrant = (name: string) => section("Priorities").getByRole("region", { name, exact: true });
     await quadrant("Urgent and important").waitFor(WAIT);

@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { screenshotPath } from "@tandem/server/testing/screenshots";
 import { type Browser, chromium, type Page } from "playwright-core";
 
 /**
@@ -25,7 +25,6 @@ const CHROMIUM_ARGS = [
   "--disable-quic",
 ];
 const DESKTOP_DIR = fileURLToPath(new URL("..", import.meta.url));
-const SCREENSHOTS_DIR = fileURLToPath(new URL("../../../docs/screenshots/", import.meta.url));
 
 /** True (with a warning naming the suite) when Chromium is absent, for `describe.skipIf`. */
 export function chromiumMissing(suite: string): boolean {
@@ -61,10 +60,12 @@ export function collectPageErrors(page: Page): string[] {
   return errors;
 }
 
-/** Saves a screenshot of the page as `docs/screenshots/<name>.png`. */
+/**
+ * Saves a screenshot of the page as `<name>.png`: in a temporary folder, or in `docs/screenshots/`
+ * under `npm run screenshots` (see `@tandem/server/testing/screenshots`).
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  await mkdir(SCREENSHOTS_DIR, { recursive: true });
-  await page.screenshot({ path: path.join(SCREENSHOTS_DIR, `${name}.png`) });
+  await page.screenshot({ path: screenshotPath(name) });
 }
 
 /** A TCP port free right now on 127.0.0.1, for a server that must come back on the same address. */

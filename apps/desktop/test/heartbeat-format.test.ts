@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  actionWords,
   durationWords,
   formOf,
   intervalWords,
@@ -9,7 +10,7 @@ import {
   settingsOf,
   timeZones,
 } from "../src/renderer/heartbeat/heartbeat-format";
-import type { HeartbeatRunItem, HeartbeatSettings } from "../src/shared/desktop-api";
+import type { HeartbeatActionItem, HeartbeatRunItem, HeartbeatSettings } from "../src/shared/desktop-api";
 
 const HOURLY: HeartbeatSettings = {
   tier: "MESSAGES",
@@ -91,9 +92,35 @@ describe("heartbeat words", () => {
     expect(runOutcome(run({ delivered: false }))).toBe("Nothing sent");
   });
 
-  it("says durations and offers the stored time zone even if the list lacks it", () => {
-    expect(durationWords(2_340)).toBe("2.3 s");
-    expect(durationWords(65_000)).toBe("1 min 5 s");
+  it("says what an action did in words that agree with how it ended, never 'Sent the message' for one not sent", () => {
+    const action = (type: string, status: HeartbeatActionItem["status"]): HeartbeatActionItem => ({
+      actionId: 1,
+      type,
+      mode: "message",
+      status,
+      payload: "",
+      result: "",
+      createdAt: "2026-01-01T10:00:00.000Z",
+    });
+    const sent = run();
+    expect(actionWords(action("send_message", "executed"), sent)).toBe("Sent the message");
+    const kept = run({ delivered: false, suppressed: true, suppressReason: "the same as the 4:28 PM message" });
+    expect(actionWords(action("send_message", "skipped"), kept)).toBe("Not sent: the same as the 4:28 PM message");
+    expect(actionWords(action("send_message", "skipped"), run({ delivered: false, dryRun: true }))).toBe(
+      "Not sent: a dry run sends nothing",
+    );
+    expect(actionWords(action("create_todo", "skipped"), run({ dryRun: true }))).toBe("Not done: creating a todo");
+    expect(actionWords(action("create_todo", "failed"), sent)).toBe("Creating a todo failed");
+    expect(actionWords(action("list_todos", "executed"), sent)).toBe("Looked at your todos");
+  });
+
+  it("says durations in words and offers the stored time zone even if the list lacks it", () => {
+    expect(durationWords(12)).toBe("under a second");
+    expect(durationWords(1_000)).toBe("1 second");
+    expect(durationWords(2_340)).toBe("2 seconds");
+    expect(durationWords(60_000)).toBe("1 minute");
+    expect(durationWords(65_000)).toBe("1 minute 5 seconds");
+    expect(durationWords(125_000)).toBe("2 minutes 5 seconds");
     const zones = timeZones("Etc/Unknown", "Europe/Paris");
     expect(zones).toContain("Etc/Unknown");
     expect(zones.filter((zone) => zone === "Europe/Paris")).toHaveLength(1);

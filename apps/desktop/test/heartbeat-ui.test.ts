@@ -171,6 +171,11 @@ describe.skipIf(chromiumMissing("heartbeat"))("the Heartbeat section in web mode
     const result = (await lastResult().textContent()) ?? "";
     expect(result).toContain("Would add the todo");
     expect(result).toContain("Water the office plants");
+    // In words, not like a log: the message action says it was not sent, the time is a phrase.
+    expect(result).toContain("Not sent: a dry run sends nothing");
+    expect(result).not.toContain("Sent the message");
+    expect(result).toMatch(/It took (under a second|\d+ seconds?)\./);
+    expect(result).not.toMatch(/\(\d+\.\d s\)/);
     await history()
       .getByRole("button", { name: /Dry run: nothing sent/ })
       .waitFor(WAIT);
@@ -270,6 +275,31 @@ describe.skipIf(chromiumMissing("heartbeat"))("the Heartbeat section in web mode
     const editor = page.getByRole("region", { name: "Checklist" });
     await expect.poll(() => editor.getByRole("status").textContent(), PATIENCE).toBe("Saved");
     expect((await user.client.call("getHeartbeatInstructions")).instructions).toContain("Written while offline");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("a message that repeats the last one is kept back, and the run says so in words, not like a log", async () => {
+    const runNow = async () => {
+      const before = (await user.client.call("listHeartbeatRuns", { query: {} })).runs.length;
+      await page.getByRole("button", { name: "Run now", exact: true }).click();
+      await expect
+        .poll(async () => {
+          const { runs } = await user.client.call("listHeartbeatRuns", { query: {} });
+          return runs.length > before && runs[0]?.status !== "running";
+        }, PATIENCE)
+        .toBe(true);
+    };
+    // Twice with nothing changed between: the second says the same as the first (or as the one before it).
+    await runNow();
+    await runNow();
+    const { runs } = await user.client.call("listHeartbeatRuns", { query: {} });
+    expect(runs[0]).toMatchObject({ suppressed: true, delivered: false });
+    await expect.poll(() => lastResult().textContent(), PATIENCE).toContain("nothing was sent");
+    const result = (await lastResult().textContent()) ?? "";
+    expect(result).toMatch(/Not sent: (nearly )?the same as the \d{1,2}:\d{2} [AP]M message/);
+    expect(result).not.toContain("similarity");
+    expect(result).not.toMatch(/\d{4}-\d{2}-\d{2}T/);
+    expect(result).not.toContain("Sent the message");
     expect(pageErrors).toEqual([]);
   });
 });

@@ -57,10 +57,10 @@ describe.skipIf(chromiumMissing("inbox"))("the Inbox section in web mode against
     expect(pageErrors).toEqual([]);
   });
 
-  it("shows a message another user sends live, with its unread count, a badge and a toast; markup stays text", async () => {
+  it("shows a message another user sends live, with its unread count, a badge and a toast; Markdown reads as in the Agent, markup stays text", async () => {
     // Somewhere else in the app: the toast and the badge find the owner there.
     await page.keyboard.press("Control+1");
-    await bob.client.call("agentMessage", { body: { to: ada.username, message: MARKUP } });
+    await bob.client.call("agentMessage", { body: { to: ada.username, message: `${MARKUP}\n\nBring the **Q1 plan**.` } });
 
     const toast = page.getByRole("status", { name: "New message" });
     await expect.poll(() => toast.count(), PATIENCE).toBe(1);
@@ -72,6 +72,9 @@ describe.skipIf(chromiumMissing("inbox"))("the Inbox section in web mode against
     await expect.poll(() => messages().textContent(), PATIENCE).toContain(MARKUP);
     expect(await messages().locator("img, b").count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __inboxPwned?: number }).__inboxPwned)).toBeUndefined();
+    // The same Markdown reading as the Agent section: bold is bold, not asterisks.
+    expect(await messages().locator("strong").allTextContents()).toEqual(["Q1 plan"]);
+    expect(await messages().textContent()).not.toContain("**");
     expect(await messages().textContent()).toMatch(/bob's agent/i);
     // On screen means read: the server agrees, and the badge goes.
     await expect.poll(async () => (await serverConversations(ada, "coo"))[0]?.unreadCount, PATIENCE).toBe(0);

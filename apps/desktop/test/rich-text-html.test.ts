@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
+import type { Block } from "@tandem/core/rich-text";
 import type { Browser, Page } from "playwright-core";
 import { build, type Rollup } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Block } from "../src/renderer/rich-text/rich-model";
 import { chromiumMissing, launchChromium } from "./browser-harness";
 
 const HTML_MODULE = fileURLToPath(new URL("../src/renderer/rich-text/html.ts", import.meta.url));
@@ -107,6 +107,20 @@ describe.skipIf(chromiumMissing("rich text"))("server HTML through the allow-lis
       { kind: "code", text: "a  b" },
       { kind: "paragraph", children: [text("odd")] },
       { kind: "table", header: [[text("A")]], rows: [[[text("1")]]] },
+    ]);
+  });
+
+  it("reads a briefing's instants (`<time>ISO</time>`) as times to say relative to now, and any other <time> as its text", async () => {
+    expect(await parse("<p><strong>Kickoff</strong> · <time>2026-03-02T09:15:00.000Z</time> · <time>soon</time></p>")).toEqual([
+      {
+        kind: "paragraph",
+        children: [
+          { kind: "strong", children: [text("Kickoff")] },
+          text(" · "),
+          { kind: "time", datetime: "2026-03-02T09:15:00.000Z" },
+          text(" · soon"),
+        ],
+      },
     ]);
   });
 

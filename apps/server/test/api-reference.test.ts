@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { staleDocs } from "./docs-tables";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 const run = promisify(execFile);
@@ -29,6 +30,23 @@ describe("the API reference at /api/v1/reference", () => {
     const shown = [...page.matchAll(/<h3><span class="method [a-z]+">[A-Z]+<\/span> <code>([^<]+)<\/code>/g)].map((m) => m[1]);
     expect(shown.length).toBeGreaterThan(50);
     expect(new Set(shown)).toEqual(new Set(Object.keys(openapi.paths).map((p) => `/api/v1${p}`)));
+  });
+
+  it("docs/api.md's notes table and docs/oauth.md's scopes are generated from the route table and the advertised scopes", async () => {
+    // `npm run docs:tables` rewrites them; a route or scope added without it fails here.
+    expect(staleDocs()).toEqual([]);
+    const doc = (name: string) => readFileSync(new URL(`../../../docs/${name}`, import.meta.url), "utf8");
+    const notesTable = /<!-- docs:tables notes-routes[\s\S]*?<!-- \/docs:tables notes-routes -->/.exec(doc("api.md"))?.[0] ?? "";
+    const rows = [...notesTable.matchAll(/^\| (GET|POST|PATCH|DELETE) +\| `([^`]+)`/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(rows).toContain("GET /os/notes/{id}");
+    expect(rows.filter((row) => row === "PATCH /os/notes/{id}")).toHaveLength(1);
+    expect(new Set(rows).size).toBe(rows.length);
+    // Both ways: every scope the server advertises is listed, and nothing else but the OpenID ones.
+    const advertised = (await (await t.fetch("/.well-known/oauth-protected-resource")).json()) as { scopes_supported: string[] };
+    const scopeList = /<!-- docs:tables oauth-scopes[^\n]*\n`([^`]*)`/.exec(doc("oauth.md"))?.[1] ?? "";
+    expect(new Set(scopeList.split(/\s+/))).toEqual(
+      new Set(["openid", "profile", "email", "offline_access", ...advertised.scopes_supported]),
+    );
   });
 
   it.skipIf(curlMissing)(

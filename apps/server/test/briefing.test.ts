@@ -9,7 +9,7 @@ const SUMMARY_FIELDS = ["statusQuoSummary", "todoSummary", "calendarSummary", "n
 type Summaries = Record<(typeof SUMMARY_FIELDS)[number], string>;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** What a summary may contain: these elements, never an attribute. */
-const ALLOWED_TAGS = new Set(["p", "br", "ul", "ol", "li", "strong", "em", "b", "i", "h3", "h4", "code"]);
+const ALLOWED_TAGS = new Set(["p", "br", "ul", "ol", "li", "strong", "em", "b", "i", "h3", "h4", "code", "time"]);
 
 function shiftDate(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00.000Z`) + days * 86_400_000).toISOString().slice(0, 10);
@@ -51,6 +51,10 @@ describe.each(storages("briefing"))("briefings (%s)", (storage) => {
           "Lunch was good. The billing migration is the plan's riskiest step.",
       },
     });
+    // A note that opens with a heading naming it: its line in a briefing is still a sentence of what it says.
+    await alice.client.call("createNote", {
+      body: { title: "Team kickoff", content: "# Kickoff\n\nWe start on Monday with everyone in the big room." },
+    });
   });
   afterAll(() => t.stop());
 
@@ -60,7 +64,9 @@ describe.each(storages("briefing"))("briefings (%s)", (storage) => {
 
   it("names the todos due today and overdue, highest priority first, and the notes changed in the window", async () => {
     // Note bodies reach the views a moment after the write.
-    await expect.poll(async () => (await brief(alice)).notesSummary, { timeout: 10_000 }).toContain("Quarterly plan");
+    await expect
+      .poll(async () => (await brief(alice)).notesSummary, { timeout: 10_000 })
+      .toMatch(/Quarterly plan[\s\S]*We start on Monday|We start on Monday[\s\S]*Quarterly plan/);
     const briefing = await brief(alice);
     expect(briefing).toMatchObject({ success: true, timeDuration: "last 24 hours", tokenUsage: { total: expect.any(Number) } });
     expect(briefing.briefingId).toBeGreaterThan(0);
@@ -74,9 +80,19 @@ describe.each(storages("briefing"))("briefings (%s)", (storage) => {
     expect(todos).toContain(`overdue since ${shiftDate(today, -1)}`);
     expect(todos).not.toContain("Someday task");
     expect(todos).not.toContain("Already done");
-    // The note's extract is its most informative sentence, not its greeting.
+    // The note's extract is its most informative sentence, not its greeting, nor its heading.
     expect(briefing.notesSummary).toContain("billing");
     expect(briefing.notesSummary).not.toContain("Hello everyone");
+    expect(briefing.notesSummary).toContain("<strong>Team kickoff</strong> · <time>");
+    expect(briefing.notesSummary).toContain("We start on Monday with everyone in the big room.");
+    expect(briefing.notesSummary).not.toMatch(/· Kickoff\b/);
+    // When a note changed is stored as the instant, never "just now": a briefing is read later.
+    const times = [...briefing.notesSummary.matchAll(/<time>([^<]*)<\/time>/g)].map((match) => match[1] as string);
+    expect(times.length).toBe(2);
+    for (const time of times) expect(new Date(time).toISOString()).toBe(time);
+    expect(briefing.notesSummary).not.toMatch(/just now|\bago\b/);
+    const [stored] = (await alice.client.call("listBriefings", { query: {} })).briefings;
+    expect(stored?.notesSummary).toBe(briefing.notesSummary);
     expect(briefing.statusQuoSummary).toContain("Pay rent");
     expect(briefing.suggestions.length).toBeGreaterThan(0);
     for (const suggestion of briefing.suggestions) {

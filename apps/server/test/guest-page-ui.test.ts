@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ok } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { screenshotPath } from "./screenshots";
 import type { ShareLinkBody } from "./share-fixture";
 
 const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -15,8 +15,6 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
   "--no-first-run",
 ];
-
-const SCREENSHOT = fileURLToPath(new URL("../../../docs/screenshots/guest-page.png", import.meta.url));
 
 const chromiumMissing = !existsSync(CHROMIUM_PATH);
 if (chromiumMissing) console.warn(`Skipping the guest page browser tests: ${CHROMIUM_PATH} is absent (install Debian's chromium package).`);
@@ -53,7 +51,7 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     await t?.stop();
   });
 
-  it("sends a message, shows the answer as text, and a reload continues the session", async () => {
+  it("sends a message, shows the answer's Markdown as the Agent does (markup as text), and a reload continues the session", async () => {
     const link = await createLink({ scope: "folders", folderIds: [folderId], label: "Garden <questions>" });
     const response = await page.goto(link.url);
     expect(response?.status()).toBe(200);
@@ -68,6 +66,9 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     expect(await answer.textContent()).toContain("south bed");
     // The note's markup arrives as text: no element was made of it.
     expect(await page.locator(".msg img, .msg b").count()).toBe(0);
+    // The answer's Markdown is read as the desktop's Agent reads it: the note's title in bold, no asterisks.
+    expect(await answer.locator("strong").first().textContent()).toBe("Garden <b>plan</b>");
+    expect(await answer.textContent()).not.toContain("**");
 
     // Fits a 375-pixel screen: nothing wider than the viewport, the send button on screen.
     const widths = (await page.evaluate(
@@ -79,11 +80,12 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     expect(widths.scroll).toBeLessThanOrEqual(widths.client);
     const send = await page.locator("#send").boundingBox();
     expect(send && send.x + send.width).toBeLessThanOrEqual(375);
-    await page.screenshot({ path: SCREENSHOT });
+    await page.screenshot({ path: screenshotPath("guest-page") });
 
     await page.reload();
     await page.locator(".msg.assistant").first().waitFor({ timeout: 10_000 });
     expect(await page.locator(".msg").count()).toBe(2);
+    expect(await page.locator(".msg.assistant strong").count()).toBeGreaterThan(0);
     await page.fill("#message", "thanks");
     await page.press("#message", "Enter");
     await page.locator(".msg.assistant").nth(1).waitFor({ timeout: 20_000 });

@@ -212,11 +212,16 @@ describe.each(storages("heartbeat"))("heartbeat on the local model (%s)", (stora
     expect(usage.byPurpose.find((p) => p.purpose === "heartbeat")?.calls).toBe(2);
   });
 
-  it("a near-repeat of a message delivered in the last 24 hours is suppressed, not delivered", async () => {
+  it("a near-repeat of a message delivered in the last 24 hours is suppressed, not delivered, and says so in words", async () => {
     const before = (await heartbeatThread(alice))?.messageCount;
+    const delivered = (await runs(alice)).find((run) => run.delivered);
     const { result } = await runHeartbeat(alice);
     expect(result).toMatchObject({ status: "completed", suppressed: true, delivered: false, messageId: null });
-    expect(result.suppressReason).toMatch(/nearly repeats the message delivered at .* \(similarity 1\.00 > 0\.85\)/);
+    // The earlier message's time as the owner's clock shows it (the heartbeat's time zone, UTC here), not an ISO stamp or a score.
+    const at = new Intl.DateTimeFormat("en-US", { timeZone: "UTC", hour: "numeric", minute: "2-digit" }).format(
+      new Date(delivered?.completedAt as string),
+    );
+    expect(result.suppressReason).toBe(`the same as the ${at} message`);
     expect((await heartbeatThread(alice))?.messageCount).toBe(before);
     const detail = await runDetail(alice, result.runId);
     expect(detail.actions.at(-1)).toMatchObject({ type: "send_message", status: "skipped", result: { reason: result.suppressReason } });
@@ -250,7 +255,7 @@ describe.each(storages("heartbeat"))("heartbeat on the local model (%s)", (stora
     expect(dry.result.actions.at(-1)).toMatchObject({
       type: "send_message",
       status: "skipped",
-      result: { reason: "dry run: not delivered" },
+      result: { reason: "a dry run sends nothing" },
     });
     expect(await heartbeatThread(erin)).toBeUndefined();
     expect(await erin.client.call("getHeartbeatInstructions")).toMatchObject({ isDefault: true, noteId: null });

@@ -79,7 +79,20 @@ export function mostInformative(sentences: readonly string[], title: string, kee
     .map((index) => sentences[index] as string);
 }
 
-/** The `sentences` most informative sentences of `text`, in their order, within `maxChars`. */
+/**
+ * Whether a line reads as a sentence: long enough, or ending like one. A heading or a label
+ * ("Kickoff", "Next steps") names a part of a note; it does not say what the note says.
+ */
+function readsAsSentence(line: string): boolean {
+  return line.split(" ").length >= SHORT_SENTENCE_WORDS || /[.!?…]["'”’)\]]*$/.test(line);
+}
+
+/**
+ * The `sentences` most informative sentences of `text`, in their order, within `maxChars`: chosen
+ * among the lines that read as sentences, or among all of them in a note that has none.
+ */
 export function extractiveSummary(title: string, text: string, { sentences: keep, maxChars }: SummaryOptions): string {
-  return clip(mostInformative(splitSentences(text), title, keep).join(" "), maxChars);
+  const lines = splitSentences(text);
+  const sentences = lines.filter(readsAsSentence);
+  return clip(mostInformative(sentences.length > 0 ? sentences : lines, title, keep).join(" "), maxChars);
 }

@@ -5,9 +5,10 @@ import type { guestMeta } from "./guest-chat";
 
 /**
  * The page a share link opens, `/a/<token>`: a chat with the owner's agent for a person on any
- * screen. Everything on it is escaped; the agent's answers are put in with `textContent`, never
- * as HTML, so nothing the agent (or a note it quotes) says can run or restyle the page. The
- * script runs under a per-response nonce and may talk only to this server.
+ * screen. Everything on it is escaped; the agent's answers are Markdown read by the desktop's own
+ * reader (`@tandem/core/rich-text`, see guest-rich-text.ts) into elements made one by one, with
+ * text as text nodes, never as HTML, so nothing the agent (or a note it quotes) says can run or
+ * restyle the page. The scripts run under a per-response nonce and may talk only to this server.
  */
 
 export function newPageNonce(): string {
@@ -25,7 +26,11 @@ body{margin:0;font:16px/1.45 system-ui,-apple-system,sans-serif;color:#1d1d1f;ba
 header{padding:.8rem 1rem;background:#fff;border-bottom:1px solid #ddd}header h1{font-size:1.1rem;margin:0}header p{margin:.2rem 0 0;color:#666;font-size:.9rem}
 main{flex:1;overflow-y:auto;padding:1rem;display:flex;flex-direction:column;gap:.6rem;max-width:48rem;width:100%;margin:0 auto}
 .msg{padding:.6rem .8rem;border-radius:12px;max-width:85%;white-space:pre-wrap;overflow-wrap:anywhere}
-.user{align-self:flex-end;background:#0a66d8;color:#fff}.assistant{align-self:flex-start;background:#fff;border:1px solid #ddd}
+.user{align-self:flex-end;background:#0a66d8;color:#fff}.assistant{align-self:flex-start;background:#fff;border:1px solid #ddd;white-space:normal}
+.assistant>:first-child{margin-top:0}.assistant>:last-child{margin-bottom:0}.assistant p,.assistant ul,.assistant ol,.assistant pre,.assistant blockquote{margin:.45rem 0}
+.assistant ul,.assistant ol{padding-left:1.3rem}.assistant h3,.assistant h4,.assistant h5,.assistant h6{margin:.7rem 0 .3rem;font-size:1rem}
+.assistant pre{white-space:pre-wrap;background:#f2f2f4;padding:.5rem;border-radius:6px}.assistant code{font:.9em ui-monospace,monospace}
+.assistant blockquote{margin-left:0;padding-left:.7rem;border-left:3px solid #ccc;color:#555}.assistant table{border-collapse:collapse}.assistant td,.assistant th{border:1px solid #ddd;padding:.2rem .4rem}
 .note{color:#666;font-size:.9rem;text-align:center}.error{color:#b3261e;text-align:center}
 form{display:flex;flex-wrap:wrap;gap:.5rem;padding:.6rem;background:#fff;border-top:1px solid #ddd;max-width:48rem;width:100%;margin:0 auto}
 textarea{flex:1 1 12rem;min-width:0;font:inherit;padding:.55rem;border:1px solid #bbb;border-radius:8px;resize:none;height:2.8rem}
@@ -49,7 +54,8 @@ const SCRIPT = `(() => {
   const show = (role, content) => {
     const item = document.createElement("div");
     item.className = "msg " + role;
-    item.textContent = content;
+    if (role === "assistant") TandemRichText.appendMarkdown(document, item, content);
+    else item.textContent = content;
     log.appendChild(item);
     log.scrollTop = log.scrollHeight;
     return item;
@@ -125,7 +131,8 @@ function page(nonce: string, title: string, body: string): string {
 <body>${body}</body></html>`;
 }
 
-export function renderGuestPage(nonce: string, token: string, meta: Meta): string {
+/** `richText`: the bundled Markdown renderer, from `guestRichTextScript()`. */
+export function renderGuestPage(nonce: string, token: string, meta: Meta, richText: string): string {
   const signIn = meta.requireSignIn;
   const intro = meta.label ? `${meta.label} · ` : "";
   const body = `<header><h1>${escapeHtml(meta.agentName)}</h1><p>${escapeHtml(intro)}You are talking to ${escapeHtml(meta.ownerName)}'s agent. It can only see what ${escapeHtml(meta.ownerName)} shared through this link.</p></header>
@@ -134,6 +141,7 @@ export function renderGuestPage(nonce: string, token: string, meta: Meta): strin
 <form id="form">${signIn ? `<input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="Your Tandem API key (this link needs sign-in)" aria-label="Your Tandem API key">` : ""}
 <textarea id="message" rows="1" maxlength="4000" placeholder="Write a message" aria-label="Message"></textarea><button id="send" type="submit">Send</button></form>
 <p id="status" class="note" role="status"></p>
+<script nonce="${nonce}">${richText}</script>
 <script nonce="${nonce}">${SCRIPT}</script>`;
   return page(nonce, `${meta.agentName} — Tandem`, body);
 }

@@ -10,6 +10,7 @@ import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth";
 import { describeIssues } from "../http/validate";
 import { fingerprintOf, GuestChat, guestMeta, sessionNotFound, type Visitor } from "./guest-chat";
 import { guestPageHeaders, newPageNonce, renderGuestPage, renderGuestPageGone } from "./guest-page";
+import { guestRichTextScript } from "./guest-rich-text";
 import type { ShareGuard } from "./share-guard";
 import type { ShareLinkRow } from "./share-links";
 
@@ -119,7 +120,7 @@ export function guestRouter(app: AppContext, guard: ShareGuard): Router {
       res
         .status(200)
         .set(guestPageHeaders(nonce))
-        .send(renderGuestPage(nonce, String(req.params.token), meta));
+        .send(renderGuestPage(nonce, String(req.params.token), meta, await guestRichTextScript()));
     } catch (error) {
       next(error);
     }

@@ -1,7 +1,7 @@
+import { parseMarkdown } from "@tandem/core/rich-text";
 import { type ReactNode, useLayoutEffect, useMemo, useRef } from "react";
 import type { ChatEnding, ChatMessageItem } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
-import { parseMarkdown } from "../rich-text/markdown";
 import { RichText } from "../rich-text/rich-text";
 import type { Transcript } from "./chat-session";
 import type { LiveTurn, ToolChip } from "./chat-turns";

@@ -6,6 +6,7 @@ import {
   type HeartbeatSettings,
   type HeartbeatTier,
 } from "../../shared/desktop-api";
+import { toolLabel } from "../agent/tool-names";
 
 /** The settings as the form edits them: the interval as a number and a unit, quiet hours kept while switched off. */
 export interface SettingsForm {
@@ -118,15 +119,35 @@ export function sourceWords(run: HeartbeatRunItem): string {
 
 export const ACTION_STATUS_WORDS: Record<HeartbeatActionItem["status"], string> = {
   executed: "Done",
-  skipped: "Not done",
+  skipped: "Skipped",
   failed: "Failed",
 };
 
-/** "4.2 s", "1 min 5 s". */
+/**
+ * What an action did, in words that agree with how it ended: "Sent the message" only when it was
+ * sent; "Not sent: the same as the 4:28 PM message" when the server kept the message back (its
+ * reason, in its words), "Not done: creating a todo" for a write a dry run skipped.
+ */
+export function actionWords(action: HeartbeatActionItem, run: Pick<HeartbeatRunItem, "dryRun" | "suppressReason">): string {
+  if (action.status === "executed") return toolLabel(action.type, "done");
+  if (action.status === "failed") return toolLabel(action.type, "failed");
+  if (action.type === "send_message") {
+    if (run.dryRun) return "Not sent: a dry run sends nothing";
+    return run.suppressReason ? `Not sent: ${run.suppressReason}` : "Not sent";
+  }
+  const doing = toolLabel(action.type, "running").replace(/…$/, "");
+  return `Not done: ${doing.charAt(0).toLowerCase()}${doing.slice(1)}`;
+}
+
+const unit = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+/** How long something took: "under a second", "4 seconds", "1 minute 5 seconds". */
 export function durationWords(ms: number): string {
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  if (ms < 1000) return "under a second";
   const seconds = Math.round(ms / 1000);
-  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  if (seconds < 60) return unit(seconds, "second");
+  const minutes = Math.floor(seconds / 60);
+  return seconds % 60 === 0 ? unit(minutes, "minute") : `${unit(minutes, "minute")} ${unit(seconds % 60, "second")}`;
 }
 
 /** The time zones the form offers: the browser's list, with the stored one and this computer's even if missing from it. */

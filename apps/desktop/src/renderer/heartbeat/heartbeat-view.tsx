@@ -117,7 +117,7 @@ function RunResult({
     <section className="run-result" aria-label="Last result" data-status={result.status}>
       <p className="run-result-headline" role="status">
         {resultHeadline(result)}
-        {result.elapsedMs !== null && <span className="hint"> ({durationWords(result.elapsedMs)})</span>}
+        {result.elapsedMs !== null && <span className="hint"> It took {durationWords(result.elapsedMs)}.</span>}
         {result.delivered && conversationId !== null && (
           <button type="button" className="link-button" onClick={() => onOpenConversation(conversationId)}>
             Open the conversation

@@ -1,9 +1,8 @@
+import { parseMarkdown } from "@tandem/core/rich-text";
 import { useMemo } from "react";
-import type { HeartbeatActionItem, HeartbeatRunDetail } from "../../shared/desktop-api";
-import { toolLabel } from "../agent/tool-names";
-import { parseMarkdown } from "../rich-text/markdown";
+import type { HeartbeatRunDetail } from "../../shared/desktop-api";
 import { RichText } from "../rich-text/rich-text";
-import { ACTION_STATUS_WORDS } from "./heartbeat-format";
+import { ACTION_STATUS_WORDS, actionWords } from "./heartbeat-format";
 
 /**
  * A run's message and its actions. Both come from the model, which read the owner's notes: the
@@ -24,12 +23,13 @@ export function RunDetails({ run, onOpenLink }: { run: HeartbeatRunDetail; onOpe
           <RichText blocks={blocks} onOpenLink={onOpenLink} />
         </section>
       )}
-      <ActionList actions={run.actions} dryRun={run.dryRun} />
+      <ActionList run={run} />
     </div>
   );
 }
 
-function ActionList({ actions, dryRun }: { actions: readonly HeartbeatActionItem[]; dryRun: boolean }) {
+function ActionList({ run }: { run: HeartbeatRunDetail }) {
+  const { actions, dryRun } = run;
   if (actions.length === 0) return <p className="empty-state">No actions recorded.</p>;
   return (
     <div className="run-actions">
@@ -39,7 +39,7 @@ function ActionList({ actions, dryRun }: { actions: readonly HeartbeatActionItem
           <li key={action.actionId} className="action-item" data-status={action.status} data-mode={action.mode}>
             <div className="action-head">
               <span className="action-label" title={action.type}>
-                {toolLabel(action.type, "done")}
+                {actionWords(action, run)}
               </span>
               <span className="action-type">{action.type}</span>
               <span className="action-status">{ACTION_STATUS_WORDS[action.status]}</span>

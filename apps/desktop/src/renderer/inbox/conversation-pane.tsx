@@ -1,18 +1,21 @@
-import { useEffect, useRef, useState } from "react";
+import { parseMarkdown } from "@tandem/core/rich-text";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { type DesktopApi, INBOX_MESSAGE_MAX, type InboxMessage } from "../../shared/desktop-api";
 import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
+import { openLink } from "../components/open-link";
 import { useAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
 import { useHostStatus } from "../layout/host-status";
 import { fullTime, shortTime } from "../notes/note-time";
+import { RichText } from "../rich-text/rich-text";
 import { useInboxSession } from "./inbox-session";
 
 /** Arrivals reload it at once; this catches what was written from another device. */
 const CONVERSATION_POLL_MS = 15_000;
 
 /**
- * One conversation: its messages oldest first (everything anyone wrote is shown as text), marked read
+ * One conversation: its messages oldest first (Markdown read as the Agent section reads it, never HTML), marked read
  * once on screen, and a reply written as the owner. The reply's text is the session's draft: it stays
  * when another conversation is opened, and when sending fails.
  */
@@ -66,7 +69,7 @@ export function ConversationPane({ api, conversationId, onChanged }: { api: Desk
         <ol className="inbox-messages" aria-label="Messages">
           {conversation.messages.length === 0 && <li className="empty-state">No messages yet.</li>}
           {conversation.messages.map((message) => (
-            <MessageItem key={message.id} message={message} />
+            <MessageItem key={message.id} message={message} onOpenLink={(href) => void openLink(api, href)} />
           ))}
           <li ref={end} aria-hidden="true" className="inbox-messages-end" />
         </ol>
@@ -85,8 +88,9 @@ export function ConversationPane({ api, conversationId, onChanged }: { api: Desk
   );
 }
 
-function MessageItem({ message }: { message: InboxMessage }) {
+function MessageItem({ message, onOpenLink }: { message: InboxMessage; onOpenLink: (href: string) => void }) {
   // The first message to someone goes through the server's human mode, which stores it as sent by the owner's agent.
+  const blocks = useMemo(() => parseMarkdown(message.content), [message.content]);
   const who = message.mine ? (message.senderType === "agent" ? "You, through your agent" : "You") : message.senderLabel;
   return (
     <li className="inbox-message" data-mine={message.mine ? "true" : undefined} data-sender-type={message.senderType}>
@@ -99,10 +103,8 @@ function MessageItem({ message }: { message: InboxMessage }) {
           {shortTime(message.createdAt)}
         </time>
       </div>
-      {/* Someone else's words: text only, never markup. */}
-      <p className="inbox-message-text" dir="auto">
-        {message.content}
-      </p>
+      {/* Someone else's words: Markdown into the closed model, as in the Agent section; HTML stays text. */}
+      <RichText className="inbox-message-text" blocks={blocks} headingLevel={5} onOpenLink={onOpenLink} />
     </li>
   );
 }

@@ -1,10 +1,11 @@
-import { type Block, type Inline, safeHref } from "./rich-model";
+import { type Block, type Inline, safeHref } from "@tandem/core/rich-text";
 
 /**
  * HTML from the server (a briefing's sections), read into {@link Block}s through an allow-list:
  * the browser's `DOMParser` builds an inert document (no script runs, no image or style loads),
  * and only the structure below is kept: paragraphs, headings, lists, quotes, code, tables, rules,
- * bold, italic, underline, strikethrough, code and links to web or mail addresses. Attributes are
+ * bold, italic, underline, strikethrough, code, links to web or mail addresses, and instants
+ * (`<time>ISO</time>`, shown relative to now by `RichText`). Attributes are
  * all dropped but a link's checked address; the content of scripts, styles, frames, forms and
  * media is dropped whole; any other element gives way to its text. The page never receives HTML.
  */
@@ -161,6 +162,7 @@ function inlinesOf(nodes: NodeListOf<ChildNode> | readonly ChildNode[], depth: n
     const kind = INLINE_KINDS[tag];
     if (kind) out.push({ kind, children });
     else if (tag === "code" || tag === "kbd" || tag === "samp") out.push({ kind: "code", text: element.textContent ?? "" });
+    else if (tag === "time") out.push(...timeOf(element, children));
     else if (tag === "a") {
       const href = safeHref(element.getAttribute("href"));
       if (href) out.push({ kind: "link", href, children });
@@ -170,6 +172,15 @@ function inlinesOf(nodes: NodeListOf<ChildNode> | readonly ChildNode[], depth: n
     else out.push(...children);
   }
   return out;
+}
+
+/**
+ * A `<time>`: its instant (the `datetime` attribute, or the text as HTML allows) when it is one,
+ * else its text as it is.
+ */
+function timeOf(element: Element, children: Inline[]): Inline[] {
+  const datetime = (element.getAttribute("datetime") ?? element.textContent ?? "").trim();
+  return /^\d{4}-\d{2}-\d{2}T/.test(datetime) && !Number.isNaN(Date.parse(datetime)) ? [{ kind: "time", datetime }] : children;
 }
 
 /** HTML's white space: any run of it reads as one space. */

@@ -1,5 +1,6 @@
+import { type Block, type Inline, relativeTime } from "@tandem/core/rich-text";
 import type { ReactNode } from "react";
-import type { Block, Inline } from "./rich-model";
+import { fullTime } from "../notes/note-time";
 import "./rich-text.css";
 
 interface RichTextProps {
@@ -102,6 +103,13 @@ function renderInline(inline: Inline, key: number, context: Context): ReactNode 
       return <br key={key} />;
     case "code":
       return <code key={key}>{inline.text}</code>;
+    case "time":
+      // Said relative to now, each time it is shown; the full date and time on hover.
+      return (
+        <time key={key} dateTime={inline.datetime} title={fullTime(inline.datetime)}>
+          {relativeTime(inline.datetime)}
+        </time>
+      );
     case "strong":
       return <strong key={key}>{renderInlines(inline.children, context)}</strong>;
     case "em":

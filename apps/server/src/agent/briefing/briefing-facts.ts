@@ -1,4 +1,4 @@
-import { type BriefingRequest, relativeTime, todayIn } from "@tandem/core";
+import { type BriefingRequest, todayIn } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { Schema } from "../../db/schema";
 import { extractiveSummary } from "../../notes/extractive-summary";
@@ -52,7 +52,6 @@ async function changedNotes(db: Kysely<Schema>, ownerId: number, window: TimeWin
       id: row.id,
       title: row.title,
       updatedAt: row.updated,
-      relativeTime: relativeTime(row.updated, now),
       extract: extractiveSummary(row.title, row.text ?? "", EXTRACT),
     })),
     total,

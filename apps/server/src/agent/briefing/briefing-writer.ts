@@ -17,9 +17,11 @@ export interface TodoFact {
 export interface NoteFact {
   id: number;
   title: string;
+  /**
+   * When it changed (ISO). A briefing is kept and read later, so it stores this instant (as
+   * `<time>ISO</time>`), never "2 hours ago": readers say it relative to when they show it.
+   */
   updatedAt: string;
-  /** "2 hours ago" */
-  relativeTime: string;
   /** The note's most informative sentence. */
   extract: string;
 }

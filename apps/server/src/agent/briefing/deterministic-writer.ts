@@ -4,7 +4,9 @@ import type { BriefingFacts, BriefingSections, BriefingSuggestion, BriefingWrite
 /**
  * The `local` provider's briefing: the facts laid out by rules, no model. Every list item reads
  * `<strong>name</strong> · detail · detail`, which the strategies and matrix read back. All text
- * from the workspace and the request is escaped here.
+ * from the workspace and the request is escaped here. When a note changed is stored as
+ * `<time>ISO</time>` (the HTML time element's machine-readable form), for readers to say
+ * relative to when they show it.
  */
 
 const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
@@ -12,8 +14,12 @@ const quote = (text: string) => `“${text}”`;
 const list = (items: string[]) => `<ul>${items.map((item) => `<li>${item}</li>`).join("")}</ul>`;
 const paragraph = (text: string) => `<p>${escapeHtml(text)}</p>`;
 /** A list item: its name in bold, then its details. */
-const entry = (name: string, details: (string | null | false)[]) =>
-  [`<strong>${escapeHtml(name)}</strong>`, ...details.filter((d): d is string => Boolean(d)).map(escapeHtml)].join(" · ");
+const entry = (name: string, details: (string | null | false)[], time?: string) =>
+  [
+    `<strong>${escapeHtml(name)}</strong>`,
+    ...(time ? [`<time>${escapeHtml(time)}</time>`] : []),
+    ...details.filter((d): d is string => Boolean(d)).map(escapeHtml),
+  ].join(" · ");
 const more = (shown: number, total: number, what: string) => (total > shown ? paragraph(`And ${plural(total - shown, what)} more.`) : "");
 
 function todoDetail(todo: TodoFact, today: string): string {
@@ -34,7 +40,7 @@ function notesSummary({ notes, windowDescription }: BriefingFacts): string {
   if (notes.items.length === 0) return paragraph(`No notes changed ${windowDescription}.`);
   return (
     paragraph(`${plural(notes.total, "note")} changed ${windowDescription}.`) +
-    list(notes.items.map((note) => entry(note.title, [note.relativeTime, note.extract]))) +
+    list(notes.items.map((note) => entry(note.title, [note.extract], note.updatedAt))) +
     more(notes.items.length, notes.total, "note")
   );
 }

@@ -160,8 +160,11 @@ export function htmlBlocks(html: string): TextBlock[] {
   return blocks;
 }
 
-/** What a summary may keep of HTML written elsewhere: structure and emphasis, never attributes. */
-const ALLOWED = new Set(["p", "br", "ul", "ol", "li", "strong", "em", "b", "i", "h3", "h4", "code"]);
+/**
+ * What a summary may keep of HTML written elsewhere: structure and emphasis, never attributes.
+ * `time` holds an instant as its text (`<time>ISO</time>`), which readers show relative to now.
+ */
+const ALLOWED = new Set(["p", "br", "ul", "ol", "li", "strong", "em", "b", "i", "h3", "h4", "code", "time"]);
 
 /**
  * HTML reduced to {@link ALLOWED} elements without attributes, its text re-escaped: nothing in

@@ -25,7 +25,8 @@ const ModelBriefing = z.object({
 const INSTRUCTIONS = [
   "You write a person's daily briefing from the facts you are given, and nothing else.",
   "Answer with one JSON object and no other text: {statusQuoSummary, todoSummary, calendarSummary, notesSummary, emailAttentionSummary, suggestions: [{title, description, action}]}.",
-  "Each summary is short HTML using only <p>, <ul>, <li>, <strong> and <em>; say plainly when a section has nothing.",
+  "Each summary is short HTML using only <p>, <ul>, <li>, <strong>, <em> and <time>; say plainly when a section has nothing.",
+  "To say when a note changed, write <time>its updatedAt, exactly as given</time>, never words such as 'just now' or '2 hours ago': the briefing is read later, and the reader shows the time relative to then.",
   "statusQuoSummary is two or three sentences across everything; suggestions are up to three concrete next steps, each with a one-line action.",
 ].join("\n");
 

@@ -153,11 +153,11 @@ async function pass(app: AppContext, request: HeartbeatRunRequest, actions: RunA
 
   const text = result.text.trim();
   const since = new Date(app.clock.nowMs() - REPEAT_WINDOW_MS).toISOString();
-  const suppressReason = repeatReason(text, await deliveredSince(app.db, ownerId, since));
+  const suppressReason = repeatReason(text, await deliveredSince(app.db, ownerId, since), timezone, app.clock.now());
   let conversationId: number | null = null;
   let messageId: number | null = null;
   if (request.dryRun) {
-    await actions.message("skipped", { text }, { reason: suppressReason ?? "dry run: not delivered" });
+    await actions.message("skipped", { text }, { reason: suppressReason ?? "a dry run sends nothing" });
   } else if (suppressReason) {
     await actions.message("skipped", { text }, { reason: suppressReason });
   } else {

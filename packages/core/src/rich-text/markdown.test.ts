@@ -1,4 +1,6 @@
+import { Window } from "happy-dom";
 import { describe, expect, it } from "vitest";
+import { appendMarkdown, type RichDocument } from "./dom";
 import { parseInline, parseMarkdown } from "./markdown";
 
 const text = (value: string) => ({ kind: "text", text: value });
@@ -108,5 +110,20 @@ describe("the agent's Markdown", () => {
     const started = performance.now();
     parseMarkdown(`${"*_[(".repeat(20_000)}\n${"> ".repeat(5_000)}deep\n${"- ".repeat(2_000)}x`);
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe("the Markdown as DOM elements (the guest page's renderer)", () => {
+  it("makes elements one by one: markup stays text, links keep only checked addresses and open in a new tab", () => {
+    const { document } = new Window();
+    const parent = document.createElement("div");
+    const markdown =
+      "# Plan\n\n**Q1 plan** <img src=x onerror=alert(1)> [site](https://example.com) [bad](javascript:alert(1))\n\n- one\n- two";
+    appendMarkdown(document as unknown as RichDocument, parent, markdown);
+    expect(parent.innerHTML).toBe(
+      "<h3>Plan</h3><p><strong>Q1 plan</strong> &lt;img src=x onerror=alert(1)&gt; " +
+        '<a href="https://example.com/" target="_blank" rel="noopener noreferrer nofollow">site</a> bad</p>' +
+        "<ul><li>one</li><li>two</li></ul>",
+    );
   });
 });

@@ -1,13 +1,16 @@
 /**
- * Formatted text as the app shows it from untrusted sources (the agent's Markdown, the briefing's
- * HTML): a small closed set of blocks and inlines that `RichText` turns into React elements. No
- * markup ever reaches the page as HTML, and a link keeps only a web or mail address.
+ * Formatted text as the app shows it from untrusted sources (the agent's and people's Markdown, the
+ * briefing's HTML): a small closed set of blocks and inlines that the desktop's `RichText` turns
+ * into React elements and `appendMarkdown` (dom.ts) into DOM elements for the server's guest page.
+ * No markup ever reaches a page as HTML, and a link keeps only a web or mail address.
  */
 export type Inline =
   | { readonly kind: "text"; readonly text: string }
   | { readonly kind: "strong" | "em" | "del" | "u"; readonly children: readonly Inline[] }
   | { readonly kind: "code"; readonly text: string }
   | { readonly kind: "link"; readonly href: string; readonly children: readonly Inline[] }
+  /** An instant (ISO), shown relative to when it is shown ("5 minutes ago"): stored text never says "just now". */
+  | { readonly kind: "time"; readonly datetime: string }
   | { readonly kind: "break" };
 
 export type Block =
