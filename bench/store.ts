@@ -3,8 +3,9 @@
  * process's store (docs/scaling.md, "Never lose a write"), against the two other ways to get
  * there, on SQLite and (with BENCH_DATABASE_URL=postgres://…) on PostgreSQL, in the same run:
  *   (a) overwrite: the upsert of the whole state that stores did before (the baseline; it loses writes);
- *   (b) row-lock merge, sole writer: `DocumentStore.save` when nobody else stored since (the usual case);
- *   (c) row-lock merge, contended: another connection stored before every store, so each one reads
+ *   (b) merging store, sole writer: `DocumentStore.save` when nobody else stored since (the usual case:
+ *       one conditional update);
+ *   (c) merging store, contended: another connection stored before every store, so each one reads
  *       the stored state, applies it and writes the union;
  *   (d) append-only log: each store inserts what changed since the last one; loading then reads the
  *       base and every update not yet compacted, and compacting merges them into the base.
@@ -161,15 +162,15 @@ async function runOn(storage: Storage, settings: { stores: number; warmup: numbe
       },
     },
     {
-      name: "(b) row-lock merge, sole writer",
-      note: "lock, version check, write",
+      name: "(b) merging store, sole writer",
+      note: "one UPDATE … WHERE version = the one it holds",
       step: async (i) => {
         type(sole, i);
         await store.save("note:sole", sole);
       },
     },
     {
-      name: "(c) row-lock merge, contended",
+      name: "(c) merging store, contended (row lock)",
       note: "another store before each: read, apply, write",
       before: async (i) => {
         type(rival, i + 1_000_000);
