@@ -19,7 +19,7 @@ import { openDatabase } from "../apps/server/src/db/database";
 import type { Schema } from "../apps/server/src/db/schema";
 import { DocumentStore } from "../apps/server/src/sync/document-store";
 import { describeLoad, positiveIntFromEnv, stringFromEnv } from "./lib/env";
-import { formatMs, type LatencyStats, summarize } from "./lib/latency";
+import { formatMs, summarize } from "./lib/latency";
 import { describeMachine, formatTable } from "./lib/report";
 import { body, Prng } from "./lib/text-gen";
 
