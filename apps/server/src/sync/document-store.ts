@@ -19,10 +19,11 @@ export class DocumentRepaired extends Error {
  * the views compare with the version they were computed from.
  *
  * Several processes store the same document (server instances on one PostgreSQL database, the CLI
- * beside a running server), so a store never overwrites: in one transaction it locks the row,
- * merges what is stored into the document (Yjs updates merge in any order, any number of times),
- * and writes the result. What another process stored thus reaches the live document too, and its
- * open editors. See docs/scaling.md ("Never lose a write") for why a row lock and not an update log.
+ * beside a running server), so a store never overwrites another's: when the row is no longer at the
+ * version this document holds, one transaction locks it, merges what is stored into the document
+ * (Yjs updates merge in any order, any number of times) and writes the result. What another process
+ * stored thus reaches the live document too, and its open editors. See docs/scaling.md ("Never lose
+ * a write") for why a row lock and not an update log.
  */
 export class DocumentStore {
   /**
