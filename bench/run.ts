@@ -61,6 +61,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "one tool call through POST /api/v1/tools and POST /mcp (raw and the MCP SDK's client) vs the same read over REST (target: POST /tools p50 ≤ 1 ms over it), the tool alone in process, /healthz and /identity",
     load: () => import("./tools"),
   },
+  store: {
+    summary:
+      "a document store that never overwrites: row-lock merge (sole writer, contended) vs the overwrite it replaced vs an append-only log (store, load, compaction)",
+    load: () => import("./store"),
+  },
   sync: {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ALL_SCOPES, type Scope, TandemClient } from "@tandem/core";
+import { ALL_SCOPES, API_BASE_PATH, type Scope, TandemClient } from "@tandem/core";
 import pg from "pg";
 import { createApiKey } from "../src/auth/api-keys";
 import { type ServerConfigInput, ServerConfigSchema } from "../src/config";
@@ -142,3 +142,49 @@ export function runCli(
 export const BIN_PATH = BIN;
 /** The root of this checkout. */
 export const CHECKOUT = fileURLToPath(new URL("../../..", import.meta.url));
+
+export interface ServerProcess {
+  url: string;
+  apiUrl: string;
+  syncUrl: string;
+  /** SIGTERM, as a service manager stops it: the server stores its documents and exits. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `tandem-server serve` as a real process of its own (port 0) on the given storage, for
+ * tests about several processes on one database; answers once it listens.
+ */
+export function spawnServerProcess(storageArgs: string[], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--log-level", "info", "--access-log", "silent", ...storageArgs], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let buffered = "";
+    child.once("error", reject);
+    void exited.then((code) => reject(new Error(`tandem-server serve exited with ${code} before listening`)));
+    // The server logs to stderr, one JSON object a line.
+    child.stderr.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
+        const line = buffered.slice(0, end);
+        buffered = buffered.slice(end + 1);
+        if (!line.includes("tandem server listening")) continue;
+        const url = (JSON.parse(line) as { url: string }).url;
+        const sync = new URL(url);
+        sync.protocol = "ws:";
+        resolve({
+          url,
+          apiUrl: `${url}${API_BASE_PATH}`,
+          syncUrl: `${sync.origin}/sync`,
+          stop: async () => {
+            child.kill("SIGTERM");
+            return exited;
+          },
+        });
+      }
+    });
+  });
+}

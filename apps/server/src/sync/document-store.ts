@@ -15,15 +15,34 @@ export class DocumentRepaired extends Error {
 
 /**
  * Yjs documents at rest: one row per document holding its whole state as a single update.
- * Saving writes the merged state, so loading is one read and one `applyStoredState`. Each save counts
- * up the row's `version`, which the views compare with the version they were computed from.
+ * Loading is one read and one `applyStoredState`. Each store counts up the row's `version`, which
+ * the views compare with the version they were computed from.
+ *
+ * Several processes store the same document (server instances on one PostgreSQL database, the CLI
+ * beside a running server), so a store never overwrites another's: when the row is no longer at the
+ * version this document holds, one transaction locks it, merges what is stored into the document
+ * (Yjs updates merge in any order, any number of times) and writes the result. What another process
+ * stored thus reaches the live document too, and its open editors. See docs/scaling.md ("Never lose
+ * a write") for why a row lock and not an update log.
  */
 export class DocumentStore {
+  /**
+   * The stored version each document object is known to hold all of: the version it was loaded
+   * at or last stored as. While the row is still at that version nobody else has stored, and a
+   * store writes the document with one conditional update, without reading the stored state back.
+   * Only a shortcut: a document not in here (or a row that moved on) is merged with what is stored.
+   */
+  readonly #holds = new WeakMap<Y.Doc, number>();
+
   constructor(private readonly db: Kysely<Schema>) {}
 
   async load(name: string): Promise<Uint8Array | undefined> {
-    const row = await this.db.selectFrom("documents").select("state").where("name", "=", name).executeTakeFirst();
-    return row ? new Uint8Array(row.state) : undefined;
+    return (await this.#read(name))?.state;
+  }
+
+  async #read(name: string): Promise<{ state: Uint8Array; version: number } | undefined> {
+    const row = await this.db.selectFrom("documents").select(["state", "version"]).where("name", "=", name).executeTakeFirst();
+    return row ? { state: new Uint8Array(row.state), version: Number(row.version) } : undefined;
   }
 
   /**
@@ -32,16 +51,17 @@ export class DocumentStore {
    * thrown: `doc` is half loaded and must be dropped for a fresh one.
    */
   async loadInto(name: string, doc: Y.Doc): Promise<number> {
-    const state = await this.load(name);
-    if (!state) return 0;
+    const stored = await this.#read(name);
+    if (!stored) return 0;
     try {
-      applyStoredState(doc, state);
+      applyStoredState(doc, stored.state);
     } catch (error) {
       if (!isStackOverflow(error)) throw error;
-      await this.#write(name, await repairState(state));
+      await this.#replace(name, stored.version, await repairState(stored.state));
       throw new DocumentRepaired(name);
     }
-    return state.length;
+    this.#holds.set(doc, stored.version);
+    return stored.state.length;
   }
 
   /** Loads a document as stored, with its version (0 if it was never stored). */
@@ -66,19 +86,82 @@ export class DocumentStore {
     }
   }
 
-  /** Stores the document's whole state; answers its size in bytes. */
-  async save(name: string, doc: Y.Doc): Promise<number> {
-    const state = Y.encodeStateAsUpdate(doc);
-    await this.#write(name, state);
-    return state.length;
+  /**
+   * Stores the document merged with what is stored, atomically; answers the stored size in bytes.
+   * What the stored state held that `doc` lacked (another process's store) is applied to `doc`
+   * first, as a transaction with `origin`, so its connections receive it.
+   */
+  async save(name: string, doc: Y.Doc, origin?: unknown): Promise<number> {
+    // Usually nobody else stored since this document was loaded or stored here: then one
+    // conditional write, atomic on its own, costs what the plain overwrite did (bench/store.ts).
+    const known = this.#holds.get(doc);
+    if (known !== undefined) {
+      const state = Y.encodeStateAsUpdate(doc);
+      const written = await this.db
+        .updateTable("documents")
+        .set({ state, updated_at: nowIso(), version: sql`version + 1` })
+        .where("name", "=", name)
+        .where("version", "=", known)
+        .returning("version")
+        .executeTakeFirst();
+      if (written) {
+        this.#holds.set(doc, Number(written.version));
+        return state.length;
+      }
+    }
+    return this.#mergeAndStore(name, doc, origin);
   }
 
-  async #write(name: string, state: Uint8Array): Promise<void> {
-    const updatedAt = nowIso();
+  /** The store when another process may have stored: lock the row, merge what it holds, write the union. */
+  async #mergeAndStore(name: string, doc: Y.Doc, origin: unknown): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const updatedAt = nowIso();
+      // The lock (PostgreSQL) or the write transaction (SQLite: BEGIN IMMEDIATE) keeps every other
+      // store of this document out until this one commits.
+      const lock = () => trx.selectFrom("documents").select("state").where("name", "=", name).forUpdate().executeTakeFirst();
+      let stored = await lock();
+      if (!stored) {
+        // A first store: the only one with nothing to merge. If another process creates the row
+        // meanwhile, PostgreSQL waits for it to commit, nothing is inserted, and we merge below.
+        const state = Y.encodeStateAsUpdate(doc);
+        const created = await trx
+          .insertInto("documents")
+          .values({ name, state, updated_at: updatedAt })
+          .onConflict((oc) => oc.column("name").doNothing())
+          .returning("version")
+          .executeTakeFirst();
+        if (created) {
+          this.#holds.set(doc, Number(created.version));
+          return state.length;
+        }
+        stored = await lock();
+      }
+      // Yjs keeps what the document already has and adds the rest: the merge is idempotent and
+      // commutative, so which process stores first does not matter.
+      const merged = stored?.state;
+      if (merged) doc.transact(() => applyStoredState(doc, new Uint8Array(merged)), origin);
+      const state = Y.encodeStateAsUpdate(doc);
+      const written = await trx
+        .insertInto("documents")
+        .values({ name, state, updated_at: updatedAt })
+        .onConflict((oc) => oc.column("name").doUpdateSet({ state, updated_at: updatedAt, version: sql`documents.version + 1` }))
+        .returning("version")
+        .executeTakeFirstOrThrow();
+      this.#holds.set(doc, Number(written.version));
+      return state.length;
+    });
+  }
+
+  /**
+   * Replaces a stored state with its repaired form, only if nobody stored the document since it
+   * was read: a newer state is left for the next load to repair (a merge would bring the damage back).
+   */
+  async #replace(name: string, version: number, state: Uint8Array): Promise<void> {
     await this.db
-      .insertInto("documents")
-      .values({ name, state, updated_at: updatedAt })
-      .onConflict((oc) => oc.column("name").doUpdateSet({ state, updated_at: updatedAt, version: sql`documents.version + 1` }))
+      .updateTable("documents")
+      .set({ state, updated_at: nowIso(), version: sql`version + 1` })
+      .where("name", "=", name)
+      .where("version", "=", version)
       .execute();
   }
 }

@@ -1,4 +1,4 @@
-import type { Extension, onStoreDocumentPayload } from "@hocuspocus/server";
+import type { Extension, LocalTransactionOrigin, onStoreDocumentPayload } from "@hocuspocus/server";
 import type { Logger } from "pino";
 import type * as Y from "yjs";
 import type { DocumentStore } from "./document-store";
@@ -6,6 +6,12 @@ import type { DocumentStore } from "./document-store";
 /** The first retry of a failed store comes after this long, doubling up to the maximum. */
 export const STORE_RETRY_MS = 1000;
 export const STORE_RETRY_MAX_MS = 60_000;
+
+/**
+ * The origin of what a store merges in from storage (another process's store): sent to the
+ * document's connections like any change, but not stored again, as the store writing it is under way.
+ */
+const MERGED_FROM_STORAGE: LocalTransactionOrigin = { source: "local", skipStoreHooks: true };
 
 /**
  * Makes a failed document store visible and survivable. Hocuspocus logs a failed
@@ -61,7 +67,7 @@ export class DurableStore {
     const { documentName, document } = payload;
     let bytes: number;
     try {
-      bytes = await this.store.save(documentName, document as Y.Doc);
+      bytes = await this.store.save(documentName, document as Y.Doc, MERGED_FROM_STORAGE);
     } catch (error) {
       const previous = this.#unsaved.get(documentName);
       clearTimeout(previous?.timer);

@@ -10,15 +10,29 @@ import { materializeWorkspace } from "./workspace-view";
  * Brings the SQL views derived from one document in line with its stored state, and records the
  * stored version they now show. Views are computed from what is stored, never from a newer live
  * copy, so after a crash they never show what the documents lost.
+ *
+ * Another process (a second instance, the CLI) may store the document and compute its views while
+ * this runs, and finish first: views written here from the older state would then stay. So when
+ * the document was stored again meanwhile, this computes them once more. Whichever process writes
+ * views last has then read the last stored state (each store is followed by a view update).
  */
 export async function updateDocumentViews(db: Kysely<Schema>, store: DocumentStore, name: string): Promise<void> {
   const ref = parseDocName(name);
   if (!ref) return;
-  const { doc, version } = await store.loadVersioned(name);
-  if (ref.kind === "workspace") await materializeWorkspace(db, ref.userId, doc);
-  else if (ref.kind === "note") await materializeNoteBody(db, ref.uuid, doc);
-  else await materializeTodos(db, ref.userId, doc);
-  await db.updateTable("documents").set({ views_version: version }).where("name", "=", name).where("views_version", "<", version).execute();
+  for (;;) {
+    const { doc, version } = await store.loadVersioned(name);
+    if (ref.kind === "workspace") await materializeWorkspace(db, ref.userId, doc);
+    else if (ref.kind === "note") await materializeNoteBody(db, ref.uuid, doc);
+    else await materializeTodos(db, ref.userId, doc);
+    await db
+      .updateTable("documents")
+      .set({ views_version: version })
+      .where("name", "=", name)
+      .where("views_version", "<", version)
+      .execute();
+    const now = await db.selectFrom("documents").select("version").where("name", "=", name).executeTakeFirst();
+    if (Number(now?.version ?? 0) <= version) return;
+  }
 }
 
 /** Workspaces first: they record who owns which note, which note views and access rely on. */
