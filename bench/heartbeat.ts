@@ -11,6 +11,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { ALL_SCOPES, putTodo, todayIn, todosDocName } from "@tandem/core";
+import type { PolicySetter } from "../apps/server/src/agent/heartbeat/heartbeat-credential";
 import { updatePolicy } from "../apps/server/src/agent/heartbeat/heartbeat-policy";
 import { createApiKey } from "../apps/server/src/auth/api-keys";
 import { createUser } from "../apps/server/src/users/users-service";
@@ -28,12 +29,15 @@ function shiftDate(date: string, days: number): string {
 }
 
 /** Users with three open todos each (overdue, due today, high priority), so every pass has something to say. */
-async function seedUsers(tandem: BenchTandem, count: number): Promise<number[]> {
+/** Seeds `count` users with three todos each; answers each with the key that will switch its schedule on. */
+async function seedUsers(tandem: BenchTandem, count: number): Promise<{ id: number; setBy: PolicySetter }[]> {
   const { db, sync } = tandem.server.context;
   const today = todayIn("UTC");
-  const ids: number[] = [];
+  const ids: { id: number; setBy: PolicySetter }[] = [];
   for (let i = 0; i < count; i++) {
     const user = await createUser(db, { username: `hb${i}` });
+    // A scheduled run is capped to the credential that switched the schedule on (docs/agent.md): a key with every scope.
+    const key = await createApiKey(db, { userId: user.id, scopes: ALL_SCOPES });
     const now = new Date().toISOString();
     const todo = (title: string, dueDate: string | null, priority: number | null) => ({
       title,
@@ -51,7 +55,7 @@ async function seedUsers(tandem: BenchTandem, count: number): Promise<number[]> 
       putTodo(doc, `00000000-0000-4000-8000-${String(3 * i + 1).padStart(12, "0")}`, todo(`Call supplier ${i}`, today, null));
       putTodo(doc, `00000000-0000-4000-8000-${String(3 * i + 2).padStart(12, "0")}`, todo(`Plan launch ${i}`, shiftDate(today, 9), 1));
     });
-    ids.push(user.id);
+    ids.push({ id: user.id, setBy: { kind: "api_key", id: key.keyId, scopes: new Set(ALL_SCOPES) } });
   }
   return ids;
 }
@@ -121,8 +125,8 @@ export async function run(): Promise<void> {
     const idle = await sampleTicks(tandem, ticks);
     started = performance.now();
     const now = tandem.server.context.clock.now();
-    for (const id of ids)
-      await updatePolicy(tandem.server.context.db, id, { schedule: { enabled: true, everyMinutes: 60, quietHours: null } }, now);
+    for (const { id, setBy } of ids)
+      await updatePolicy(tandem.server.context.db, id, { schedule: { enabled: true, everyMinutes: 60, quietHours: null } }, now, setBy);
     console.log(`switched ${users.toLocaleString("en")} hourly schedules on in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     console.log("measuring the maintenance tick: every schedule on, none due…");
     const notDue = await sampleTicks(tandem, ticks);
@@ -137,7 +141,11 @@ export async function run(): Promise<void> {
 
     console.log(`measuring POST /heartbeat/run, one at a time (${manualRuns} runs)…`);
     // One of the seeded users, whose pass reads the same todos as the scheduled ones.
-    const key = await createApiKey(tandem.server.context.db, { userId: ids[0] as number, scopes: ALL_SCOPES, label: "benchmark" });
+    const key = await createApiKey(tandem.server.context.db, {
+      userId: (ids[0] as { id: number }).id,
+      scopes: ALL_SCOPES,
+      label: "benchmark",
+    });
     client = new KeepAliveClient(tandem.server.url, { authorization: `Bearer ${key.apiKey}` });
     const manualClient = client;
     await manualClient.expect(200, "POST", "/api/v1/heartbeat/run", {});

@@ -9,6 +9,7 @@
  */
 import { ALL_SCOPES } from "@tandem/core";
 import { createApiKey } from "../apps/server/src/auth/api-keys";
+import type { BridgeEventType } from "../apps/server/src/realtime/event-log";
 import { createUser } from "../apps/server/src/users/users-service";
 import { type BareSseServer, startBareSse } from "./lib/bare-sse";
 import { startChild } from "./lib/child";
@@ -291,7 +292,7 @@ async function partTwo(streams: number): Promise<ManyStreamsReport> {
     const { db, realtime } = tandem.server.context;
     const batch = realtime.batch();
     await db.transaction().execute(async (tx) => {
-      for (const bridge of bridges) await batch.append(tx, bridge.endpointId, "bench.broadcast", { n: 1 });
+      for (const bridge of bridges) await batch.append(tx, bridge.endpointId, "bench.broadcast" as BridgeEventType, { n: 1 });
     });
     const appendMs = performance.now() - appendStarted;
     batch.publish();
