@@ -97,6 +97,47 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
     expect(pageErrors).toEqual([]);
   });
 
+  it("keeps an unsent question per conversation across a reload, says how to send it, and forgets it once erased", async () => {
+    const openAgent = () => page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent" }).click();
+    const hint = async () => page.locator(`#${await messageBox().getAttribute("aria-describedby")}`);
+    // The conversation opened by the test before is on screen.
+    await messageBox().fill("And who owns the checklist?");
+    await conversations().getByRole("button", { name: "New chat" }).click();
+    expect(await messageBox().inputValue()).toBe("");
+    await messageBox().fill("A question for a new chat");
+    await messageBox().press("Shift+Enter");
+    await page.keyboard.type("on two lines");
+    expect(await (await hint()).textContent()).toBe("Enter sends · Shift+Enter new line");
+
+    await page.reload();
+    await openAgent();
+    // A reload opens a new chat, with its own draft; the conversation has its own.
+    await expect.poll(() => messageBox().inputValue(), PATIENCE).toBe("A question for a new chat\non two lines");
+    await conversations()
+      .getByRole("button", { name: /When is the Atlas launch\?/ })
+      .click();
+    await expect.poll(() => transcript().textContent(), PATIENCE).toContain("March 3");
+    expect(await messageBox().inputValue()).toBe("And who owns the checklist?");
+    expect(await (await hint()).isVisible()).toBe(true);
+
+    // Erased, the new chat's draft is gone after a reload too.
+    await conversations().getByRole("button", { name: "New chat" }).click();
+    await messageBox().fill("");
+    await page.reload();
+    await openAgent();
+    await conversations()
+      .getByRole("button", { name: /When is the Atlas launch\?/ })
+      .click();
+    await expect.poll(() => messageBox().inputValue(), PATIENCE).toBe("And who owns the checklist?");
+    await conversations().getByRole("button", { name: "New chat" }).click();
+    expect(await messageBox().inputValue()).toBe("");
+    await conversations()
+      .getByRole("button", { name: /When is the Atlas launch\?/ })
+      .click();
+    await expect.poll(() => transcript().textContent(), PATIENCE).toContain("March 3");
+    expect(pageErrors).toEqual([]);
+  });
+
   it("keeps what was typed when the server refuses it, and says why in words", async () => {
     // The open conversation goes away behind the page's back: continuing it is a 404.
     const { conversations: listed } = await user.client.call("listConversations", { query: { view: "me" } });

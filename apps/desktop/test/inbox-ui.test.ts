@@ -3,7 +3,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readDesktopVersion } from "../src/web/package-version";
 import { type BrowserApp, startBrowserApp } from "./browser-app";
-import { chromiumMissing, freePort, screenshot, signInOnPage } from "./browser-harness";
+import { chromiumMissing, freePort, openSection, screenshot, signInOnPage } from "./browser-harness";
 
 /** Calls go page → host → server and back; arrivals come over the host's stream: be patient. */
 const PATIENCE = { timeout: 30_000, intervals: [100, 250, 500, 1000] };
@@ -170,6 +170,77 @@ describe.skipIf(chromiumMissing("inbox"))("the Inbox section in web mode against
     expect(await pane().textContent()).toContain("Choose a conversation");
     expect((await ada.client.call("listGroups")).groups).toEqual([]);
     expect((await bob.client.call("listGroups")).groups).toHaveLength(1);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("keeps unsent replies and a new message across a reload and a restart, until they are sent", async () => {
+    const replyBox = () => pane().getByRole("textbox", { name: "Reply" });
+    const newMessage = () => page.getByRole("form", { name: "New message" }).getByLabel("Message");
+    // Bob's reply has waited since an earlier test; Carol's and a new message join it.
+    await row("carol").click();
+    await replyBox().fill("The slides are");
+    await list().getByRole("button", { name: "New message" }).click();
+    await newMessage().fill("A thought for later");
+
+    await page.reload();
+    await openSection(page, "Inbox");
+    await expect.poll(() => row("bob").textContent(), PATIENCE).toContain("Draft");
+    expect(await row("carol").textContent()).toContain("Draft");
+    await row("bob").click();
+    await expect.poll(() => replyBox().inputValue(), PATIENCE).toBe("Half a thought");
+
+    // The app quits and starts again (a new host on the same data): they are still there.
+    await page.close();
+    await app.restart();
+    ({ page, pageErrors } = await app.openPage({ viewport: { width: 1280, height: 860 }, locale: "en-US" }));
+    await openSection(page, "Inbox");
+    await row("carol").click();
+    await expect.poll(() => replyBox().inputValue(), PATIENCE).toBe("The slides are");
+    await list().getByRole("button", { name: "New message" }).click();
+    await expect.poll(() => newMessage().inputValue(), PATIENCE).toBe("A thought for later");
+    await newMessage().fill("");
+
+    // Sent, a draft is gone for good.
+    await row("carol").click();
+    await replyBox().press("End");
+    await replyBox().press("Shift+Enter");
+    await page.keyboard.type("ready.");
+    await replyBox().press("Enter");
+    await expect.poll(() => messages().textContent(), PATIENCE).toContain("ready.");
+    expect(await replyBox().inputValue()).toBe("");
+    await page.reload();
+    await openSection(page, "Inbox");
+    await expect.poll(() => row("bob").textContent(), PATIENCE).toContain("Draft");
+    expect(await row("carol").textContent()).not.toContain("Draft");
+    await row("carol").click();
+    await expect.poll(() => messages().textContent(), PATIENCE).toContain("ready.");
+    expect(await replyBox().inputValue()).toBe("");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("sends with Enter and starts a new line with Shift+Enter, as the Agent's box does, and says so under the box", async () => {
+    const replyBox = pane().getByRole("textbox", { name: "Reply" });
+    const hint = page.locator(`#${await replyBox.getAttribute("aria-describedby")}`);
+    expect(await hint.textContent()).toBe("Enter sends · Shift+Enter new line");
+    expect(await hint.isVisible()).toBe(true);
+    // Carol's reply above went as two lines, by Enter alone.
+    const [carolsView] = await serverConversations(carol, "coo");
+    expect(carolsView?.messages.at(-1)?.content).toBe("The slides are\nready.");
+    expect(carolsView?.messages.filter((message) => message.content.startsWith("The slides are"))).toHaveLength(1);
+    // A new message follows the same rule, and says it too.
+    await list().getByRole("button", { name: "New message" }).click();
+    const form = page.getByRole("form", { name: "New message" });
+    const box = form.getByLabel("Message");
+    expect(await page.locator(`#${await box.getAttribute("aria-describedby")}`).textContent()).toBe("Enter sends · Shift+Enter new line");
+    await expect.poll(() => form.getByLabel("To").locator("option").count(), PATIENCE).toBeGreaterThan(2);
+    await form.getByLabel("To").selectOption("carol");
+    await box.fill("One more");
+    await box.press("Shift+Enter");
+    await page.keyboard.type("thing.");
+    expect(await box.inputValue()).toBe("One more\nthing.");
+    await box.press("Enter");
+    await expect.poll(() => messages().textContent(), PATIENCE).toContain("thing.");
+    expect((await serverConversations(carol, "coo"))[0]?.messages.at(-1)?.content).toBe("One more\nthing.");
     expect(pageErrors).toEqual([]);
   });
 

@@ -11,6 +11,19 @@ import { chromiumMissing, freePort, screenshot, signInOnPage } from "./browser-h
 const PATIENCE = { timeout: 60_000, intervals: [100, 250, 500, 1000] };
 const WAIT = { timeout: 60_000 };
 
+/** While set, the host holds back every note document the page opens (a slow host), until the test lets go. */
+let noteGate: Promise<void> | undefined;
+const holdNoteDocuments = (): (() => void) => {
+  let release = () => {};
+  noteGate = new Promise((resolve) => {
+    release = resolve;
+  });
+  return () => {
+    noteGate = undefined;
+    release();
+  };
+};
+
 describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real server", () => {
   let app: BrowserApp;
   let user: TestUser;
@@ -57,7 +70,11 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
 
   beforeAll(async () => {
     // A fixed port: the offline test stops the server and starts it again at the same address.
-    app = await startBrowserApp({ name: "notes-ui", server: { port: await freePort() } });
+    app = await startBrowserApp({
+      name: "notes-ui",
+      server: { port: await freePort() },
+      host: { replication: { beforeLoad: (name) => (name.startsWith("note:") ? noteGate : undefined) } },
+    });
     user = await app.ts.addUser("nora");
     ({ page, pageErrors } = await app.openPage({ viewport: { width: 1280, height: 800 }, locale: "en-US" }));
   });
@@ -265,6 +282,60 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     await expect.poll(() => body().textContent(), PATIENCE).toBe("first edited");
     await page.getByRole("searchbox", { name: "Search notes" }).press("Escape");
     await noteList().waitFor(WAIT);
+  });
+
+  it("stores a New note at its first keystroke: one left untouched leaves nothing behind", async () => {
+    const listed = await noteTitles();
+    const onServer = async () => (await user.client.call("listNotes", { query: {} })).notes.length;
+    const stored = await onServer();
+    await main().getByRole("button", { name: "New note" }).click();
+    await expect.poll(() => titleInput().evaluate((input) => input === document.activeElement), PATIENCE).toBe(true);
+    await body().waitFor(WAIT);
+    // Open and ready for typing, but stored nowhere yet.
+    expect(await noteTitles()).toEqual(listed);
+
+    // Left for another note untouched: nothing is left behind, here or on the server.
+    await openNote("Alpha");
+    await expect.poll(syncStatus, PATIENCE).toBe("Synced");
+    expect(await noteTitles()).toEqual(listed);
+    expect(await onServer()).toBe(stored);
+
+    // The first key in its text stores it (without a title).
+    await main().getByRole("button", { name: "New note" }).click();
+    await body().click();
+    await page.keyboard.type("Written before any title");
+    await expect.poll(async () => (await noteTitles()).sort(), PATIENCE).toEqual([...listed, "Untitled"].sort());
+    await expect.poll(onServer, PATIENCE).toBe(stored + 1);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("puts what is typed after Enter in a new note's title into its text, however slow the host is to open it", async () => {
+    const release = holdNoteDocuments();
+    try {
+      await main().getByRole("button", { name: "New note" }).click();
+      await expect.poll(() => titleInput().evaluate((input) => input === document.activeElement), PATIENCE).toBe(true);
+      await page.keyboard.type("Written offline");
+      await page.keyboard.press("Enter");
+      await page.keyboard.type("This note was created while the host was slow.");
+      await page.keyboard.press("Enter");
+      await page.keyboard.type("Second line.");
+      // The host has not given the page the note's text yet: the keys went nowhere near the title.
+      expect(await body().count()).toBe(0);
+      expect(await titleInput().inputValue()).toBe("Written offline");
+    } finally {
+      release();
+    }
+    await expect
+      .poll(() => body().locator("p").allTextContents(), PATIENCE)
+      .toEqual(["This note was created while the host was slow.", "Second line."]);
+    // The caret went on after what was typed.
+    await page.keyboard.type(" Then more.");
+    await expect.poll(() => body().locator("p").last().textContent(), PATIENCE).toBe("Second line. Then more.");
+    expect(await titleInput().inputValue()).toBe("Written offline");
+    await expect
+      .poll(async () => (await restNote("Written offline"))?.markdown.trim(), PATIENCE)
+      .toBe("This note was created while the host was slow.\n\nSecond line. Then more.");
+    expect(pageErrors).toEqual([]);
   });
 
   it("saves a labelled snapshot, previews it and restores it", async () => {

@@ -81,3 +81,6 @@ export type ShareFacet = Pick<
   DesktopApi,
   "listShareLinks" | "createShareLink" | "renewShareLink" | "revokeShareLink" | "listGuestConversations" | "getGuestConversation"
 >;
+
+/** Unsent messages (src/host/drafts), kept on this computer until sent. */
+export type DraftsFacet = Pick<DesktopApi, "listDrafts" | "saveDraft">;

@@ -4,6 +4,7 @@ import type { AppInfo, DesktopApi, HostStatus } from "../shared/desktop-api";
 import { startAgent } from "./agent/agent";
 import { type BridgeHandle, startBridge } from "./bridge/bridge";
 import { createConnectionsFacet } from "./connections/connections";
+import { createDraftsFacet } from "./drafts/drafts";
 import type { HostConfig, HostContext } from "./host-context";
 import { createInboxFacet } from "./inbox/inbox";
 import { InboxWatch } from "./inbox/inbox-watch";
@@ -87,6 +88,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createConnectionsFacet(session),
     ...createInboxFacet(session, () => void inbox.refresh()),
     ...createShareFacet(session),
+    ...createDraftsFacet(context),
     setUnsavedWork: async (input) => {
       unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;
     },

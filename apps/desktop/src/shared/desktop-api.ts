@@ -165,6 +165,15 @@ export interface DesktopApi {
   /** One guest conversation's messages, oldest first. */
   getGuestConversation(input: { sessionId: string }): Promise<GuestTranscript>;
 
+  // Drafts (src/host/drafts): messages typed in the Inbox or to the Agent and not sent yet, kept on this computer.
+  /** The signed-in account's unsent messages of a section, one per conversation (`new`: a message not yet in one). */
+  listDrafts(input: { scope: DraftScope }): Promise<DraftItem[]>;
+  /**
+   * Keeps what is typed for a conversation until it is sent; empty text forgets it (sent, or erased).
+   * A write whose `revision` is below the kept one's arrived late and changes nothing.
+   */
+  saveDraft(input: { scope: DraftScope; conversation: DraftConversation; text: string; revision: number }): Promise<void>;
+
   /**
    * What the page holds that is nowhere else yet (edits not saved to the server), in words, or
    * null: Electron's main asks before quitting while there is any.
@@ -173,6 +182,18 @@ export interface DesktopApi {
   /** Opens a link in the system browser (Electron); web mode answers `opened: false` and the page opens it. */
   openExternal(input: { url: string }): Promise<{ opened: boolean }>;
 }
+
+/** Where a draft was typed: the Inbox or the Agent section. */
+export type DraftScope = "inbox" | "agent";
+/** The conversation a draft belongs to, or `new` for a new message or chat. */
+export type DraftConversation = number | "new";
+export interface DraftItem {
+  readonly conversation: DraftConversation;
+  readonly text: string;
+  readonly revision: number;
+}
+/** The longest draft kept: the Agent box's limit (the Inbox's is lower). */
+export const DRAFT_TEXT_MAX = 32_000;
 
 export type AppMode = "electron" | "web";
 
@@ -896,6 +917,8 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   revokeShareLink: true,
   listGuestConversations: true,
   getGuestConversation: true,
+  listDrafts: true,
+  saveDraft: true,
   setUnsavedWork: true,
   openExternal: true,
 };

@@ -27,6 +27,11 @@ export interface LocalHubOptions {
   readonly onDocumentUse?: (name: string, inUse: boolean) => void;
   /** Called after a document was stored (it is still loaded). */
   readonly onStored?: (name: string, doc: Y.Doc) => void;
+  /**
+   * Tests only: awaited before a document is loaded, to play a slow host (a busy machine) whose
+   * documents reach the renderer late, at the moment a test chooses.
+   */
+  readonly beforeLoad?: ((name: string) => Promise<void> | undefined) | undefined;
 }
 
 /**
@@ -121,6 +126,7 @@ export class LocalHub {
         if (!this.servesDocument(documentName)) throw new Error(`no access to ${documentName}`);
       },
       onLoadDocument: async ({ documentName, document, context }) => {
+        await this.#options.beforeLoad?.(documentName);
         await this.#merging.get(documentName)?.catch(() => {});
         const preloaded = (context as HubContext | undefined)?.preloaded;
         const fresh = preloaded && (this.#lastWrite.get(documentName) ?? 0) <= preloaded.readAfterWrite;

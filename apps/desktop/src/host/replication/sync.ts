@@ -6,7 +6,7 @@ import { serverClient } from "../session/server-client";
 import { syncUrlOf } from "../session/server-url";
 import { LocalDocumentStore } from "../store/document-store";
 import { explainRefusal } from "./explain-refusal";
-import { LocalHub } from "./local-hub";
+import { LocalHub, type LocalHubOptions } from "./local-hub";
 import { Replicator } from "./replicator";
 import { syncStatusOf } from "./sync-status";
 import { type OutlinePart, WorkspaceOutlineKeeper } from "./workspace-outline";
@@ -30,6 +30,8 @@ export interface SyncOptions {
   readonly coldStartConnectDelayMs?: number;
   /** false: every note is exchanged over sync on its own, as against a server without `POST /sync/pull`. */
   readonly pull?: boolean;
+  /** Tests: a slow host, see {@link LocalHubOptions.beforeLoad}. */
+  readonly beforeLoad?: LocalHubOptions["beforeLoad"];
 }
 
 /**
@@ -133,6 +135,7 @@ export async function startSync(context: HostContext, options: SyncOptions = {})
     const hub = await LocalHub.start({
       userId,
       store: new LocalDocumentStore(context.store.db, account),
+      beforeLoad: options.beforeLoad,
       onUnsyncedChange: statusMayHaveChanged,
       onDocumentUse: (name, inUse) => {
         if (inUse && name === workspaceName) begin();

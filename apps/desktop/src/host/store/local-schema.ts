@@ -52,9 +52,24 @@ export interface BridgeGuestAnswersTable {
   updated_at: string;
 }
 
+/** An unsent message (drafts/drafts.ts): kept per account, section and conversation until it is sent. */
+export interface DraftsTable {
+  /** `<server origin>#<userId>`, as for documents. */
+  account: string;
+  /** `inbox` or `agent`. */
+  scope: string;
+  /** The conversation's id, or `new` for a message not yet in one. */
+  conversation: string;
+  text: string;
+  /** The page's count when it wrote this text: an older write arriving late does not replace a newer one. */
+  revision: number;
+  updated_at: string;
+}
+
 export interface LocalSchema {
   documents: LocalDocumentsTable;
   settings: LocalSettingsTable;
   bridge_spool: BridgeSpoolTable;
   bridge_guest_answers: BridgeGuestAnswersTable;
+  drafts: DraftsTable;
 }

@@ -1,8 +1,10 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useRef } from "react";
+import { DRAFT_TEXT_MAX } from "../../shared/desktop-api";
+import { isSendKey, SendHint } from "../components/send-on-enter";
 import { useChatSession } from "./chat-session";
 
 /**
- * The message box: Enter sends, Shift+Enter starts a new line. While a reply comes, Stop takes
+ * The message box: Enter sends, Shift+Enter starts a new line (as in the Inbox, said under the box). While a reply comes, Stop takes
  * Send's place; the box stays editable (a next message may be written meanwhile) and keeps its
  * text until the server has accepted it, so nothing typed is lost to a failure or to being offline.
  */
@@ -23,25 +25,27 @@ export function ChatComposer() {
     if (canSend) chat.send();
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key !== "Enter" || event.shiftKey || event.nativeEvent.isComposing) return;
+    if (!isSendKey(event)) return;
     event.preventDefault();
     if (canSend) chat.send();
   };
 
   return (
     <form className="chat-composer" onSubmit={submit}>
-      <textarea
-        ref={box}
-        aria-label="Message"
-        placeholder={
-          chat.offline ? "Offline: write now, send when the server is back" : "Ask your agent… (Enter sends, Shift+Enter for a new line)"
-        }
-        rows={3}
-        maxLength={32_000}
-        value={chat.draft}
-        onChange={(event) => chat.setDraft(event.target.value)}
-        onKeyDown={onKeyDown}
-      />
+      <div className="chat-composer-field">
+        <textarea
+          ref={box}
+          aria-label="Message"
+          aria-describedby="chat-send-hint"
+          placeholder={chat.offline ? "Offline: write now, send when the server is back" : "Ask your agent…"}
+          rows={3}
+          maxLength={DRAFT_TEXT_MAX}
+          value={chat.draft}
+          onChange={(event) => chat.setDraft(event.target.value)}
+          onKeyDown={onKeyDown}
+        />
+        <SendHint id="chat-send-hint" />
+      </div>
       {chat.busy ? (
         <button type="button" className="danger" onClick={chat.stop}>
           Stop

@@ -1,6 +1,7 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
-import type { ChatEnding, DesktopApi } from "../../shared/desktop-api";
+import type { ChatEnding, DesktopApi, DraftConversation } from "../../shared/desktop-api";
 import { errorMessage } from "../components/error-message";
+import { useStoredDrafts } from "../components/use-stored-drafts";
 import { useHostStatus } from "../layout/host-status";
 import { applyChatEvents, type Entry, endTurn, type LiveTurn, startedConversation } from "./chat-turns";
 
@@ -18,7 +19,10 @@ export interface ChatSession {
   /** The Agent view is on screen while attached: only then is anything reloaded by itself. Answers the detach. */
   attach(): () => void;
   readonly transcript: Transcript;
-  /** What is typed in the message box: kept across sections, and put back when a message could not be answered. */
+  /**
+   * What is typed in the message box for the open conversation: kept per conversation on this computer
+   * (across sections, reloads and restarts) until sent, and put back when a message could not be answered.
+   */
   readonly draft: string;
   setDraft(text: string): void;
   /** A message is being sent or answered: sending, switching and deleting wait, Stop works. */
@@ -37,9 +41,12 @@ const ChatContext = createContext<ChatSession | null>(null);
 
 const NEW_CHAT: Transcript = { conversationId: null, status: "ready", error: null, entries: [] };
 
+/** Whose draft the box shows: the open conversation's, or the new chat's. */
+const draftKey = (transcript: Transcript): DraftConversation => transcript.conversationId ?? "new";
+
 /**
- * The Agent section's state, kept above the sections so a reply goes on streaming, and a draft
- * stays, while the owner looks at their notes. The agent runs on the server; the host sends the
+ * The Agent section's state, kept above the sections so a reply goes on streaming, and drafts
+ * stay (the host keeps them, see use-stored-drafts.ts), while the owner looks at their notes. The agent runs on the server; the host sends the
  * message and reads the reply's stream, and this follows it with `readChat`.
  */
 export function ChatSessionProvider({ api, children }: { api: DesktopApi; children: ReactNode }) {
@@ -54,8 +61,10 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
     };
   }, []);
   const [transcript, setTranscript] = useState<Transcript>(NEW_CHAT);
-  const [draft, setDraft] = useState("");
+  const drafts = useStoredDrafts(api, "agent");
   const [sendError, setSendError] = useState<string | null>(null);
+  const sendErrorRef = useRef(sendError);
+  sendErrorRef.current = sendError;
   const [busy, setBusy] = useState(false);
   // Refs for what callbacks read at the moment they run (a click's closure may be a render old).
   const run = useRef<{ chatId: string | null; stopRequested: boolean } | null>(null);
@@ -63,8 +72,10 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
   const alive = useRef(true);
   const transcriptRef = useRef(transcript);
   transcriptRef.current = transcript;
-  const draftRef = useRef(draft);
-  draftRef.current = draft;
+  const draft = drafts.get(draftKey(transcript));
+  // The draft of the conversation open at the moment a callback runs.
+  const currentDraft = useCallback(() => drafts.get(draftKey(transcriptRef.current)), [drafts.get]);
+  const setDraft = useCallback((text: string) => drafts.set(draftKey(transcriptRef.current), text), [drafts.set]);
 
   useEffect(() => {
     alive.current = true;
@@ -99,10 +110,13 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
   const open = useCallback(
     (conversationId: number | null) => {
       if (run.current) return;
+      // A message refused here (its conversation deleted elsewhere, say) goes along to a new chat, where it can be sent.
+      const from = draftKey(transcriptRef.current);
+      if (conversationId === null && sendErrorRef.current !== null && from !== "new") drafts.move(from, "new");
       setSendError(null);
       load(conversationId);
     },
-    [load],
+    [load, drafts.move],
   );
 
   // Back online: the list, and a conversation that could not be loaded, are worth asking for again (if shown).
@@ -129,17 +143,18 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
     (key: string, text: string, ending: ChatEnding) => {
       updateTurn(key, (turn) => endTurn(turn, ending));
       // A failed reply is not kept by the server, message included: the text goes back in the box.
-      if (ending.status === "failed" && draftRef.current.trim() === "") setDraft(text);
+      if (ending.status === "failed" && currentDraft().trim() === "") setDraft(text);
       run.current = null;
       setBusy(false);
       refreshList();
     },
-    [updateTurn, refreshList],
+    [updateTurn, refreshList, currentDraft, setDraft],
   );
 
   const follow = useCallback(
-    async (chatId: string, key: string, text: string) => {
+    async (chatId: string, key: string, text: string, fromNewChat: boolean) => {
       let after = 0;
+      let named = !fromNewChat;
       for (;;) {
         if (!alive.current) return;
         let progress: Awaited<ReturnType<DesktopApi["readChat"]>>;
@@ -151,6 +166,11 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
         }
         after = progress.next;
         const started = startedConversation(progress.events);
+        // A new chat now has an id: what was typed meanwhile for "new" stays in the box, under that id.
+        if (!named && typeof started === "number") {
+          named = true;
+          drafts.move("new", started);
+        }
         setTranscript((current) => ({
           ...current,
           // A new chat is on the server from its first message: it now has an id.
@@ -165,14 +185,15 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
         }
       }
     },
-    [api, finish],
+    [api, finish, drafts.move],
   );
 
   const send = useCallback(() => {
-    const text = draftRef.current;
+    const text = currentDraft();
     if (run.current || text.trim() === "" || offline) return;
     const key = crypto.randomUUID();
     const conversationId = transcriptRef.current.conversationId;
+    const sentFrom = draftKey(transcriptRef.current);
     const turn: LiveTurn = { key, userText: text, answer: "", tools: [], phase: "sending", ending: null, workingMs: null };
     run.current = { chatId: null, stopRequested: false };
     setBusy(true);
@@ -184,10 +205,10 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
         const current = run.current;
         if (!current) return;
         current.chatId = chatId;
-        // Sent: the box is free for the next message (unless the owner already typed more).
-        if (draftRef.current === text) setDraft("");
+        // Sent: the box is free for the next message (unless the owner already typed more), here and on disk.
+        if (drafts.get(sentFrom) === text) drafts.set(sentFrom, "");
         if (current.stopRequested) void api.stopChat({ chatId }).catch(() => {});
-        void follow(chatId, key, text);
+        void follow(chatId, key, text, conversationId === null);
       },
       (error: unknown) => {
         // Not sent: the message leaves the transcript and stays in the box, with the reason.
@@ -200,7 +221,7 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
         setBusy(false);
       },
     );
-  }, [api, follow, offline]);
+  }, [api, follow, offline, currentDraft, drafts.get, drafts.set]);
 
   const stop = useCallback(() => {
     const current = run.current;
@@ -212,10 +233,12 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
   const remove = useCallback(
     async (conversationId: number) => {
       await api.deleteConversation({ conversationId });
+      // Nothing can be sent to it any more: its draft goes with it.
+      drafts.set(conversationId, "");
       if (transcriptRef.current.conversationId === conversationId) load(null);
       refreshList();
     },
-    [api, load, refreshList],
+    [api, load, refreshList, drafts.set],
   );
 
   const session = useMemo<ChatSession>(
@@ -233,7 +256,7 @@ export function ChatSessionProvider({ api, children }: { api: DesktopApi; childr
       stop,
       remove,
     }),
-    [listGeneration, attach, transcript, draft, busy, sendError, offline, open, send, stop, remove],
+    [listGeneration, attach, transcript, draft, setDraft, busy, sendError, offline, open, send, stop, remove],
   );
   return <ChatContext.Provider value={session}>{children}</ChatContext.Provider>;
 }

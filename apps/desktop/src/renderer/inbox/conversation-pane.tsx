@@ -4,6 +4,7 @@ import { type DesktopApi, INBOX_MESSAGE_MAX, type InboxMessage } from "../../sha
 import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
 import { openLink } from "../components/open-link";
+import { isSendKey, SendHint } from "../components/send-on-enter";
 import { useAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
 import { useHostStatus } from "../layout/host-status";
@@ -153,19 +154,21 @@ function ReplyBox({
         value={draft}
         maxLength={INBOX_MESSAGE_MAX}
         rows={3}
-        placeholder="Write a reply… (Ctrl+Enter sends)"
+        placeholder="Write a reply…"
+        aria-describedby="inbox-reply-hint"
         onChange={(event) => {
           setSent(false);
           setDraft(event.target.value);
         }}
         onKeyDown={(event) => {
-          if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-            event.preventDefault();
-            send();
-          }
+          // As in the Agent's box: Enter sends (once the last send is over), Shift+Enter is a new line.
+          if (!isSendKey(event)) return;
+          event.preventDefault();
+          if (action.running === null) send();
         }}
       />
       <div className="inbox-reply-actions">
+        <SendHint id="inbox-reply-hint" />
         {action.error ? (
           <ErrorNotice message={`Not sent: ${action.error}`} />
         ) : (

@@ -1,5 +1,6 @@
-import { createContext, type ReactNode, useCallback, useContext, useMemo, useRef, useState } from "react";
-import type { InboxView } from "../../shared/desktop-api";
+import { createContext, type ReactNode, useContext, useMemo, useState } from "react";
+import type { DesktopApi, InboxView } from "../../shared/desktop-api";
+import { useStoredDrafts } from "../components/use-stored-drafts";
 
 /** What the inbox on screen is: a conversation, a new message, a new group, or nothing chosen yet. */
 export type InboxPane =
@@ -12,7 +13,10 @@ export interface InboxSession {
   setView(view: InboxView): void;
   readonly pane: InboxPane;
   open(pane: InboxPane): void;
-  /** The text typed for a conversation (or `new` for a new message): kept across conversations and sections. */
+  /**
+   * The text typed for a conversation (or `new` for a new message): kept across conversations and
+   * sections, and on this computer across reloads and restarts, until it is sent.
+   */
   draft(key: number | "new"): string;
   setDraft(key: number | "new", text: string): void;
 }
@@ -20,21 +24,15 @@ export interface InboxSession {
 const InboxContext = createContext<InboxSession | null>(null);
 
 /**
- * The inbox's state that outlives its view: which view and conversation are open, and every draft.
- * Above the sections, so switching to Notes and back keeps both, and the toast can open a conversation.
+ * The inbox's state that outlives its view: which view and conversation are open, and every draft
+ * (kept by the host, see use-stored-drafts.ts). Above the sections, so switching to Notes and back
+ * keeps both, and the toast can open a conversation.
  */
-export function InboxSessionProvider({ children }: { children: ReactNode }) {
+export function InboxSessionProvider({ api, children }: { api: DesktopApi; children: ReactNode }) {
   const [view, setView] = useState<InboxView>("all");
   const [pane, open] = useState<InboxPane>(null);
-  // Drafts change on every key press: a ref plus a version keeps the provider's value cheap to read.
-  const drafts = useRef(new Map<number | "new", string>());
-  const [version, setVersion] = useState(0);
-  const draft = useCallback((key: number | "new") => drafts.current.get(key) ?? "", []);
-  const setDraft = useCallback((key: number | "new", text: string) => {
-    if (text === "") drafts.current.delete(key);
-    else drafts.current.set(key, text);
-    setVersion((value) => value + 1);
-  }, []);
+  const { get: draft, set: setDraft, version } = useStoredDrafts(api, "inbox");
+  // `version` changes whenever a draft does, which `draft` reads: the value is new for every change.
   const value = useMemo(() => ({ view, setView, pane, open, draft, setDraft }), [view, pane, draft, setDraft, version]);
   return <InboxContext.Provider value={value}>{children}</InboxContext.Provider>;
 }

@@ -2,6 +2,7 @@ import { useState } from "react";
 import { type DesktopApi, INBOX_MESSAGE_MAX, type InboxPerson } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
 import { Field, InputField } from "../components/field";
+import { isSendKey, SendHint } from "../components/send-on-enter";
 import { useAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
 import { useInboxSession } from "./inbox-session";
@@ -29,6 +30,7 @@ export function NewMessageForm({ api, onSent }: { api: DesktopApi; onSent: () =>
   const typing = choice === SOMEONE_ELSE || (contacts.data !== undefined && people.length === 0 && choice === "");
   const to = typing ? typed.trim() : choice;
   const message = session.draft("new");
+  const canSend = action.running === null && to !== "" && message.trim() !== "";
 
   const send = () =>
     void action.run("send", async () => {
@@ -93,13 +95,21 @@ export function NewMessageForm({ api, onSent }: { api: DesktopApi; onSent: () =>
             rows={5}
             maxLength={INBOX_MESSAGE_MAX}
             value={message}
+            aria-describedby="inbox-new-message-hint"
             onChange={(event) => session.setDraft("new", event.target.value)}
+            onKeyDown={(event) => {
+              // The rule of every message box: Enter sends, Shift+Enter is a new line.
+              if (!isSendKey(event)) return;
+              event.preventDefault();
+              if (canSend) send();
+            }}
           />
         )}
       </Field>
       {action.error && <ErrorNotice message={`Not sent: ${action.error}`} />}
       <div className="inbox-form-actions">
-        <button type="submit" className="primary" disabled={action.running !== null || to === "" || message.trim() === ""}>
+        <SendHint id="inbox-new-message-hint" />
+        <button type="submit" className="primary" disabled={!canSend}>
           {action.running ? "Sending…" : "Send"}
         </button>
       </div>

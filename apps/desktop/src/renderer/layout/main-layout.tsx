@@ -160,7 +160,7 @@ export function MainLayout({
             <DocumentsProvider key={session.userId} api={api}>
               <ChatSessionProvider api={api}>
                 <BriefingSessionProvider api={api}>
-                  <InboxSessionProvider>
+                  <InboxSessionProvider api={api}>
                     <SectionView section={section} api={api} onSelect={setSection} />
                   </InboxSessionProvider>
                 </BriefingSessionProvider>

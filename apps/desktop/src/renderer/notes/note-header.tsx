@@ -11,6 +11,8 @@ interface NoteHeaderProps {
   readonly workspace: Workspace;
   readonly uuid: string;
   readonly meta: NoteMeta;
+  /** Set while the note is stored nowhere yet: stores it, before the first change (see note-editor.tsx). */
+  readonly onFirstEdit: (() => void) | null;
   readonly snapshotsOpen: boolean;
   readonly onToggleSnapshots: () => void;
   /** Enter in the title: on to the text. */
@@ -26,20 +28,30 @@ export function NoteHeader({
   workspace,
   uuid,
   meta,
+  onFirstEdit,
   snapshotsOpen,
   onToggleSnapshots,
   onTitleDone,
   onDeleted,
 }: NoteHeaderProps) {
+  // Every change made here goes to a stored note.
+  const edit = (change: (doc: Y.Doc) => void) => {
+    if (!workspaceDoc) return;
+    onFirstEdit?.();
+    change(workspaceDoc);
+  };
   return (
     <fieldset className="note-header" disabled={workspaceDoc === null} aria-busy={workspaceDoc === null}>
-      <TitleInput workspaceDoc={workspaceDoc} uuid={uuid} title={meta.title} onDone={onTitleDone} />
+      <TitleInput title={meta.title} onTitle={(title) => edit((doc) => setNoteTitle(doc, uuid, title))} onDone={onTitleDone} />
       <div className="note-actions">
         <label className="inline-field">
           <span>Folder</span>
           <select
             value={noteFolder(workspace, meta) ?? NO_FOLDER}
-            onChange={(event) => workspaceDoc && moveNote(workspaceDoc, uuid, event.target.value === NO_FOLDER ? null : event.target.value)}
+            onChange={(event) => {
+              const folder = event.target.value === NO_FOLDER ? null : event.target.value;
+              edit((doc) => moveNote(doc, uuid, folder));
+            }}
           >
             <option value={NO_FOLDER}>No folder</option>
             {flattenTree(workspace.tree).map((folder) => (
@@ -49,7 +61,7 @@ export function NoteHeader({
             ))}
           </select>
         </label>
-        <button type="button" onClick={() => workspaceDoc && setNotePinned(workspaceDoc, uuid, !meta.pinned)}>
+        <button type="button" onClick={() => edit((doc) => setNotePinned(doc, uuid, !meta.pinned))}>
           {meta.pinned ? "Unpin" : "Pin"}
         </button>
         <button type="button" aria-expanded={snapshotsOpen} aria-controls="snapshots-panel" onClick={onToggleSnapshots}>
@@ -60,7 +72,8 @@ export function NoteHeader({
           question={`Move "${displayTitle(meta.title)}" to the Trash?`}
           onConfirm={() => {
             if (!workspaceDoc) return;
-            deleteNote(workspaceDoc, uuid);
+            // A note never stored has nothing to move to the Trash: it just closes.
+            if (!onFirstEdit) deleteNote(workspaceDoc, uuid);
             onDeleted();
           }}
         />
@@ -75,14 +88,13 @@ export function NoteHeader({
  * the limit is not written (nor cut): the field says so until it is short enough.
  */
 function TitleInput({
-  workspaceDoc,
-  uuid,
   title,
+  onTitle,
   onDone,
 }: {
-  workspaceDoc: Y.Doc | null;
-  uuid: string;
   title: string;
+  /** Writes the title to the workspace document (nothing while that is loading). */
+  onTitle: (title: string) => void;
   onDone: () => void;
 }) {
   const [draft, setDraft] = useState(title);
@@ -115,7 +127,7 @@ function TitleInput({
         }}
         onChange={(event) => {
           setDraft(event.target.value);
-          if (workspaceDoc && !titleLengthProblem(event.target.value)) setNoteTitle(workspaceDoc, uuid, event.target.value);
+          if (!titleLengthProblem(event.target.value)) onTitle(event.target.value);
         }}
         onKeyDown={(event) => {
           if ((event.key === "Enter" || event.key === "ArrowDown") && !event.nativeEvent.isComposing) {

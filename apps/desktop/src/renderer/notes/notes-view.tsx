@@ -1,3 +1,4 @@
+import { hasNote, type NoteMeta } from "@tandem/core/documents";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type * as Y from "yjs";
 import type { DesktopApi } from "../../shared/desktop-api";
@@ -57,12 +58,23 @@ type SidePane = "folders" | "list";
 type Dialog = { readonly kind: "switcher" | "shortcuts" } | null;
 const openDialog = (kind: "switcher" | "shortcuts"): Dialog => ({ kind });
 
+/**
+ * A note begun with New note and not typed in yet. It is open, but stored nowhere: the first keystroke
+ * in its title or text (or a folder or pin chosen for it) stores it, so a New note left untouched leaves
+ * nothing behind, in the list or on the server.
+ */
+interface UnsavedNote {
+  readonly uuid: string;
+  readonly meta: NoteMeta;
+}
+
 const shortcutHint = (action: ShortcutAction) => keyLabel(SHORTCUTS.find((shortcut) => shortcut.action === action)?.label ?? "");
 
 function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | null; outline: Workspace | null }) {
   const workspace = useDocValue(doc, readWorkspace, outline ?? EMPTY_WORKSPACE);
   const [selection, setSelection] = useState<FolderSelection>(ALL_NOTES);
   const [openNote, setOpenNote] = useState<string | null>(null);
+  const [unsaved, setUnsaved] = useState<UnsavedNote | null>(null);
   const [query, setQuery] = useState("");
   const [snapshotsOpen, setSnapshotsOpen] = useState(false);
   const [dialog, setDialog] = useState<Dialog>(null);
@@ -92,7 +104,16 @@ function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | n
   const openMeta = openNote === null ? undefined : workspace.notes.get(openNote);
   const lastKnown = useRef<{ uuid: string; meta: NonNullable<typeof openMeta> } | null>(null);
   if (openNote !== null && openMeta) lastKnown.current = { uuid: openNote, meta: openMeta };
-  const shownMeta = openMeta ?? (lastKnown.current?.uuid === openNote ? lastKnown.current.meta : undefined);
+  const pendingNote = unsaved !== null && unsaved.uuid === openNote && !openMeta ? unsaved : null;
+  const shownMeta = openMeta ?? pendingNote?.meta ?? (lastKnown.current?.uuid === openNote ? lastKnown.current.meta : undefined);
+  // Another note opened: an unsaved one left untouched is simply forgotten.
+  useEffect(() => {
+    if (unsaved !== null && unsaved.uuid !== openNote) setUnsaved(null);
+  }, [unsaved, openNote]);
+  const storePending = useCallback(() => {
+    if (!doc || !pendingNote || hasNote(doc, pendingNote.uuid)) return;
+    createNote(doc, pendingNote.meta.folder, pendingNote.uuid);
+  }, [doc, pendingNote]);
 
   const folderName = selection.kind === "folder" ? workspace.folders.get(selection.uuid)?.name : undefined;
   const allNotes = useMemo(() => notesIn(workspace, ALL_NOTES), [workspace]);
@@ -104,8 +125,17 @@ function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | n
       if (!doc) return;
       setQuery("");
       setPeek(null);
-      const uuid = createNote(doc, selection.kind === "folder" ? selection.uuid : null);
-      if (title) setNoteTitle(doc, uuid, title);
+      const folder = selection.kind === "folder" ? selection.uuid : null;
+      if (title) {
+        // Named in the quick switcher: typed already, so stored at once.
+        const uuid = createNote(doc, folder);
+        setNoteTitle(doc, uuid, title);
+        setOpenNote(uuid);
+        return;
+      }
+      const uuid = crypto.randomUUID();
+      const at = new Date().toISOString();
+      setUnsaved({ uuid, meta: { title: "", folder, pinned: false, tags: [], createdAt: at, updatedAt: at, trashedAt: null } });
       setOpenNote(uuid);
     },
     [doc, selection],
@@ -249,6 +279,7 @@ function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | n
               workspace={workspace}
               uuid={openNote}
               meta={shownMeta}
+              onFirstEdit={pendingNote ? storePending : null}
               onDeleted={() => setOpenNote(null)}
               snapshots={
                 layout.snapshots > 0

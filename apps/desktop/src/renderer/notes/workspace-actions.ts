@@ -18,8 +18,8 @@ import type * as Y from "yjs";
 
 const now = () => new Date().toISOString();
 
-export function createNote(doc: Y.Doc, folder: string | null): string {
-  const uuid = crypto.randomUUID();
+/** Stores a new note's entry; `uuid` is given for a note opened before it was stored (see notes-view.tsx). */
+export function createNote(doc: Y.Doc, folder: string | null, uuid: string = crypto.randomUUID()): string {
   const at = now();
   doc.transact(() => putNote(doc, uuid, { title: "", folder, pinned: false, tags: [], createdAt: at, updatedAt: at }));
   return uuid;
