@@ -1,6 +1,7 @@
 export * from "./api";
 export * from "./client";
 export * from "./content";
+export * from "./counts";
 export * from "./dates";
 export * from "./documents";
 export * from "./folder-names";
