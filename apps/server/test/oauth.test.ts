@@ -118,6 +118,17 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     // A token for one user never reaches another's data: it is alice's.
     const whoami = await call(t, body.access_token as string, "GET", "/os/notes");
     expect(whoami.status).toBe(200);
+    // GET /identity describes the credential as it is: an app's token, with the scopes it carries.
+    const identity = await call(t, body.access_token as string, "GET", "/identity");
+    expect(identity.status).toBe(200);
+    expect(identity.body).toMatchObject({ userId: alice.userId, username: "alice" });
+    expect(identity.body.credential).toEqual({
+      type: "oauth_token",
+      id: expect.any(String),
+      label: "Test CLI",
+      scopes: ["openid", "os.notes:read", "profile"],
+      app: { clientId: client.clientId, name: "Test CLI" },
+    });
   });
 
   it("a wrong password is refused and the consent can be denied", async () => {
