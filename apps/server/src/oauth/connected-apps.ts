@@ -68,7 +68,12 @@ export async function listConnectedApps(db: Kysely<Schema>, userId: number): Pro
 /** The names registered clients gave themselves (`client_name`), by client id; null when none. */
 export async function clientNames(db: Kysely<Schema>, clientIds: string[]): Promise<Map<string, string | null>> {
   if (clientIds.length === 0) return new Map();
-  const clients = await db.selectFrom("oauth_models").select(["id", "payload"]).where("model", "=", "Client").where("id", "in", clientIds).execute();
+  const clients = await db
+    .selectFrom("oauth_models")
+    .select(["id", "payload"])
+    .where("model", "=", "Client")
+    .where("id", "in", clientIds)
+    .execute();
   return new Map(clients.map((c) => [c.id, (JSON.parse(c.payload) as { client_name?: string }).client_name ?? null]));
 }
 

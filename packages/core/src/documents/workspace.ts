@@ -181,7 +181,8 @@ function moveContentsBack(doc: Y.Doc, uuid: string, now: string): void {
   // Where the trashing put them: the folder's parent, which stays as it was while it is trashed.
   const movedTo = folders.get(uuid)?.parent ?? null;
   for (const child of uuidList(entry.get(MOVED_OUT_FOLDERS))) {
-    if (child !== uuid && folders.has(child) && folders.get(child)?.parent === movedTo) putFolder(doc, child, { parent: uuid, updatedAt: now });
+    if (child !== uuid && folders.has(child) && folders.get(child)?.parent === movedTo)
+      putFolder(doc, child, { parent: uuid, updatedAt: now });
   }
   for (const note of uuidList(entry.get(MOVED_OUT_NOTES))) {
     if (notes.has(note) && notes.get(note)?.folder === movedTo) putNote(doc, note, { folder: uuid, updatedAt: now });
