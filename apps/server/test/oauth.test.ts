@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process";
 import { request } from "node:http";
-import { ALL_SCOPES } from "@tandem/core";
+import { ALL_SCOPES, SCOPE_WORDS } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setPassword } from "../src/auth/passwords";
-import { SCOPE_WORDS } from "../src/oauth/pages";
 import { call, storages } from "./delegation-fixture";
 import { BIN_PATH, startTestServer, type TestServer, type TestUser } from "./harness";
 import {

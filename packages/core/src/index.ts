@@ -7,5 +7,6 @@ export * from "./documents";
 export * from "./folder-names";
 export * from "./openapi";
 export * from "./relative-time";
+export * from "./scope-words";
 export * from "./scopes";
 export * from "./usernames";
