@@ -94,7 +94,8 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
       "GET",
       `/os/network/conversations?shareToken=${link.token}`,
     );
-    expect(sessions.conversations.map((c) => c.messageCount)).toEqual([2]);
+    // Two questions and their two answers.
+    expect(sessions.conversations.map((c) => c.messageCount)).toEqual([4]);
     expect(problems).toEqual([]);
   });
 

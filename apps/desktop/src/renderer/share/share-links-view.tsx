@@ -39,15 +39,12 @@ function counted(count: number, what: string): string {
   return `${count} ${what}${count === 1 ? "" : "s"}`;
 }
 
-/** Who may come in, and how much the link was used: "Anyone with the link · 1 visitor · 1 conversation · 2 guest messages". */
+/** Who may come in, and how much the link was used: "Anyone with the link · 1 visitor · 1 conversation · 2 messages" (questions and answers). */
 function usageWords(link: ShareLinkItem): string {
   const who = link.requireSignIn ? "Guests sign in" : "Anyone with the link";
-  return [
-    who,
-    counted(link.visitors, "visitor"),
-    counted(link.conversations, "conversation"),
-    counted(link.messages, "guest message"),
-  ].join(" · ");
+  return [who, counted(link.visitors, "visitor"), counted(link.conversations, "conversation"), counted(link.messages, "message")].join(
+    " · ",
+  );
 }
 
 /** "Expires 3 Dec 2026, 10:00", "Never expires". */
