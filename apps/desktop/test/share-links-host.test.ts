@@ -83,7 +83,8 @@ describe("the share links' host methods against a real server", () => {
     });
     expect(chat.status).toBe(200);
     const [row] = await share.listGuestConversations({ shareToken: link.token });
-    expect(row).toMatchObject({ guest: "Zed", linkLabel: "Garden", messageCount: 1 });
+    // The guest's question and the agent's answer.
+    expect(row).toMatchObject({ guest: "Zed", linkLabel: "Garden", messageCount: 2 });
     const transcript = await share.getGuestConversation({ sessionId: row?.sessionId ?? "" });
     expect(transcript.messages.map((message) => message.from)).toEqual(["guest", "agent"]);
     expect(transcript.messages[0]?.content).toBe("Hi\nthere");

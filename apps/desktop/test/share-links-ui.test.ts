@@ -112,10 +112,27 @@ describe.skipIf(chromiumMissing("share links"))("the Share links section in web 
     // The link's counts follow (the list is read again after an action, and every 30 s).
     await page.reload();
     await openSection(page, "Share links");
-    await expect.poll(() => linkRow("Garden questions").textContent(), PATIENCE).toContain("1 visitor · 1 conversation · 1 guest message");
+    await expect.poll(() => linkRow("Garden questions").textContent(), PATIENCE).toContain("1 visitor · 1 conversation · 2 messages");
+    // The same guest (the same browser) starts another conversation: still one visitor, listed once.
+    expect((await guestChat(garden?.token ?? "", "One more thing")).status).toBe(200);
+    await page.reload();
+    await openSection(page, "Share links");
+    await expect.poll(() => linkRow("Garden questions").textContent(), PATIENCE).toContain("1 visitor · 2 conversations · 4 messages");
     await linkRow("Garden questions").getByRole("button", { name: "Visitors" }).click();
-    await page.getByRole("region", { name: "Visitors" }).getByRole("button", { name: /Zed/ }).click();
-    await expect.poll(() => panel("Visitors").getByRole("listitem").count(), PATIENCE).toBeGreaterThan(1);
+    const zed = page.getByRole("region", { name: "Visitors" }).getByRole("button", { name: /Zed/ });
+    await expect.poll(() => zed.count(), PATIENCE).toBe(1);
+    expect(await zed.textContent()).toContain("2 conversations · 4 messages");
+    await zed.click();
+    // Both conversations open under the one visitor.
+    await expect
+      .poll(
+        () =>
+          panel("Visitors")
+            .getByRole("list", { name: /Conversation with Zed/ })
+            .count(),
+        PATIENCE,
+      )
+      .toBe(2);
     await screenshot(page, "share-links");
     expect(pageErrors).toEqual([]);
   });

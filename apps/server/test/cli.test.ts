@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -343,5 +343,23 @@ describe("tandem-server serve's access log", () => {
     const refused = await runCli(["serve", "--access-log", "loud", "--data-dir", dataDir]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("accessLog");
+  });
+});
+
+describe("the Node.js check before npm install, npm start and npm test", () => {
+  const check = (version?: string) =>
+    spawnSync(process.execPath, [path.join(CHECKOUT, "scripts/check-node.cjs"), ...(version ? [version] : [])], { encoding: "utf8" });
+
+  it("refuses an older Node.js in one plain line, and lets this one (and the minimum) through", () => {
+    for (const old of ["20.18.0", "22.11.0", "v18.20.4"]) {
+      const run = check(old);
+      expect(run.status, old).toBe(1);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(run.stderr).toContain(`Tandem needs Node.js 22.12 or newer; this is ${old.replace(/^v/, "")}.`);
+    }
+    for (const fine of [undefined, "22.12.0", "23.0.0", "24.21.0"]) expect(check(fine).status, fine).toBe(0);
+    // The root scripts the README names run it first.
+    const { scripts } = JSON.parse(readFileSync(path.join(CHECKOUT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    for (const hook of ["preinstall", "prestart", "pretest"]) expect(scripts[hook]).toBe("node scripts/check-node.cjs");
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setPassword } from "../src/auth/passwords";
 import { ok } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { screenshotPath } from "./screenshots";
@@ -95,7 +96,8 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
       "GET",
       `/os/network/conversations?shareToken=${link.token}`,
     );
-    expect(sessions.conversations.map((c) => c.messageCount)).toEqual([2]);
+    // Two questions and their two answers.
+    expect(sessions.conversations.map((c) => c.messageCount)).toEqual([4]);
     expect(problems).toEqual([]);
   });
 
@@ -120,16 +122,49 @@ describe.skipIf(chromiumMissing)("guest chat page in a browser", () => {
     expect(problems.filter((p) => !p.includes("404"))).toEqual([]);
   });
 
-  it("asks for an API key on a link that needs sign-in", async () => {
+  it("a link that needs sign-in has the guest sign in with their account, never asks for a key", async () => {
     const bob = await t.addUser("bob");
+    await setPassword(t.server.context.db, bob.userId, "bob's long password");
     const link = await createLink({ requireSignIn: true, expiresIn: "never" });
+    const before = problems.length;
     await page.goto(link.url);
-    await page.fill("#message", "hello");
-    await page.click("#send");
-    await page.waitForFunction("document.getElementById('status')?.textContent?.includes('sign in')");
-    await page.fill("#api-key", bob.apiKey);
+    expect(await page.locator("#sign-in").textContent()).toContain("Sign in with yours");
+    expect(await page.locator("input").count()).toBe(0);
+    expect(await page.content()).not.toMatch(/api key/i);
+
+    // The server's own sign-in page, which brings the guest back to the link.
+    await page.click("#sign-in-link");
+    await page.waitForURL(/\/signin\?next=/);
+    await page.fill("#username", "bob");
+    await page.fill("#password", "bob's long password");
+    await Promise.all([page.waitForURL(link.url), page.click("button[type=submit]")]);
+    expect(await page.locator("#visitor").textContent()).toContain("Signed in as bob");
     await page.fill("#message", "hello");
     await page.click("#send");
     await page.locator(".msg.assistant").first().waitFor({ timeout: 20_000 });
+    const { conversations } = await ok<{ conversations: { visitor: { username: string | null } }[] }>(
+      t,
+      alice.apiKey,
+      "GET",
+      `/os/network/conversations?shareToken=${link.token}`,
+    );
+    expect(conversations.map((c) => c.visitor.username)).toEqual(["bob"]);
+    // A reload continues the signed-in conversation.
+    await page.reload();
+    await page.locator(".msg.assistant").first().waitFor({ timeout: 10_000 });
+
+    // The browser's session speaks only with the page's CSRF token: another site's request cannot use it.
+    const forged = await page.evaluate(async (token) => {
+      const r = await fetch("/api/chat/guest-v04", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ token, message: "hi" }),
+      });
+      return { status: r.status, body: await r.json() };
+    }, link.token);
+    expect(forged).toMatchObject({ status: 401, body: { success: false, error: "sign_in_required" } });
+    // The forged request's 401 is the only complaint.
+    expect(problems.slice(before).filter((p) => !p.includes("401"))).toEqual([]);
   });
 });

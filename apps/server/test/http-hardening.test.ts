@@ -49,6 +49,22 @@ describe("HTTP hardening", () => {
       expect(gzipped.status).toBe(201);
     });
 
+    it("says one reason per bad field, not every check it failed", async () => {
+      const get = (path: string) => t.fetch(`/api/v1${path}`, { headers: { authorization: `Bearer ${alice.apiKey}` } });
+      const reason = async (id: string) => {
+        const response = await get(`/os/notes/${id}`);
+        const body = (await response.json()) as { success: boolean; error: string; message: string };
+        expect([response.status, body.success, body.error], id).toEqual([400, false, "invalid_request"]);
+        return body.message;
+      };
+      // Both too large and not whole: one reason is enough.
+      expect(await reason("99999999999999999999.5")).toBe("params.id: is too large");
+      expect(await reason("99999999999999999999")).toBe("params.id: is too large");
+      expect(await reason("1.5")).toBe("params.id: must be a whole number");
+      expect(await reason("-2.5")).toBe("params.id: must be a positive id");
+      expect(await reason("abc")).toBe("params.id: must be a number");
+    });
+
     it("answers deeply nested JSON with 400 on every route, the unauthenticated ones too", async () => {
       const device = (
         await post(

@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process";
 import { request } from "node:http";
-import { ALL_SCOPES } from "@tandem/core";
+import { ALL_SCOPES, SCOPE_WORDS } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setPassword } from "../src/auth/passwords";
-import { SCOPE_WORDS } from "../src/oauth/pages";
 import { call, storages } from "./delegation-fixture";
 import { BIN_PATH, startTestServer, type TestServer, type TestUser } from "./harness";
 import {
@@ -118,6 +117,17 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     // A token for one user never reaches another's data: it is alice's.
     const whoami = await call(t, body.access_token as string, "GET", "/os/notes");
     expect(whoami.status).toBe(200);
+    // GET /identity describes the credential as it is: an app's token, with the scopes it carries.
+    const identity = await call(t, body.access_token as string, "GET", "/identity");
+    expect(identity.status).toBe(200);
+    expect(identity.body).toMatchObject({ userId: alice.userId, username: "alice" });
+    expect(identity.body.credential).toEqual({
+      type: "oauth_token",
+      id: expect.any(String),
+      label: "Test CLI",
+      scopes: ["openid", "os.notes:read", "profile"],
+      app: { clientId: client.clientId, name: "Test CLI" },
+    });
   });
 
   it("a wrong password is refused and the consent can be denied", async () => {

@@ -313,6 +313,34 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     }
   });
 
+  it("lists a visitor once however many sessions they had, and counts a session's questions and answers", async () => {
+    const owner = await t.addUser(`ivy${++serial}`);
+    const link = await create(owner, { label: "Desk", expiresIn: "never" });
+    // The same browser (address and user agent) opens two conversations: one visitor.
+    const first = await sendGuest(t, { token: link.token, message: "one question" });
+    expect(first.status).toBe(200);
+    expect((await sendGuest(t, { token: link.token, message: "a new conversation" })).status).toBe(200);
+
+    const { network } = await ok<{ network: { visitors: Record<string, unknown>[]; shareLinks: ShareLinkBody[] } }>(
+      t,
+      owner.apiKey,
+      "GET",
+      "/os/network",
+    );
+    expect(network.visitors).toHaveLength(1);
+    expect(network.visitors[0]).toMatchObject({ shareToken: link.token, linkLabel: "Desk", sessions: 2, messages: 4 });
+    expect(network.shareLinks[0]?.analytics).toMatchObject({ visitors: 1, sessions: 2, messages: 4 });
+
+    const { conversations } = await ok<{ conversations: { sessionId: string; messageCount: number }[] }>(
+      t,
+      owner.apiKey,
+      "GET",
+      `/os/network/conversations?shareToken=${link.token}`,
+    );
+    // One question and its answer: two messages.
+    expect(conversations.find((c) => c.sessionId === first.body.sessionId)?.messageCount).toBe(2);
+  });
+
   it("shows links, visitors and guest conversations to their owner only", async () => {
     const owner = await t.addUser(`frank${++serial}`);
     const link = await create(owner, { label: "Portfolio", expiresIn: "never" });
@@ -325,10 +353,11 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
       network: { shareLinks: ShareLinkBody[]; visitors: Record<string, unknown>[]; summary: Record<string, number> };
     }>(t, owner.apiKey, "GET", "/os/network");
     expect(overview.network.shareLinks).toHaveLength(1);
-    expect(overview.network.shareLinks[0]?.analytics).toMatchObject({ sessions: 2, messages: 3, visitors: 2, totalConversations: 2 });
+    // Messages count the guests' and the answers: 3 questions, 3 answers.
+    expect(overview.network.shareLinks[0]?.analytics).toMatchObject({ sessions: 2, messages: 6, visitors: 2, totalConversations: 2 });
     expect(overview.network.visitors).toHaveLength(2);
     expect(overview.network.visitors[0]).toMatchObject({ shareToken: link.token, linkLabel: "Portfolio" });
-    expect(overview.network.summary).toMatchObject({ totalLinks: 1, activeLinks: 1, totalConversations: 2, totalMessages: 3 });
+    expect(overview.network.summary).toMatchObject({ totalLinks: 1, activeLinks: 1, totalConversations: 2, totalMessages: 6 });
 
     const listing = await ok<{ conversations: Record<string, unknown>[]; limit: number; offset: number }>(
       t,
@@ -343,7 +372,7 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
       sessionId: first.body.sessionId,
       shareToken: link.token,
       linkLabel: "Portfolio",
-      messageCount: 2,
+      messageCount: 4,
       lastRole: "assistant",
       visitor: { name: "Grace", userId: null },
     });

@@ -106,6 +106,32 @@ describe("the Trash", () => {
     expect(again.folders.map((f: { name: string }) => f.name)).toEqual(expect.arrayContaining(["Archive", "Archive (2)"]));
   });
 
+  it("restoring a trashed folder undoes the delete: its subfolders and notes go back in, unless moved elsewhere since", async () => {
+    const { folder: goals } = await alice.client.call("createFolder", { body: { name: "Goals" } });
+    const { folder: self } = await alice.client.call("createFolder", { body: { name: "Self", parentId: goals.id } });
+    const { folder: later } = await alice.client.call("createFolder", { body: { name: "Later", parentId: goals.id } });
+    const inSelf = await create("Run a marathon", "someday", self.id);
+    const direct = await create("Yearly goals", "learn Dutch", goals.id);
+    const answer = await alice.client.call("deleteFolder", { params: { id: goals.id } });
+    // The count says one of each, in words that agree with it.
+    expect(answer).toMatchObject({ movedNotes: 1, movedFolders: 2, movedTo: null });
+    expect(answer.message).toBe("Folder moved to the Trash; 1 note and 2 folders moved to the top level");
+    // Meanwhile "Later" is moved somewhere on purpose: that wish stays.
+    const { folder: elsewhere } = await alice.client.call("createFolder", { body: { name: "Elsewhere" } });
+    await alice.client.call("updateFolder", { params: { id: later.id }, body: { parentId: elsewhere.id } });
+
+    const trashed = (await alice.client.call("listTrash")).items.find((i) => i.kind === "folder" && i.title === "Goals");
+    const restored = await alice.client.call("restoreFromTrash", { params: { uuid: trashed?.uuid as string } });
+    const { folders } = await alice.client.call("listFolders", { query: {} });
+    const byName = new Map(folders.map((f: { name: string; id: number; parentId: number | null }) => [f.name, f]));
+    expect(byName.get("Goals")).toMatchObject({ id: restored.id, parentId: null });
+    expect(byName.get("Self")).toMatchObject({ parentId: restored.id });
+    expect(byName.get("Later")).toMatchObject({ parentId: elsewhere.id });
+    const folderOf = async (id: number) => (await alice.client.call("getNote", { params: { id } })).note.folderId;
+    expect(await folderOf(direct.id)).toBe(restored.id);
+    expect(await folderOf(inSelf.id)).toBe(self.id);
+  });
+
   it("deletes forever, answers 404 for what is not in the Trash, and keeps each owner's Trash private", async () => {
     const note = await create("Doomed", "gone soon");
     await alice.client.call("trashNote", { params: { id: note.id } });

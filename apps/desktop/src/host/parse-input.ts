@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { HostRefusal } from "./host-refusal";
 
 /**
  * Validates a host method's argument, which arrives as untrusted JSON (over IPC or HTTP). The
@@ -8,5 +9,5 @@ export function parseInput<T>(method: string, schema: z.ZodType<T>, input: unkno
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "input"} ${issue.message}`).join("; ");
-  throw new Error(`${method}: invalid input: ${issues}`);
+  throw new HostRefusal(`${method}: invalid input: ${issues}`, 400);
 }

@@ -818,6 +818,8 @@ export interface ShareLinkList {
 export interface GuestConversationItem {
   readonly sessionId: string;
   readonly shareToken: string;
+  /** Who visited, on which link: their account when signed in, else their fingerprint (as the server counts visitors). */
+  readonly visitorKey: string;
   /** Untrusted (the guest chose their name): shown as text. */
   readonly guest: string;
   readonly linkLabel: string;

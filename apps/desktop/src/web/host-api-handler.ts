@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { text } from "node:stream/consumers";
+import { HostRefusal } from "../host/host-refusal";
 import type { DesktopApi } from "../shared/desktop-api";
 import { HOST_API_PATH, invokeDesktopApi, isDesktopApiMethod } from "../shared/desktop-api-transport";
 import { type RequestHandler, sendJson, sendJsonError, sendText } from "./http";
@@ -43,7 +44,10 @@ export function createHostApiHandler(api: DesktopApi): RequestHandler {
       if (typeof result === "string") sendText(response, result);
       else sendJson(response, 200, { success: true, result });
     } catch (error) {
-      sendJsonError(response, 500, "host_error", error instanceof Error ? error.message : String(error));
+      // A refusal (a bad argument, a key the server refused) is the caller's 4xx; anything else is the host's fault.
+      if (error instanceof HostRefusal)
+        sendJsonError(response, error.status, error.status === 400 ? "invalid_input" : "host_refused", error.message);
+      else sendJsonError(response, 500, "host_error", error instanceof Error ? error.message : String(error));
     }
   };
 }

@@ -128,6 +128,16 @@ describe("web server", () => {
         { method: "GET", path: "/__host/getAppInfo", body: undefined, status: 405, error: "method_not_allowed" },
         { method: "POST", path: "/__host/getAppInfo", body: "{}", status: 400, error: "invalid_arguments" },
         { method: "POST", path: "/__host/getAppInfo", body: "[", status: 400, error: "invalid_arguments" },
+        // The host's own refusals are the caller's 4xx too, never a 500: a bad argument, a sign-in that cannot be done.
+        { method: "POST", path: "/__host/signInWithApiKey", body: "[{}]", status: 400, error: "invalid_input" },
+        {
+          method: "POST",
+          path: "/__host/signInWithApiKey",
+          body: '[{"serverUrl":"not a url","apiKey":"k"}]',
+          status: 422,
+          error: "host_refused",
+        },
+        { method: "POST", path: "/__host/pollSignInPairing", body: "[]", status: 409, error: "host_refused" },
       ];
       for (const { method, path: callPath, body, status, error } of cases) {
         const response = await send(server, method, callPath, body, JSON_CONTENT);

@@ -1,3 +1,4 @@
+import { countOf } from "@tandem/core";
 import type { AppContext } from "../context";
 import { created, jsonWithField } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
@@ -25,7 +26,7 @@ export function folderHandlers({ db, sync }: AppContext): RouteHandlers<"listFol
       return {
         success: true,
         ...moved,
-        message: `Folder moved to the Trash; ${moved.movedNotes} notes and ${moved.movedFolders} folders moved to ${where}`,
+        message: `Folder moved to the Trash; ${countOf(moved.movedNotes, "note")} and ${countOf(moved.movedFolders, "folder")} moved to ${where}`,
       };
     },
   };

@@ -2,14 +2,20 @@ import type { RouteDefinition, ValidatedInput } from "@tandem/core";
 import type { z } from "zod";
 import { ApiError } from "./errors";
 
-/** `body.parentId: expected number` — where the problem is, then what it is. */
+/**
+ * `body.parentId: expected number` — where the problem is, then what it is: one reason per field
+ * (the first its schema found; "1.5e400" is not "a whole number" and also "too large", and
+ * saying both reads as two problems), for at most three fields.
+ */
 export function describeIssues(where: string, error: z.ZodError): string {
-  return error.issues
+  const byField = new Map<string, string>();
+  for (const issue of error.issues) {
+    const field = [where, ...issue.path.map(String)].join(".");
+    if (!byField.has(field)) byField.set(field, issue.message);
+  }
+  return [...byField]
     .slice(0, 3)
-    .map((issue) => {
-      const field = [where, ...issue.path.map(String)].join(".");
-      return `${field}: ${issue.message}`;
-    })
+    .map(([field, message]) => `${field}: ${message}`)
     .join("; ");
 }
 

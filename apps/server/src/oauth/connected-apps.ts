@@ -56,21 +56,25 @@ export async function listConnectedApps(db: Kysely<Schema>, userId: number): Pro
       for (const scope of scopes.split(" ").filter(Boolean)) app.scopeSet.add(scope);
     }
   }
-  const clients = byClient.size
-    ? await db
-        .selectFrom("oauth_models")
-        .select(["id", "payload"])
-        .where("model", "=", "Client")
-        .where("id", "in", [...byClient.keys()])
-        .execute()
-    : [];
-  const names = new Map(clients.map((c) => [c.id, (JSON.parse(c.payload) as { client_name?: string }).client_name ?? null]));
+  const names = await clientNames(db, [...byClient.keys()]);
   return [...byClient.values()].map(({ scopeSet, resourceSet, ...app }) => ({
     ...app,
     clientName: names.get(app.clientId) ?? null,
     scopes: [...scopeSet],
     resources: [...resourceSet],
   }));
+}
+
+/** The names registered clients gave themselves (`client_name`), by client id; null when none. */
+export async function clientNames(db: Kysely<Schema>, clientIds: string[]): Promise<Map<string, string | null>> {
+  if (clientIds.length === 0) return new Map();
+  const clients = await db
+    .selectFrom("oauth_models")
+    .select(["id", "payload"])
+    .where("model", "=", "Client")
+    .where("id", "in", clientIds)
+    .execute();
+  return new Map(clients.map((c) => [c.id, (JSON.parse(c.payload) as { client_name?: string }).client_name ?? null]));
 }
 
 /**

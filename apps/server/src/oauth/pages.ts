@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { scopeInWords } from "@tandem/core";
 import { escapeHtml } from "../http/escape-html";
 import { htmlPageHeaders } from "../http/html-page-headers";
 
@@ -19,38 +20,6 @@ export interface Page {
   readonly headers: Record<string, string>;
   readonly html: string;
 }
-
-/** Scopes in words, for the consent page. */
-export const SCOPE_WORDS: Record<string, string> = {
-  openid: "Know who you are (your user id)",
-  profile: "See your name and username",
-  email: "See your email address",
-  offline_access: "Stay connected when you are away (refresh its access)",
-  "os.status:read": "See the server's status",
-  "os.notes:read": "Read your notes",
-  "os.notes:write": "Create, change and delete your notes",
-  "os.snapshots:read": "Read your notes' version history",
-  "os.snapshots:write": "Save and restore versions of your notes",
-  "os.todos:read": "Read your todos",
-  "os.todos:write": "Create, change and complete your todos",
-  "os.memory:read": "Search your memory",
-  "os.memory:write": "Write to your memory",
-  "os.network:write": "Give people access to your agent, and change or withdraw it",
-  "os.tools:read": "See your remote tool servers and use their read-only tools",
-  "os.tools:write": "Add, sign in to and remove remote tool servers, and use all their tools",
-  "os.network:read": "See your contacts, share links and visitors",
-  "os.share:read": "See what you share",
-  "os.share:write": "Share things on your behalf",
-  "os.team:read": "See your team",
-  "os.team:write": "Invite people to your team",
-  // The heartbeat scopes are no access to notes, todos or memory (docs/agent.md, Tiers): say so.
-  "os.heartbeat:read": "See your heartbeat's status, checklist and runs (what a run read, only where this app may read it too)",
-  "os.heartbeat:run":
-    "Run your heartbeat and set its tier and schedule (its runs read and write only what this app's other permissions allow; changing its checklist also needs permission to write your memory)",
-  "os.heartbeat:write": "Nothing at present (no operation needs this permission)",
-  "agent.message:send": "Send messages as you to people and groups",
-  "net.contacts:manage": "Manage your contacts",
-};
 
 /** The `form-action` sources for a page whose form may end in a redirect to `redirectUri`. */
 function formActionFor(redirectUri: string | undefined): string {
@@ -117,7 +86,7 @@ export function consentPage(input: {
   resources: readonly string[];
 }): Page {
   const items = input.scopes.map(
-    (scope) => `<li>${escapeHtml(SCOPE_WORDS[scope] ?? scope)} <span class="muted">(<code>${escapeHtml(scope)}</code>)</span></li>`,
+    (scope) => `<li>${escapeHtml(scopeInWords(scope))} <span class="muted">(<code>${escapeHtml(scope)}</code>)</span></li>`,
   );
   const body = `<h1>Allow access?</h1>
 <p><strong>${escapeHtml(input.clientName)}</strong> asks for access to your Tandem account (<strong>${escapeHtml(input.username)}</strong>). It will be able to:</p>
@@ -188,7 +157,7 @@ export function accountPage(input: { username: string; csrf: string; apps: reado
     (
       app,
     ) => `<li><strong>${escapeHtml(app.clientName ?? app.clientId)}</strong> <span class="muted">(<code>${escapeHtml(app.clientId)}</code>)</span><br>
-${escapeHtml(app.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope).join("; ") || "No access beyond knowing you signed in")}<br>
+${escapeHtml(app.scopes.map((scope) => scopeInWords(scope)).join("; ") || "No access beyond knowing you signed in")}<br>
 <span class="muted">Connected ${escapeHtml(app.grantedAt)}; last used ${escapeHtml(app.lastUsedAt ?? "never")}</span>
 <form method="post" action="/account/apps/disconnect">${hidden("csrf", input.csrf)}${hidden("clientId", app.clientId)}<button type="submit">Disconnect</button></form></li>`,
   );

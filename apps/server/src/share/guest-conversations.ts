@@ -30,6 +30,14 @@ function ownSessions(db: Kysely<Schema>, ownerId: number) {
       "l.token_sealed",
       "l.id as link_id",
       "u.username",
+      // Every message of the session, the guest's and the answers (message_count is the guest's
+      // alone: it is what the per-session limit counts).
+      (eb) =>
+        eb
+          .selectFrom("guest_messages as m")
+          .select((m) => m.fn.countAll<number | string | bigint>().as("n"))
+          .whereRef("m.session_id", "=", "s.id")
+          .as("message_total"),
     ])
     .where("l.owner_id", "=", ownerId);
 }
@@ -59,7 +67,7 @@ async function rowsToListing(app: AppContext, rows: SessionRow[]) {
         userId: row.visitor_user_id === null ? null : String(row.visitor_user_id),
         fingerprint: row.fingerprint,
       },
-      messageCount: Number(row.message_count),
+      messageCount: Number(row.message_total ?? 0),
       lastRole: last?.role ?? null,
       lastContent: last?.content ?? null,
       lastCreatedAt: last?.created_at ?? null,
@@ -104,21 +112,61 @@ export async function guestTranscript(app: AppContext, ownerId: number, sessionI
   };
 }
 
-/** The most recently active visitors of the owner's links (one per session), for the overview. */
+/** How many recent sessions the overview reads to find its visitors (older ones drop off it). */
+const RECENT_SESSIONS_READ = 1000;
+
+/**
+ * The most recently active visitors of the owner's links, for the overview: one entry per visitor
+ * and link (a visitor is an account when signed in, else a fingerprint, as the analytics count
+ * them), however many sessions they had, with their latest session and totals.
+ */
 export async function recentVisitors(app: AppContext, ownerId: number, limit = 50) {
-  const rows = await ownSessions(app.db, ownerId).orderBy("s.last_active_at", "desc").orderBy("s.id", "desc").limit(limit).execute();
+  const rows = await ownSessions(app.db, ownerId)
+    .orderBy("s.last_active_at", "desc")
+    .orderBy("s.id", "desc")
+    .limit(RECENT_SESSIONS_READ)
+    .execute();
   const tokens = new Map<number, string>();
-  return rows.map((row) => {
+  const visitors = new Map<
+    string,
+    {
+      sessionId: string;
+      shareToken: string;
+      linkLabel: string | null;
+      fingerprint: string;
+      guestName: string | null;
+      username: string | null;
+      sessions: number;
+      messages: number;
+      lastActiveAt: string;
+    }
+  >();
+  for (const row of rows) {
     const linkId = Number(row.link_id);
+    const who = row.visitor_user_id !== null ? `u${row.visitor_user_id}` : `f${row.fingerprint}`;
+    const key = `${linkId}:${who}`;
+    const messages = Number(row.message_total ?? 0);
+    const seen = visitors.get(key);
+    if (seen) {
+      // Rows come most recent first: the first one seen is the visitor's latest session.
+      seen.sessions += 1;
+      seen.messages += messages;
+      seen.guestName ??= row.visitor_name;
+      continue;
+    }
+    if (visitors.size >= limit) continue;
     if (!tokens.has(linkId)) tokens.set(linkId, tokenOf(app, { token_sealed: row.token_sealed } as never));
-    return {
+    visitors.set(key, {
       sessionId: row.session_id,
       shareToken: tokens.get(linkId) as string,
       linkLabel: row.label,
       fingerprint: row.fingerprint,
       guestName: row.visitor_name,
-      messages: Number(row.message_count),
+      username: row.username ?? null,
+      sessions: 1,
+      messages,
       lastActiveAt: row.last_active_at,
-    };
-  });
+    });
+  }
+  return [...visitors.values()];
 }

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { escapeHtml } from "../http/escape-html";
 import { htmlPageHeaders } from "../http/html-page-headers";
+import type { WebSession } from "../oauth/web-session";
 import type { guestMeta } from "./guest-chat";
+import { GUEST_CSRF_HEADER } from "./share-guard";
 
 /**
  * The page a share link opens, `/a/<token>`: a chat with the owner's agent for a person on any
@@ -34,20 +36,19 @@ main{flex:1;overflow-y:auto;padding:1rem;display:flex;flex-direction:column;gap:
 .note{color:#666;font-size:.9rem;text-align:center}.error{color:#b3261e;text-align:center}
 form{display:flex;flex-wrap:wrap;gap:.5rem;padding:.6rem;background:#fff;border-top:1px solid #ddd;max-width:48rem;width:100%;margin:0 auto}
 textarea{flex:1 1 12rem;min-width:0;font:inherit;padding:.55rem;border:1px solid #bbb;border-radius:8px;resize:none;height:2.8rem}
-input{flex:1 1 100%;font:inherit;padding:.5rem;border:1px solid #bbb;border-radius:8px}
-button{font:inherit;padding:.55rem 1.1rem;border:0;border-radius:8px;background:#0a66d8;color:#fff;cursor:pointer}button:disabled{opacity:.5}`;
+button,a.button{font:inherit;padding:.55rem 1.1rem;border:0;border-radius:8px;background:#0a66d8;color:#fff;cursor:pointer;text-decoration:none;display:inline-block}button:disabled{opacity:.5}`;
 
 /** The page's behaviour: send, show, remember the session (per link) so a reload continues it. */
 const SCRIPT = `(() => {
   const root = document.getElementById("guest");
   const token = root.dataset.token;
-  const signIn = root.dataset.signin === "true";
+  // Set on a link that needs sign-in, once the browser is signed in: sent with the session cookie.
+  const csrf = root.dataset.csrf || null;
   const storeKey = "tandem-guest:" + token;
   const log = document.getElementById("log");
   const form = document.getElementById("form");
   const text = document.getElementById("message");
   const send = document.getElementById("send");
-  const key = document.getElementById("api-key");
   const status = document.getElementById("status");
   let sessionKey = null;
   try { sessionKey = localStorage.getItem(storeKey); } catch {}
@@ -63,14 +64,22 @@ const SCRIPT = `(() => {
   const say = (message, kind) => { status.textContent = message; status.className = kind || "note"; };
   const headers = () => {
     const h = { "content-type": "application/json" };
-    if (key && key.value.trim()) h.authorization = "Bearer " + key.value.trim();
+    if (csrf) h["${GUEST_CSRF_HEADER}"] = csrf;
     return h;
+  };
+  const credentials = csrf ? "same-origin" : "omit";
+  const signInAgain = () => {
+    say("You are no longer signed in. ", "error");
+    const link = document.createElement("a");
+    link.href = "/signin?next=" + encodeURIComponent(location.pathname);
+    link.textContent = "Sign in again";
+    status.appendChild(link);
   };
   const end = (message) => { say(message, "error"); text.disabled = true; send.disabled = true; };
   async function restore() {
-    if (!sessionKey || signIn) return;
+    if (!sessionKey) return;
     try {
-      const r = await fetch("/api/chat/guest-v04?token=" + encodeURIComponent(token) + "&sessionKey=" + encodeURIComponent(sessionKey), { headers: headers(), cache: "no-store", credentials: "omit" });
+      const r = await fetch("/api/chat/guest-v04?token=" + encodeURIComponent(token) + "&sessionKey=" + encodeURIComponent(sessionKey), { headers: headers(), cache: "no-store", credentials });
       if (r.status === 404) {
         const body = await r.json().catch(() => ({}));
         if (body.error === "share_link_not_found") return end("This link is no longer valid: it has expired or was revoked.");
@@ -86,14 +95,13 @@ const SCRIPT = `(() => {
     event.preventDefault();
     const message = text.value.trim();
     if (!message) return;
-    if (signIn && !(key && key.value.trim())) { say("This link needs you to sign in: enter your API key.", "error"); key.focus(); return; }
     show("user", message);
     text.value = "";
     send.disabled = true;
     say("Waiting for the answer…");
     try {
       const r = await fetch("/api/chat/guest-v04", {
-        method: "POST", headers: headers(), cache: "no-store", credentials: "omit",
+        method: "POST", headers: headers(), cache: "no-store", credentials,
         body: JSON.stringify(sessionKey ? { token, message, sessionKey } : { token, message }),
       });
       const body = await r.json().catch(() => ({}));
@@ -108,7 +116,7 @@ const SCRIPT = `(() => {
       } else if (r.status === 404) {
         end("This link is no longer valid: it has expired or was revoked.");
       } else if (r.status === 401) {
-        say("This link needs you to sign in: check your API key.", "error");
+        signInAgain();
       } else {
         say(body.message || ("The server answered " + r.status + "."), "error");
       }
@@ -131,15 +139,29 @@ function page(nonce: string, title: string, body: string): string {
 <body>${body}</body></html>`;
 }
 
-/** `richText`: the bundled Markdown renderer, from `guestRichTextScript()`. */
-export function renderGuestPage(nonce: string, token: string, meta: Meta, richText: string): string {
-  const signIn = meta.requireSignIn;
+/**
+ * The chat page. A link that needs sign-in asks the visitor to sign in with their Tandem account
+ * (the server's sign-in page, which returns here) and never for a key; `visitor` is the browser's
+ * signed-in session then, null when nobody is signed in. `richText`: the bundled Markdown renderer,
+ * from `guestRichTextScript()`.
+ */
+export function renderGuestPage(nonce: string, token: string, meta: Meta, richText: string, visitor: WebSession | null = null): string {
   const intro = meta.label ? `${meta.label} · ` : "";
-  const body = `<header><h1>${escapeHtml(meta.agentName)}</h1><p>${escapeHtml(intro)}You are talking to ${escapeHtml(meta.ownerName)}'s agent. It can only see what ${escapeHtml(meta.ownerName)} shared through this link.</p></header>
-<main id="log" aria-live="polite"></main>
-<div id="guest" data-token="${escapeHtml(token)}" data-signin="${signIn ? "true" : "false"}" hidden></div>
-<form id="form">${signIn ? `<input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="Your Tandem API key (this link needs sign-in)" aria-label="Your Tandem API key">` : ""}
-<textarea id="message" rows="1" maxlength="4000" placeholder="Write a message" aria-label="Message"></textarea><button id="send" type="submit">Send</button></form>
+  const header = `<header><h1>${escapeHtml(meta.agentName)}</h1><p>${escapeHtml(intro)}You are talking to ${escapeHtml(meta.ownerName)}'s agent. It can only see what ${escapeHtml(meta.ownerName)} shared through this link.</p></header>`;
+  if (meta.requireSignIn && !visitor) {
+    const signIn = `/signin?next=${encodeURIComponent(`/a/${token}`)}`;
+    const body = `${header}
+<main id="log"><p id="sign-in" class="note">${escapeHtml(meta.ownerName)} shares this link with people who have a Tandem account. Sign in with yours to start: ${escapeHtml(meta.ownerName)} will see your username.</p>
+<p class="note"><a id="sign-in-link" class="button" href="${escapeHtml(signIn)}">Sign in to Tandem</a></p></main>`;
+    return page(nonce, `${meta.agentName} — Tandem`, body);
+  }
+  const who = visitor
+    ? `<p id="visitor" class="note">Signed in as ${escapeHtml(visitor.username)}: ${escapeHtml(meta.ownerName)} sees your username.</p>`
+    : "";
+  const body = `${header}
+<main id="log" aria-live="polite">${who}</main>
+<div id="guest" data-token="${escapeHtml(token)}"${visitor ? ` data-csrf="${escapeHtml(visitor.csrf)}"` : ""} hidden></div>
+<form id="form"><textarea id="message" rows="1" maxlength="4000" placeholder="Write a message" aria-label="Message"></textarea><button id="send" type="submit">Send</button></form>
 <p id="status" class="note" role="status"></p>
 <script nonce="${nonce}">${richText}</script>
 <script nonce="${nonce}">${SCRIPT}</script>`;

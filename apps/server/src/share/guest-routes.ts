@@ -11,7 +11,7 @@ import { describeIssues } from "../http/validate";
 import { fingerprintOf, GuestChat, guestMeta, sessionNotFound, type Visitor } from "./guest-chat";
 import { guestPageHeaders, newPageNonce, renderGuestPage, renderGuestPageGone } from "./guest-page";
 import { guestRichTextScript } from "./guest-rich-text";
-import type { ShareGuard } from "./share-guard";
+import type { ShareGuard, VisitorAccount } from "./share-guard";
 import type { ShareLinkRow } from "./share-links";
 
 /** The JSON guest chat route, outside `/api/v1` as existing clients call it. */
@@ -45,7 +45,7 @@ function addressOf(req: Request): string {
   return req.socket.remoteAddress ?? "unknown";
 }
 
-function visitorOf(req: Request, account: { userId: number; username: string } | null, name?: string): Visitor {
+function visitorOf(req: Request, account: VisitorAccount | null, name?: string): Visitor {
   return {
     userId: account?.userId ?? null,
     username: account?.username ?? null,
@@ -117,10 +117,13 @@ export function guestRouter(app: AppContext, guard: ShareGuard): Router {
         return;
       }
       const meta = await guestMeta(app, link);
+      // A link that needs sign-in: the visitor signs in with their account on the server's sign-in
+      // page, which brings them back here; the page then speaks with that browser session.
+      const session = meta.requireSignIn ? await guard.signedInBrowser(req) : null;
       res
         .status(200)
         .set(guestPageHeaders(nonce))
-        .send(renderGuestPage(nonce, String(req.params.token), meta, await guestRichTextScript()));
+        .send(renderGuestPage(nonce, String(req.params.token), meta, await guestRichTextScript(), session));
     } catch (error) {
       next(error);
     }
@@ -130,7 +133,7 @@ export function guestRouter(app: AppContext, guard: ShareGuard): Router {
     try {
       const query = parse(GuestMetaQuery, "query", req.query);
       const link = await guard.redeem(query.token, addressOf(req));
-      const account = await guard.visitorAccount(link, req.headers);
+      const account = await guard.visitorAccount(link, req);
       const meta = await guestMeta(app, link);
       res.set("cache-control", "no-store");
       if (query.sessionKey === undefined) res.json(meta);
@@ -145,7 +148,7 @@ export function guestRouter(app: AppContext, guard: ShareGuard): Router {
       await new Promise<void>((resolve, reject) => json(req, res, (error?: unknown) => (error ? reject(bodyError(error)) : resolve())));
       const body = parse(GuestMessageBody, "body", req.body);
       const link = await guard.redeem(body.token, addressOf(req));
-      const account = await guard.visitorAccount(link, req.headers);
+      const account = await guard.visitorAccount(link, req);
       const started = Date.now();
       const { agentName, ownerName } = await guestMeta(app, link);
       const request = {

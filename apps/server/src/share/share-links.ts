@@ -200,20 +200,28 @@ export interface LinkAnalytics {
   totalMessages: number;
 }
 
-/** Sessions, guest messages and distinct visitors (by account, else by fingerprint) per link, counted by the database. */
+/**
+ * Sessions, messages (the guests' and the answers, as a conversation's messageCount counts them)
+ * and distinct visitors (by account, else by fingerprint) per link, counted by the database.
+ */
 export async function analyticsFor(db: Kysely<Schema>, linkIds: readonly number[]): Promise<Map<number, LinkAnalytics>> {
   const result = new Map<number, LinkAnalytics>();
   if (linkIds.length === 0) return result;
   const rows = await db
-    .selectFrom("guest_sessions")
+    .selectFrom("guest_sessions as s")
     .select((eb) => [
-      "link_id",
+      "s.link_id",
       eb.fn.countAll<number | string | bigint>().as("sessions"),
-      eb.fn.sum<number | string | bigint | null>("message_count").as("messages"),
-      sql<number | string | bigint>`count(distinct coalesce('u' || cast(visitor_user_id as text), 'f' || fingerprint))`.as("visitors"),
+      eb
+        .selectFrom("guest_messages as m")
+        .innerJoin("guest_sessions as ms", "ms.id", "m.session_id")
+        .select((m) => m.fn.countAll<number | string | bigint>().as("n"))
+        .whereRef("ms.link_id", "=", "s.link_id")
+        .as("messages"),
+      sql<number | string | bigint>`count(distinct coalesce('u' || cast(s.visitor_user_id as text), 'f' || s.fingerprint))`.as("visitors"),
     ])
-    .where("link_id", "in", [...linkIds])
-    .groupBy("link_id")
+    .where("s.link_id", "in", [...linkIds])
+    .groupBy("s.link_id")
     .execute();
   for (const row of rows) {
     result.set(Number(row.link_id), {

@@ -1,4 +1,4 @@
-import { INVITE_LIFETIMES, type TeamRole } from "@tandem/core";
+import { countOf, INVITE_LIFETIMES, type TeamRole } from "@tandem/core";
 import { type Kysely, sql } from "kysely";
 import { recordAudit } from "../audit/audit-log";
 import type { Principal } from "../auth/principal";
@@ -248,7 +248,7 @@ export async function createInvite(
     if (settings.seats !== null && counts.members + counts.pendingInvites >= settings.seats) {
       throw conflict(
         "seats_full",
-        `All ${settings.seats} seats are taken (${counts.members} members, ${counts.pendingInvites} pending invites); the operator can add seats with 'tandem-server team seats'`,
+        `All ${settings.seats} seats are taken (${countOf(counts.members, "member")}, ${countOf(counts.pendingInvites, "pending invite")}); the operator can add seats with 'tandem-server team seats'`,
       );
     }
     const issued = issueToken(INVITE_TOKEN_PREFIX);

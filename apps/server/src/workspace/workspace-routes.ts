@@ -1,8 +1,10 @@
 import { openApiPath, type RouteDefinition, routes, todosDocName, workspaceDocName } from "@tandem/core";
+import type { Credential } from "../auth/principal";
 import type { AppContext } from "../context";
 import { ensureGeneralFolder } from "../folders/folders-service";
 import type { RouteHandlers } from "../http/router";
 import { workspaceTotals } from "../notes/notes-stats";
+import { clientNames } from "../oauth/connected-apps";
 import { SYNC_PATH } from "../sync/sync-server";
 import { getUser } from "../users/users-service";
 
@@ -31,6 +33,23 @@ export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<Works
     return { folders, totalFiles, totalSizeBytes };
   };
   const listing = discovery();
+
+  /** The credential as it is: its kind, what it may do, and for an OAuth token the app it was given to. */
+  async function describeCredential(credential: Credential) {
+    switch (credential.kind) {
+      case "api_key":
+        return { type: "api_key" as const, id: credential.id, label: credential.label, scopes: [...credential.scopes].sort(), app: null };
+      case "oauth": {
+        const name = (await clientNames(db, [credential.clientId])).get(credential.clientId) ?? null;
+        // Every scope the grant gave (OpenID and agent.message:send too): all of them are enforced.
+        const scopes = [...credential.grantedScopes].sort();
+        return { type: "oauth_token" as const, id: credential.id, label: name, scopes, app: { clientId: credential.clientId, name } };
+      }
+      case "device":
+        // A device token has no scopes: it reaches only the bridge routes of its own endpoint.
+        return { type: "device_token" as const, id: credential.id, label: null, scopes: [], app: null };
+    }
+  }
   return {
     init: async ({ principal, req }) => {
       const created = await ensureGeneralFolder(sync, principal.userId);
@@ -62,11 +81,7 @@ export function workspaceHandlers({ db, sync }: AppContext): RouteHandlers<Works
         // Agent skills read the person from `profile` or `identity` (agent-supplement.md).
         profile: person,
         identity: person,
-        credential:
-          credential.kind === "api_key"
-            ? { type: "api_key" as const, id: credential.id, label: credential.label, scopes: [...credential.scopes].sort() }
-            : // A device token has no scopes: it reaches only the bridge routes of its own endpoint.
-              { type: "device_token" as const, id: credential.id, label: null, scopes: [] },
+        credential: await describeCredential(credential),
       };
     },
     discovery: () => listing,

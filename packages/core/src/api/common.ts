@@ -14,9 +14,11 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
 /** A positive integer id as it arrives in a path or query string. */
 export const IdParam = z.coerce
   .number({ error: "must be a number" })
-  .int({ error: "must be a whole number" })
+  // In this order: the first failed check is the one reason given (http/validate.ts), and zod's
+  // int() also refuses integers too large to be exact, for which "too large" is the reason.
   .positive({ error: "must be a positive id" })
-  .max(Number.MAX_SAFE_INTEGER, { error: "is too large" });
+  .max(Number.MAX_SAFE_INTEGER, { error: "is too large" })
+  .int({ error: "must be a whole number" });
 
 /** A positive integer id in a JSON body. */
 export const Id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);

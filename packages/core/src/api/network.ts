@@ -90,7 +90,9 @@ const NetworkOverview = success({
     shareLinks: z.array(z.record(z.string(), z.unknown())).describe("your live share links, as GET /os/share/list shows them"),
     visitors: z
       .array(z.record(z.string(), z.unknown()))
-      .describe("recent guest sessions on your links: sessionId, shareToken, linkLabel, fingerprint, guestName, messages, lastActiveAt"),
+      .describe(
+        "recent visitors of your links, one per visitor and link: sessionId (their latest), shareToken, linkLabel, fingerprint, guestName, username, sessions, messages, lastActiveAt",
+      ),
     contacts: z.array(NetworkContact),
     summary: z.object({
       totalLinks: z.number().int(),

@@ -55,10 +55,14 @@ export const workspaceRoutes = {
       profile: IdentityPerson.describe("the same person again, as existing clients read it"),
       identity: IdentityPerson.describe("the same as profile"),
       credential: z.object({
-        type: z.enum(["api_key", "device_token"]),
-        id: z.string(),
-        label: z.string().nullable(),
-        scopes: z.array(z.string()),
+        type: z.enum(["api_key", "oauth_token", "device_token"]),
+        id: z.string().describe("the key's id; an OAuth token's grant; a device token's endpoint"),
+        label: z.string().nullable().describe("the key's label; the app's name for an OAuth token"),
+        scopes: z.array(z.string()).describe("what the credential may do (a device token: none, only its bridge routes)"),
+        app: z
+          .object({ clientId: z.string(), name: z.string().nullable() })
+          .nullable()
+          .describe("the connected app an OAuth token was given to; null for other credentials"),
       }),
     }),
   }),

@@ -6,7 +6,8 @@ import { putEntry } from "./entries";
  * The `workspace:<userId>` document: two maps keyed by uuid, so an offline client can create,
  * rename and move folders and notes without asking the server for ids.
  *
- *   folders: uuid → Y.Map { name, parent (folder uuid | null), icon (string | null), createdAt, updatedAt, trashedAt }
+ *   folders: uuid → Y.Map { name, parent (folder uuid | null), icon (string | null), createdAt, updatedAt, trashedAt,
+ *                           movedOutFolders, movedOutNotes (uuid[]: what trashing it moved up, for the restore) }
  *   notes:   uuid → Y.Map { title, folder (folder uuid | null), pinned, tags (string[]), createdAt, updatedAt, trashedAt }
  *
  * `trashedAt` (ISO string, or absent / null) puts an entry in the Trash: it stays in the document,
@@ -148,12 +149,46 @@ export function dissolveFolder(doc: Y.Doc, uuid: string, now: string): { parent:
 
 /**
  * Moves a folder to the Trash the way deleting did: its notes and subfolders move up to its
- * parent first, so nothing but the folder leaves the listings (call inside a transaction).
+ * parent first, so nothing but the folder leaves the listings (call inside a transaction). The
+ * folder keeps the uuids of what moved out, so restoring it puts them back.
  */
 export function trashFolder(doc: Y.Doc, uuid: string, now: string): { parent: string | null; movedFolders: number; movedNotes: number } {
+  const before = readFolders(doc);
+  const folders = [...before].filter(([, meta]) => meta.parent === uuid).map(([child]) => child);
+  const notes = [...readNotes(doc)].filter(([, meta]) => meta.folder === uuid).map(([note]) => note);
   const moved = moveContentsUp(doc, uuid, now);
-  putFolder(doc, uuid, { trashedAt: now, updatedAt: now });
+  putEntry(doc, FOLDERS_MAP, uuid, { trashedAt: now, updatedAt: now, [MOVED_OUT_FOLDERS]: folders, [MOVED_OUT_NOTES]: notes });
   return moved;
+}
+
+/** Fields of a trashed folder entry: the subfolders and notes its trashing moved up to its parent. */
+const MOVED_OUT_FOLDERS = "movedOutFolders";
+const MOVED_OUT_NOTES = "movedOutNotes";
+
+function uuidList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/**
+ * Undoes what trashing folder `uuid` moved: each subfolder and note it moved up comes back into
+ * it, unless it was moved elsewhere (or deleted) since, which is a later wish that wins.
+ */
+function moveContentsBack(doc: Y.Doc, uuid: string, now: string): void {
+  const entry = doc.getMap<unknown>(FOLDERS_MAP).get(uuid);
+  if (!(entry instanceof Y.Map)) return;
+  const folders = readFolders(doc);
+  const notes = readNotes(doc);
+  // Where the trashing put them: the folder's parent, which stays as it was while it is trashed.
+  const movedTo = folders.get(uuid)?.parent ?? null;
+  for (const child of uuidList(entry.get(MOVED_OUT_FOLDERS))) {
+    if (child !== uuid && folders.has(child) && folders.get(child)?.parent === movedTo)
+      putFolder(doc, child, { parent: uuid, updatedAt: now });
+  }
+  for (const note of uuidList(entry.get(MOVED_OUT_NOTES))) {
+    if (notes.has(note) && notes.get(note)?.folder === movedTo) putNote(doc, note, { folder: uuid, updatedAt: now });
+  }
+  entry.delete(MOVED_OUT_FOLDERS);
+  entry.delete(MOVED_OUT_NOTES);
 }
 
 /** Moves a note to the Trash (call inside a transaction). */
@@ -163,7 +198,8 @@ export function trashNote(doc: Y.Doc, uuid: string, now: string): void {
 
 /**
  * Takes a note or folder out of the Trash. Its folder (or parent) may have gone meanwhile (trashed
- * or deleted): then it comes back at the top level. Answers which kind it was, or null when the
+ * or deleted): then it comes back at the top level. A folder gets back the subfolders and notes
+ * its trashing moved up (see trashFolder). Answers which kind it was, or null when the
  * Trash holds no such entry.
  */
 export function restoreFromTrash(doc: Y.Doc, uuid: string, now: string): "note" | "folder" | null {
@@ -183,6 +219,7 @@ export function restoreFromTrash(doc: Y.Doc, uuid: string, now: string): "note" 
     // A folder made meanwhile may have taken its name: the restored one gets a number, like a copy.
     let name = folder.name;
     for (let n = 2; siblings.has(folderNameKey(name)); n++) name = `${folder.name} (${n})`;
+    moveContentsBack(doc, uuid, now);
     putFolder(doc, uuid, { trashedAt: null, parent, name, updatedAt: now });
     return "folder";
   }

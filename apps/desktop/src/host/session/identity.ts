@@ -38,7 +38,8 @@ export async function verifyApiKey(serverUrl: string, apiKey: string): Promise<V
   }
   const { userId, username, name, credential } = identity.data;
   if (credential.type !== "api_key") {
-    throw new Error("This is a device token (a bridge's credential); sign in with an API key (svc_sk_…)");
+    const what = credential.type === "oauth_token" ? "an app's access token" : "a device token (a bridge's credential)";
+    throw new Error(`This is ${what}; sign in with an API key (svc_sk_…)`);
   }
   const missing = REQUIRED_SCOPES.filter((scope) => !credential.scopes.includes(scope));
   if (missing.length > 0) {

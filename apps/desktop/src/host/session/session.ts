@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { SessionInfo, SignInPairingProgress } from "../../shared/desktop-api";
 import type { SessionFacet } from "../facets";
 import type { HostConfig, LocalStore, SessionService } from "../host-context";
+import { asRefusal, HostRefusal } from "../host-refusal";
 import { parseInput } from "../parse-input";
 import { ServerUnreachableError, type VerifiedIdentity, verifyApiKey } from "./identity";
 import { serverClient } from "./server-client";
@@ -114,29 +115,42 @@ export async function startSession(config: HostConfig, store: LocalStore): Promi
       signInWithApiKey: (input) =>
         serialised(async () => {
           const { serverUrl, apiKey } = parseInput("signInWithApiKey", SignInInput, input);
-          const url = normaliseServerUrl(serverUrl);
+          let url: string;
           let identity: VerifiedIdentity;
+          try {
+            url = normaliseServerUrl(serverUrl);
+          } catch (error) {
+            throw asRefusal(error);
+          }
           try {
             identity = await verifyApiKey(url, apiKey);
           } catch (error) {
             // The server is down, but this device knows the account: work from the local store
             // (replication reports an error later if the server refuses the key once it is back).
             const known = error instanceof ServerUnreachableError ? (await knownAccounts(store))[accountKey(url, apiKey)] : undefined;
-            if (!known) throw error;
+            // A key refused (or a server out of reach) is the sign-in's answer, not a fault of the host.
+            if (!known) throw asRefusal(error);
             identity = known;
           }
           return adopt(url, apiKey, identity);
         }),
       startSignInPairing: async (input) => {
-        const url = normaliseServerUrl(parseInput("startSignInPairing", PairingInput, input).serverUrl);
-        signInCode = await startSignInCode(url, await deviceId());
+        const { serverUrl } = parseInput("startSignInPairing", PairingInput, input);
+        const id = await deviceId();
+        try {
+          signInCode = await startSignInCode(normaliseServerUrl(serverUrl), id);
+        } catch (error) {
+          throw asRefusal(error);
+        }
         return signInCode.prompt;
       },
       pollSignInPairing: () =>
         serialised(async (): Promise<SignInPairingProgress> => {
           const code = signInCode;
-          if (!code) throw new Error("No sign-in by code is in progress: start one first");
-          const result = await pollSignInCode(code);
+          if (!code) throw new HostRefusal("No sign-in by code is in progress: start one first", 409);
+          const result = await pollSignInCode(code).catch((error: unknown) => {
+            throw asRefusal(error);
+          });
           if (result.status !== "approved") {
             if (result.status !== "pending") signInCode = null;
             return { status: result.status };

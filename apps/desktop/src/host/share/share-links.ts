@@ -40,7 +40,7 @@ type GuestRow = {
   shareToken: string;
   linkLabel: string;
   guestName: string | null;
-  visitor: { name: string | null; username: string | null; fingerprint: string };
+  visitor: { name: string | null; username: string | null; userId?: string | null; fingerprint: string };
   messageCount: number;
   lastContent: string | null;
   lastActiveAt: string;
@@ -85,6 +85,7 @@ export function guestConversationItem(row: GuestRow): GuestConversationItem {
   return {
     sessionId: row.sessionId,
     shareToken: row.shareToken,
+    visitorKey: `${row.shareToken}:${row.visitor.userId ? `u${row.visitor.userId}` : `f${row.visitor.fingerprint}`}`,
     guest: named || `Visitor ${row.visitor.fingerprint.slice(0, 6)}`,
     linkLabel: row.linkLabel,
     messageCount: row.messageCount,

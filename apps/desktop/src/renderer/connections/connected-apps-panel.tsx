@@ -1,3 +1,4 @@
+import { scopeInWords } from "@tandem/core/scope-words";
 import { useState } from "react";
 import type { ConnectedAppItem, DesktopApi } from "../../shared/desktop-api";
 import { ActionOutcome } from "../components/action-outcome";
@@ -54,8 +55,9 @@ export function ConnectedAppsPanel({ api, offline }: { api: DesktopApi; offline:
                 Allowed {fullTime(app.grantedAt)} · {app.lastUsedAt ? `last used ${fullTime(app.lastUsedAt)}` : "not used yet"}
               </div>
               {app.scopes.length > 0 && (
-                <div className="hint connection-scopes" title="What it may do">
-                  {app.scopes.join(" · ")}
+                <div className="hint connection-scopes" title={`What it may do (${app.scopes.join(", ")})`}>
+                  {/* In the words the server's consent and account pages use (one source in @tandem/core). */}
+                  {app.scopes.map(scopeInWords).join("; ")}
                 </div>
               )}
               <div className="connection-actions">

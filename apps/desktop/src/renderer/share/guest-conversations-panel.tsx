@@ -1,5 +1,6 @@
+import { countOf } from "@tandem/core/counts";
 import { useState } from "react";
-import type { DesktopApi } from "../../shared/desktop-api";
+import type { DesktopApi, GuestConversationItem } from "../../shared/desktop-api";
 import { ErrorNotice } from "../components/error-notice";
 import { usePolled } from "../components/use-polled";
 import { fullTime } from "../notes/note-time";
@@ -42,29 +43,65 @@ export function GuestConversationsPanel({
         <p className="empty-state">No visitor yet.</p>
       ) : (
         <ul className="share-list">
-          {conversations.map((row) => (
-            <li key={row.sessionId} className="share-row">
+          {byVisitor(conversations).map((visitor) => (
+            <li key={visitor.key} className="share-row">
               <button
                 type="button"
                 className="share-guest"
-                aria-expanded={open === row.sessionId}
-                onClick={() => setOpen(open === row.sessionId ? null : row.sessionId)}
+                aria-expanded={open === visitor.key}
+                onClick={() => setOpen(open === visitor.key ? null : visitor.key)}
               >
                 <span className="share-name" dir="auto">
-                  {row.guest}
+                  {visitor.guest}
                 </span>
                 <span className="hint">
-                  {row.linkLabel ? `on “${row.linkLabel}” · ` : ""}
-                  {row.messageCount} message{row.messageCount === 1 ? "" : "s"} · {fullTime(row.lastActiveAt)}
+                  {visitor.linkLabel ? `on “${visitor.linkLabel}” · ` : ""}
+                  {visitor.conversations.length > 1 ? `${countOf(visitor.conversations.length, "conversation")} · ` : ""}
+                  {countOf(visitor.messageCount, "message")} · {fullTime(visitor.lastActiveAt)}
                 </span>
               </button>
-              {open === row.sessionId && <Transcript api={api} sessionId={row.sessionId} />}
+              {open === visitor.key &&
+                visitor.conversations.map((conversation) => (
+                  <Transcript key={conversation.sessionId} api={api} sessionId={conversation.sessionId} />
+                ))}
             </li>
           ))}
         </ul>
       )}
     </section>
   );
+}
+
+interface Visitor {
+  readonly key: string;
+  readonly guest: string;
+  readonly linkLabel: string;
+  /** Most recently active first, as listed. */
+  readonly conversations: GuestConversationItem[];
+  readonly messageCount: number;
+  readonly lastActiveAt: string;
+}
+
+/** One row per visitor of a link, however many conversations they had (the list comes most recent first). */
+function byVisitor(conversations: readonly GuestConversationItem[]): Visitor[] {
+  const visitors = new Map<string, Visitor>();
+  for (const conversation of conversations) {
+    const seen = visitors.get(conversation.visitorKey);
+    visitors.set(
+      conversation.visitorKey,
+      seen
+        ? { ...seen, conversations: [...seen.conversations, conversation], messageCount: seen.messageCount + conversation.messageCount }
+        : {
+            key: conversation.visitorKey,
+            guest: conversation.guest,
+            linkLabel: conversation.linkLabel,
+            conversations: [conversation],
+            messageCount: conversation.messageCount,
+            lastActiveAt: conversation.lastActiveAt,
+          },
+    );
+  }
+  return [...visitors.values()];
 }
 
 function Transcript({ api, sessionId }: { api: DesktopApi; sessionId: string }) {

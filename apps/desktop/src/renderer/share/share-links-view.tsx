@@ -1,3 +1,4 @@
+import { countOf } from "@tandem/core/counts";
 import { useState } from "react";
 import type { DesktopApi, ShareLinkExpiry, ShareLinkInput, ShareLinkItem } from "../../shared/desktop-api";
 import { ActionOutcome } from "../components/action-outcome";
@@ -35,19 +36,12 @@ const NEW_LINK: ShareLinkInput = {
   localAgent: false,
 };
 
-function counted(count: number, what: string): string {
-  return `${count} ${what}${count === 1 ? "" : "s"}`;
-}
-
-/** Who may come in, and how much the link was used: "Anyone with the link · 1 visitor · 1 conversation · 2 guest messages". */
+/** Who may come in, and how much the link was used: "Anyone with the link · 1 visitor · 1 conversation · 2 messages" (questions and answers). */
 function usageWords(link: ShareLinkItem): string {
   const who = link.requireSignIn ? "Guests sign in" : "Anyone with the link";
-  return [
-    who,
-    counted(link.visitors, "visitor"),
-    counted(link.conversations, "conversation"),
-    counted(link.messages, "guest message"),
-  ].join(" · ");
+  return [who, countOf(link.visitors, "visitor"), countOf(link.conversations, "conversation"), countOf(link.messages, "message")].join(
+    " · ",
+  );
 }
 
 /** "Expires 3 Dec 2026, 10:00", "Never expires". */
