@@ -283,6 +283,8 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
 
     await appendToBody(" and rewritten");
     await expect.poll(async () => (await restNote("Alpha"))?.markdown.trim(), PATIENCE).toBe("first edited and rewritten");
+    const listPreview = noteList().getByRole("button", { name: /Alpha/ }).locator(".note-item-preview");
+    await expect.poll(() => listPreview.textContent(), PATIENCE).toBe("first edited and rewritten");
 
     await snapshots.getByRole("button", { name: /First draft/ }).click();
     const preview = panel.frameLocator('iframe[title="Snapshot preview"]').locator("body");
@@ -292,6 +294,8 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     await panel.getByRole("button", { name: "Restore" }).click();
     await panel.getByRole("alertdialog").getByRole("button", { name: "Restore" }).click();
     await expect.poll(() => body().textContent(), PATIENCE).toBe("first edited");
+    // The note list's preview follows the restore without a reload (issue #26, point 16).
+    await expect.poll(() => listPreview.textContent(), PATIENCE).toBe("first edited");
     // The server kept what the restore replaced.
     await expect.poll(() => snapshots.getByRole("button").count(), PATIENCE).toBeGreaterThanOrEqual(2);
     expect(pageErrors).toEqual([]);
