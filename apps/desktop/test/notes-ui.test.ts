@@ -351,9 +351,15 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     await appendToBody(" Unsynced line.");
     await expect.poll(syncStatus, PATIENCE).toMatch(/^Offline · \d+ to sync$/);
 
+    // The warning opens over the page: the header keeps its height (issue #26, point 19).
+    const headerHeight = () => page.locator(".app-header").evaluate((header) => header.getBoundingClientRect().height);
+    const heightBefore = await headerHeight();
     await page.getByRole("button", { name: "Sign out" }).click();
     const warning = page.getByRole("alertdialog");
     await expect.poll(() => warning.textContent(), PATIENCE).toMatch(/not on the server yet/);
+    expect(await headerHeight()).toBe(heightBefore);
+    const box = await warning.boundingBox();
+    expect((box?.x ?? -1) >= 0 && (box?.x ?? 0) + (box?.width ?? 0) <= 1280).toBe(true);
     await screenshot(page, "sign-out-warning");
     await warning.getByRole("button", { name: "Cancel" }).click();
     await page.getByRole("button", { name: "Sign out" }).click();
