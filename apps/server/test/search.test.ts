@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { noteDocName, putNote, workspaceDocName } from "@tandem/core";
+import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { up as indexTitleOnlyNotes } from "../src/db/migrations/0033-title-only-notes";
 import { storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { USER_MD } from "./search-fixtures";
@@ -178,6 +180,16 @@ describe.each(storages("search ranking"))("search ranking on %s", (storage) => {
     const id = (await listed())?.id;
     expect((await search("axolotl")).map((r) => [r.id, r.title])).toEqual([[id, "Axolotl husbandry"]]);
     expect((await search("husbandry")).map((r) => r.id)).toEqual([id]);
+  });
+
+  it("migration 0033 indexes the titles of notes that had no text view", async () => {
+    const note = await create(alice, "Capybara census", "");
+    // As a note made over sync with no body was stored before it: no row in the text view.
+    const db = t.server.context.db;
+    await db.deleteFrom("note_bodies").where("uuid", "=", note.uuid).execute();
+    expect(await search("capybara")).toEqual([]);
+    await indexTitleOnlyNotes(db as unknown as Kysely<unknown>);
+    expect((await search("capybara")).map((r) => r.id)).toEqual([note.id]);
   });
 
   it("answers an empty or blank query with 400, and hostile ones with 200", async () => {
