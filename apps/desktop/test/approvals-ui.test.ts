@@ -183,4 +183,23 @@ describe.skipIf(chromiumMissing("approvals"))("approvals, grants and pairing in 
     expect(endpoints.endpoints).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
+
+  it("shows the Approvals badge in the first frame when a request waits (issue #26, point 19)", async () => {
+    // carol asks for access to bob's agent: nothing tells bob's app (it reads such requests every 10 s).
+    const carol = await ts.addUser("carol");
+    await wire(ts, carol.apiKey, "POST", "/network/request", { to: `${bob.username}_coo` });
+    // The page opens again; what the Sections list says the moment it is first on screen is kept.
+    await page.addInitScript(() => {
+      new MutationObserver((_mutations, observer) => {
+        const nav = document.querySelector('nav[aria-label="Sections"]');
+        if (!nav) return;
+        observer.disconnect();
+        (window as { __firstBadge?: string }).__firstBadge = nav.querySelector("[role='img']")?.getAttribute("aria-label") ?? "none";
+      }).observe(document, { childList: true, subtree: true });
+    });
+    await page.reload();
+    await page.getByRole("navigation", { name: "Sections" }).waitFor(PATIENCE);
+    await expect.poll(() => page.evaluate(() => (window as { __firstBadge?: string }).__firstBadge), PATIENCE).toBe("1 waiting");
+    expect(pageErrors).toEqual([]);
+  });
 });

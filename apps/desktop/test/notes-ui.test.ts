@@ -354,6 +354,8 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
 
     await appendToBody(" and rewritten");
     await expect.poll(async () => (await restNote("Alpha"))?.markdown.trim(), PATIENCE).toBe("first edited and rewritten");
+    const listPreview = noteList().getByRole("button", { name: /Alpha/ }).locator(".note-item-preview");
+    await expect.poll(() => listPreview.textContent(), PATIENCE).toBe("first edited and rewritten");
 
     await snapshots.getByRole("button", { name: /First draft/ }).click();
     const preview = panel.frameLocator('iframe[title="Snapshot preview"]').locator("body");
@@ -363,6 +365,8 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     await panel.getByRole("button", { name: "Restore" }).click();
     await panel.getByRole("alertdialog").getByRole("button", { name: "Restore" }).click();
     await expect.poll(() => body().textContent(), PATIENCE).toBe("first edited");
+    // The note list's preview follows the restore without a reload (issue #26, point 16).
+    await expect.poll(() => listPreview.textContent(), PATIENCE).toBe("first edited");
     // The server kept what the restore replaced.
     await expect.poll(() => snapshots.getByRole("button").count(), PATIENCE).toBeGreaterThanOrEqual(2);
     expect(pageErrors).toEqual([]);
@@ -418,9 +422,15 @@ describe.skipIf(chromiumMissing("notes"))("notes in web mode against a real serv
     await appendToBody(" Unsynced line.");
     await expect.poll(syncStatus, PATIENCE).toMatch(/^Offline · \d+ to sync$/);
 
+    // The warning opens over the page: the header keeps its height (issue #26, point 19).
+    const headerHeight = () => page.locator(".app-header").evaluate((header) => header.getBoundingClientRect().height);
+    const heightBefore = await headerHeight();
     await page.getByRole("button", { name: "Sign out" }).click();
     const warning = page.getByRole("alertdialog");
     await expect.poll(() => warning.textContent(), PATIENCE).toMatch(/not on the server yet/);
+    expect(await headerHeight()).toBe(heightBefore);
+    const box = await warning.boundingBox();
+    expect((box?.x ?? -1) >= 0 && (box?.x ?? 0) + (box?.width ?? 0) <= 1280).toBe(true);
     await screenshot(page, "sign-out-warning");
     await warning.getByRole("button", { name: "Cancel" }).click();
     await page.getByRole("button", { name: "Sign out" }).click();

@@ -353,17 +353,37 @@ describe.each(storages())("guest chat with a model that asks for every tool (%s)
     expect(todos.map((todo) => todo.title)).toEqual(["Pay the 7788 invoice"]);
   });
 
-  it("an all-folders link with todos still never reaches the root, the Memory folder or writes", async () => {
+  it("an all link with todos reaches all the owner's notes, those at the root too, but never the Memory folder or writes", async () => {
     await alice.client.call("accumulate", {
       body: { texts: [{ title: "USER.md", content: "mother's maiden name is Smith", folder: "Memory/Self" }] },
     });
     const link = await createLink(t, alice, { scope: "all", todos: true });
     const { offered, toolResults } = await probe(link);
     expect(offered.sort()).toEqual(["get_note_content", "grep_notes", "list_folders", "list_notes", "list_todos", "search_notes"]);
-    // Folders it covers: Open and Vault (the owner shared all folders) but not the root, nor Memory.
+    // What it covers: Open and Vault, and the notes at the root (issue #26, point 6), but not Memory.
     expect(toolResults).toContain("Bank secrets");
-    for (const leak of ["5566", "Root diary", "maiden name", "USER.md"]) expect(toolResults).not.toContain(leak);
+    for (const leak of ["maiden name", "USER.md"]) expect(toolResults).not.toContain(leak);
     expect(toolResults).toContain("Pay the 7788 invoice");
+    // Each way in reaches the root note: reading it, listing, searching and grepping.
+    const results = ((fake.requests.at(-1)?.messages ?? []) as { role: string; content: string }[])
+      .filter((m) => m.role === "tool")
+      .map((m) => m.content);
+    const resultOf = (name: string, args: Record<string, unknown>) =>
+      results[everyTool().findIndex((c) => c.name === name && JSON.stringify(c.args) === JSON.stringify(args))] ?? "";
+    expect(resultOf("get_note_content", { noteId: seeded.rootNoteId })).toContain("5566");
+    expect(resultOf("list_notes", {})).toContain("Root diary");
+    fake.enqueue(
+      {
+        toolCalls: [
+          { name: "search_notes", args: { query: "diary" } },
+          { name: "grep_notes", args: { pattern: "5566" } },
+        ],
+      },
+      { text: "done" },
+    );
+    expect((await sendGuest(t, { token: link.token, message: "the diary" })).status).toBe(200);
+    const found = ((fake.requests.at(-1)?.messages ?? []) as { role: string; content: string }[]).filter((m) => m.role === "tool");
+    expect(found.map((m) => m.content.includes("Root diary"))).toEqual([true, true]);
   });
 
   it("a PATCH applies to the next message of a session already going", async () => {
@@ -405,6 +425,13 @@ describe.each(storages())("guest chat with a model that asks for every tool (%s)
     expect(vault.notes.map((n) => n.title).sort()).toEqual(["Bank secrets", "Vault plan"]);
     const secret = await alice.client.call("getNote", { params: { id: seeded.secretNoteId } });
     expect(JSON.stringify(secret)).not.toContain("pwned");
+
+    // A writable `all` link writes where a note without a folder lives: at the root.
+    const everything = await createLink(t, alice, { scope: "all", notesAccess: "write" });
+    fake.enqueue({ toolCalls: [{ name: "create_note", args: { title: "Guest at the root", content: "hello" } }] }, { text: "done" });
+    expect((await sendGuest(t, { token: everything.token, message: "write a note" })).status).toBe(200);
+    const root = await alice.client.call("listNotes", { query: {} });
+    expect(root.notes.map((n) => n.title)).toContain("Guest at the root");
   });
 
   it("a run going when its link is revoked reaches nothing more and answers nothing", async () => {

@@ -1,8 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { noteDocName, putNote, workspaceDocName } from "@tandem/core";
+import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { up as indexTitleOnlyNotes } from "../src/db/migrations/0034-title-only-notes";
 import { storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { USER_MD } from "./search-fixtures";
+import { openDoc, type SyncedDoc } from "./sync-client";
 
 describe.each(storages("search ranking"))("search ranking on %s", (storage) => {
   let t: TestServer;
@@ -148,6 +152,44 @@ describe.each(storages("search ranking"))("search ranking on %s", (storage) => {
     await create(alice, "Baking", "a cake without candles");
     expect((await search("cake 🎂")).map((r) => r.id)).toEqual([cake.id]);
     expect((await search("🎂"))[0]?.snippet).toContain("🎂");
+  });
+
+  it("finds a note made over sync with a title and no body by its title (issue #26, point 4)", async () => {
+    // As the desktop makes one: an entry in the workspace document, untitled and then named, and
+    // the note's own document opened and left empty.
+    const uuid = randomUUID();
+    const at = new Date().toISOString();
+    const settled = (synced: SyncedDoc) => expect.poll(() => synced.provider.unsyncedChanges, { timeout: 20_000 }).toBe(0);
+    const workspace = await openDoc(t.server.syncUrl, alice.apiKey, workspaceDocName(alice.userId));
+    let body: SyncedDoc | undefined;
+    try {
+      workspace.doc.transact(() =>
+        putNote(workspace.doc, uuid, { title: "", folder: null, pinned: false, tags: [], createdAt: at, updatedAt: at }),
+      );
+      await settled(workspace);
+      body = await openDoc(t.server.syncUrl, alice.apiKey, noteDocName(uuid));
+      expect(body.outcome).toBe("synced");
+      workspace.doc.transact(() => putNote(workspace.doc, uuid, { title: "Axolotl husbandry", updatedAt: new Date().toISOString() }));
+      await settled(workspace);
+    } finally {
+      body?.close();
+      workspace.close();
+    }
+    const listed = async () => (await alice.client.call("listNotes", { query: {} })).notes.find((n) => n.uuid === uuid);
+    await expect.poll(async () => (await listed())?.title, { timeout: 20_000 }).toBe("Axolotl husbandry");
+    const id = (await listed())?.id;
+    expect((await search("axolotl")).map((r) => [r.id, r.title])).toEqual([[id, "Axolotl husbandry"]]);
+    expect((await search("husbandry")).map((r) => r.id)).toEqual([id]);
+  });
+
+  it("migration 0034 indexes the titles of notes that had no text view", async () => {
+    const note = await create(alice, "Capybara census", "");
+    // As a note made over sync with no body was stored before it: no row in the text view.
+    const db = t.server.context.db;
+    await db.deleteFrom("note_bodies").where("uuid", "=", note.uuid).execute();
+    expect(await search("capybara")).toEqual([]);
+    await indexTitleOnlyNotes(db as unknown as Kysely<unknown>);
+    expect((await search("capybara")).map((r) => r.id)).toEqual([note.id]);
   });
 
   it("answers an empty or blank query with 400, and hostile ones with 200", async () => {

@@ -504,6 +504,35 @@ describe.each(storages("share links suite"))("share links (%s)", (storage) => {
     expect((await ask(nick, "When is the alpha launch?")).status).toBe(200);
   });
 
+  it("scope all reaches the notes at the root, where a note without a folder lives; folder links and Memory stay out (issue #26, point 6)", async () => {
+    const owner = await t.addUser(`quinn${++serial}`);
+    await owner.client.call("init");
+    const open = (await owner.client.call("createFolder", { body: { name: "Open" } })).folder.id;
+    // POST /os/notes without a folder puts the note at the root, as the desktop's New note does.
+    const rootNote = (await owner.client.call("createNote", { body: { title: "Harbour schedule", content: "The ferry leaves at 7:40." } }))
+      .result.note;
+    expect(rootNote.folderId).toBeNull();
+    await owner.client.call("createNote", {
+      body: { title: "Open plan", content: "The ferry tickets are in the drawer.", folderId: open },
+    });
+    await owner.client.call("accumulate", {
+      body: { texts: [{ title: "USER.md", content: "The ferry password is Sandpiper.", folder: "Memory/Self" }] },
+    });
+    const everything = await create(owner, { scope: "all" });
+    const folderOnly = await create(owner, { scope: "folders", folderIds: [open] });
+
+    const all = await sendGuest(t, { token: everything.token, message: "When does the ferry leave?" });
+    expect(all.status).toBe(200);
+    expect(all.body.response).toContain("7:40");
+    expect(all.body.response).not.toContain("Sandpiper");
+
+    const narrow = await sendGuest(t, { token: folderOnly.token, message: "When does the ferry leave?" });
+    expect(narrow.status).toBe(200);
+    expect(narrow.body.response).toContain("drawer");
+    expect(narrow.body.response).not.toContain("7:40");
+    expect(narrow.body.response).not.toContain("Sandpiper");
+  });
+
   it("binds to their link the contacts that redemptions made before migration 0030", async () => {
     const owner = await t.addUser(`olga${++serial}`);
     const visitor = await t.addUser(`paul${++serial}`);

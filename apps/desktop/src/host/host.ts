@@ -18,6 +18,12 @@ import { createWorkspaceFacet } from "./workspace/workspace";
 export type { HostConfig } from "./host-context";
 
 const UnsavedWorkInput = z.object({ description: z.string().trim().min(1).max(500).nullable() });
+const StatusInput = z.object({ fresh: z.boolean().optional() }).optional();
+/**
+ * How long `getStatus({fresh: true})` waits for the server's counts of what waits for the owner: the
+ * page asks so as it starts, and its first frame waits at most 500 ms for its first answers.
+ */
+const FRESH_STATUS_MAX_WAIT_MS = 400;
 
 /** The running host: the API for the renderer, events for Electron's main process. */
 export interface Host {
@@ -81,7 +87,10 @@ export async function startHost(config: HostConfig): Promise<Host> {
     getAppInfo: async () => appInfo,
     ...session.facet,
     ...running.sync.facet,
-    getStatus: status,
+    getStatus: async (input) => {
+      if (parseInput("getStatus", StatusInput, input)?.fresh) await running.bridge.refreshWaiting(FRESH_STATUS_MAX_WAIT_MS);
+      return status();
+    },
     ...createWorkspaceFacet(context, running.sync),
     ...running.bridge.facet,
     ...agent.facet,

@@ -4,7 +4,7 @@ import { earlyCallsAnswered, makeEarlyCalls, peekEarly, takeEarly } from "./earl
 
 const LOCAL_SYNC: LocalSyncInfo = { url: "ws://127.0.0.1:1", token: "t", userId: 1, workspaceDoc: "workspace:1", todosDoc: "todos:1" };
 
-/** A host answering the three early calls, counting them. */
+/** A host answering the four early calls, counting them. */
 function fakeApi(session: SessionInfo) {
   const calls: string[] = [];
   const api = {
@@ -21,6 +21,10 @@ function fakeApi(session: SessionInfo) {
       calls.push(`outline:${input?.firstScreen === true}`);
       return "text";
     },
+    getStatus: async (input?: { fresh?: boolean }) => {
+      calls.push(`status:${input?.fresh === true}`);
+      return { approvalsPending: 1 };
+    },
   } as unknown as DesktopApi;
   return { api, calls };
 }
@@ -32,15 +36,17 @@ describe("the page's early calls", () => {
     const { api, calls } = fakeApi(SIGNED_IN);
     makeEarlyCalls(api);
     await earlyCallsAnswered(1_000);
-    expect(calls.sort()).toEqual(["getLocalSync", "getSession", "outline:true"]);
+    expect(calls.sort()).toEqual(["getLocalSync", "getSession", "outline:true", "status:true"]);
     expect(peekEarly(api, "getSession")).toBe(SIGNED_IN);
+    expect(peekEarly(api, "getStatus")).toEqual({ approvalsPending: 1 });
     expect(await takeEarly(api, "getLocalSync")).toEqual(LOCAL_SYNC);
     expect(await takeEarly(api, "getOutlineFirstScreen")).toBe("text");
-    expect(calls).toHaveLength(3);
+    expect(await takeEarly(api, "getStatus")).toEqual({ approvalsPending: 1 });
+    expect(calls).toHaveLength(4);
     // Taken: peeking finds nothing, and asking again is a new call.
     expect(peekEarly(api, "getLocalSync")).toBeUndefined();
     await takeEarly(api, "getLocalSync");
-    expect(calls).toHaveLength(4);
+    expect(calls).toHaveLength(5);
   });
 
   it("does not ask where the documents are while signed out, and asks once taken", async () => {
@@ -48,6 +54,7 @@ describe("the page's early calls", () => {
     makeEarlyCalls(api);
     await earlyCallsAnswered(1_000);
     expect(calls).not.toContain("getLocalSync");
+    expect(calls).not.toContain("status:true");
     // Taken after a sign-in (here the fake still says signed out): the call is made then, and its failure is the caller's.
     await expect(takeEarly(api, "getLocalSync")).rejects.toThrow("Sign in first");
     expect(calls).toContain("getLocalSync");

@@ -9,16 +9,21 @@ const EARLY_CALLS = {
   getSession: (api: DesktopApi) => api.getSession(),
   getLocalSync: (api: DesktopApi) => api.getLocalSync(),
   getOutlineFirstScreen: (api: DesktopApi) => api.getWorkspaceOutline({ firstScreen: true }),
+  // The badges of the first frame (what waits for the owner): read from the server as the page starts.
+  getStatus: (api: DesktopApi) => api.getStatus({ fresh: true }),
 };
 
-/** The early calls themselves: as {@link EARLY_CALLS}, but where the documents are only asked once the session says signed in. */
+/** The early calls themselves: as {@link EARLY_CALLS}, but where the documents and the status are only asked once the session says signed in. */
 function makeCalls(api: DesktopApi): Record<EarlyCall, Promise<unknown>> {
   const getSession = EARLY_CALLS.getSession(api);
   // Signed out there are none: the host's refusal would be an error in the page's log (web mode: a 500).
   const getLocalSync = getSession.then((info) =>
     info.state === "signed_in" ? EARLY_CALLS.getLocalSync(api) : Promise.reject(new Error("signed out")),
   );
-  return { getSession, getLocalSync, getOutlineFirstScreen: EARLY_CALLS.getOutlineFirstScreen(api) };
+  const getStatus = getSession.then((info) =>
+    info.state === "signed_in" ? EARLY_CALLS.getStatus(api) : Promise.reject(new Error("signed out")),
+  );
+  return { getSession, getLocalSync, getOutlineFirstScreen: EARLY_CALLS.getOutlineFirstScreen(api), getStatus };
 }
 
 export type EarlyCall = keyof typeof EARLY_CALLS;

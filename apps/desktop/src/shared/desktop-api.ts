@@ -30,8 +30,12 @@ export interface DesktopApi {
    * only the folders and the first notes of the list (a few KB), shown while the whole one comes.
    */
   getWorkspaceOutline(input?: { firstScreen?: boolean }): Promise<string | null>;
-  /** Sync, bridge and approvals at a glance; the renderer polls it (about once a second). */
-  getStatus(): Promise<HostStatus>;
+  /**
+   * Sync, bridge and approvals at a glance; the renderer polls it (about once a second). `fresh`: the
+   * counts of what waits for the owner are read from the server first (briefly; the page asks so as
+   * it starts, so its first frame shows what waits now).
+   */
+  getStatus(input?: { fresh?: boolean }): Promise<HostStatus>;
 
   // Notes services that need the server or a scan (src/host/workspace)
   /** Server search when online, a scan of the local documents when not. */

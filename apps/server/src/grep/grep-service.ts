@@ -58,11 +58,17 @@ export interface GrepInput {
   folderName?: string;
 }
 
+/** Where a grep narrowed by a run's grant looks: these folders (ids already checked), and the owner's notes at the root if `root`. */
+export interface GrepReach {
+  folderIds: readonly number[];
+  root?: boolean;
+}
+
 /**
  * Lines of notes matching `input.pattern`: in the folder `input` names, or, given `within`, in
- * those folders only (ids the caller has already checked), or else in every note the owner can read.
+ * those folders only (and the root if it says so), or else in every note the owner can read.
  */
-export async function grepNotes(db: Kysely<Schema>, regex: RegexLine, ownerId: number, input: GrepInput, within?: readonly number[]) {
+export async function grepNotes(db: Kysely<Schema>, regex: RegexLine, ownerId: number, input: GrepInput, within?: GrepReach) {
   const options: GrepOptions = {
     ...input,
     maxMatchesPerNote: MAX_MATCHES_PER_NOTE,
@@ -84,8 +90,14 @@ export async function grepNotes(db: Kysely<Schema>, regex: RegexLine, ownerId: n
     .selectFrom("notes")
     .leftJoin("note_bodies", "note_bodies.uuid", "notes.uuid")
     .select(["notes.id", "notes.title", "note_bodies.text"]);
-  if (within) query = query.where("notes.folder_id", "in", [...within, -1]);
-  else if (folder) query = query.where("notes.folder_id", "=", folder.id);
+  if (within) {
+    const inFolders = within.folderIds.length > 0 ? [...within.folderIds] : [-1];
+    query = query.where((eb) =>
+      within.root
+        ? eb.or([eb("notes.folder_id", "in", inFolders), eb.and([eb("notes.owner_id", "=", ownerId), eb("notes.folder_id", "is", null)])])
+        : eb("notes.folder_id", "in", inFolders),
+    );
+  } else if (folder) query = query.where("notes.folder_id", "=", folder.id);
   else if (folder === null) query = query.where("notes.owner_id", "=", ownerId).where("notes.folder_id", "is", null);
   else {
     // Everything the caller can read: their notes and those in folders shared with them.

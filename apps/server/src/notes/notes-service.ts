@@ -111,16 +111,20 @@ export async function listNotes(
   return { folder, notes: page.map(toListItem), totalNotes, limited: totalNotes > page.length };
 }
 
-/** Notes in any of `folderIds` (the owner's), most recently updated first. */
+/** Notes in any of `folderIds` (the owner's), and at the root too with `root`, most recently updated first. */
 export async function listNotesInFolders(
   db: Kysely<Schema>,
   ownerId: number,
   folderIds: readonly number[],
   limit: number,
+  root = false,
 ): Promise<NoteListItem[]> {
+  const inFolders = [...folderIds, -1];
   const rows = await notesWithBodies(db)
     .where("notes.owner_id", "=", ownerId)
-    .where("notes.folder_id", "in", [...folderIds, -1])
+    .where((eb) =>
+      root ? eb.or([eb("notes.folder_id", "in", inFolders), eb("notes.folder_id", "is", null)]) : eb("notes.folder_id", "in", inFolders),
+    )
     .orderBy(noteUpdatedAt, "desc")
     .orderBy("notes.id", "desc")
     .limit(limit)

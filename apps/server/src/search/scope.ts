@@ -5,8 +5,10 @@ export interface SearchScope {
   ownerId: number;
   /** Folders of other people shared with the owner: their notes are searched too. */
   sharedFolderIds?: readonly number[];
-  /** Only notes in these folders (and none at the root) when given. */
+  /** Only notes in these folders when given (and none at the root, unless `root`). */
   folderIds?: readonly number[];
+  /** With `folderIds`: the owner's notes at the root too. */
+  root?: boolean;
 }
 
 /** A note found by search, before its snippet is made. */
@@ -30,6 +32,10 @@ export function scopeConditions(dialect: Dialect, scope: SearchScope, symbols: r
   for (const symbol of symbols) {
     conditions.push(sql<boolean>`(${position}(note_bodies.text, ${symbol}) > 0 or ${position}(notes.title, ${symbol}) > 0)`);
   }
-  if (scope.folderIds) conditions.push(sql<boolean>`notes.folder_id in (${ids(scope.folderIds)})`);
+  if (scope.folderIds) {
+    // A note at the root matching the first condition is the owner's own.
+    const root = scope.root ? sql` or notes.folder_id is null` : sql``;
+    conditions.push(sql<boolean>`(notes.folder_id in (${ids(scope.folderIds)})${root})`);
+  }
   return conditions;
 }

@@ -46,7 +46,8 @@ export async function usableContactPermission(app: AppContext, grantorId: number
 export async function boundByLink(app: AppContext, link: ShareLinkRow, grant: RunGrant): Promise<RunGrant> {
   const reach = await linkReach(app, link);
   const folders = grant.folders === "all" ? reach.folders : new Set([...grant.folders].filter((id) => reach.folders.has(id)));
-  return { ...grant, scopes: new Set([...grant.scopes].filter((scope) => reach.scopes.has(scope))), folders };
+  const rootNotes = (grant.folders === "all" || grant.rootNotes === true) && reach.rootNotes;
+  return { ...grant, scopes: new Set([...grant.scopes].filter((scope) => reach.scopes.has(scope))), folders, rootNotes };
 }
 
 /** A run's tool wrapper: each call first reads the link again, and fails once it is no longer live. */

@@ -21,8 +21,8 @@ export interface GuestAccess {
  * a new folder applies at once). Nothing the guest sends takes part: a message conveys intent,
  * never authority.
  *
- * - Scope `all`: the owner's own folders (never those others share with the owner, never the
- *   agent's Memory folder); notes at the root are outside every folder set, so out of reach.
+ * - Scope `all`: all the owner's own notes, those at the root included (`rootNotes`): the owner's
+ *   folders, never those others share with the owner, never the agent's Memory folder.
  * - Scope `folders`: the named folders and everything below them that is the owner's own.
  * - Scope `note_only`: no note tools; the one note is given as content.
  * - Notes are read only unless `notesAccess` is `write` or `edit`; `todos` adds reading todos.
@@ -31,7 +31,7 @@ export interface GuestAccess {
 export async function guestAccess(app: AppContext, link: ShareLinkRow, sessionId: string, label: string): Promise<GuestAccess> {
   const ownerId = Number(link.owner_id);
   const caller = { kind: "guest" as const, sessionId, label };
-  const { scopes, folders } = await linkReach(app, link);
+  const { scopes, folders, rootNotes } = await linkReach(app, link);
   if (link.scope === "note_only") {
     const grant: RunGrant = { ownerId, caller, scopes, folders };
     const row = await getOwnedNote(app.db, ownerId, Number(link.note_id)).catch(() => null);
@@ -46,18 +46,25 @@ export async function guestAccess(app: AppContext, link: ShareLinkRow, sessionId
       },
     };
   }
-  return { grant: { ownerId, caller, scopes, folders } };
+  return { grant: { ownerId, caller, scopes, folders, rootNotes } };
+}
+
+/** What a link's guests reach: scopes, the owner's folders, and whether the owner's notes at the root too. */
+export interface LinkReach {
+  scopes: Set<Scope>;
+  folders: Set<number>;
+  rootNotes: boolean;
 }
 
 /**
  * The scopes and folders a link's guests reach (see {@link guestAccess}), read from the link as it
  * is now. Everything born of the link (a contact made by redeeming it) is bounded by this too.
  */
-export async function linkReach(app: AppContext, link: ShareLinkRow): Promise<{ scopes: Set<Scope>; folders: Set<number> }> {
+export async function linkReach(app: AppContext, link: ShareLinkRow): Promise<LinkReach> {
   const ownerId = Number(link.owner_id);
   const scopes = new Set<Scope>();
   if (link.todos === 1) scopes.add("os.todos:read");
-  if (link.scope === "note_only") return { scopes, folders: new Set() };
+  if (link.scope === "note_only") return { scopes, folders: new Set(), rootNotes: false };
   scopes.add("os.notes:read");
   if (link.notes_access !== "read") scopes.add("os.notes:write");
   const own = (await listFolders(app.db, ownerId)).filter((f) => !f.shared);
@@ -73,5 +80,5 @@ export async function linkReach(app: AppContext, link: ShareLinkRow): Promise<{ 
     const ownIds = new Set(own.map((f) => f.id));
     covered = covered.filter((id) => ownIds.has(id));
   }
-  return { scopes, folders: new Set(covered.filter((id) => !memory.has(id))) };
+  return { scopes, folders: new Set(covered.filter((id) => !memory.has(id))), rootNotes: link.scope === "all" };
 }

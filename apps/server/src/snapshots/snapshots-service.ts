@@ -4,7 +4,7 @@ import * as Y from "yjs";
 import { nowIso } from "../clock";
 import type { Schema, SnapshotsTable } from "../db/schema";
 import { notFound } from "../http/errors";
-import { getAccessibleNote, type NoteRow, replaceBody } from "../notes/notes-service";
+import { changeMeta, getAccessibleNote, type NoteRow, replaceBody } from "../notes/notes-service";
 import { isStackOverflow, repairState } from "../sync/state-repair";
 import type { SyncServer } from "../sync/sync-server";
 
@@ -116,13 +116,16 @@ export async function getSnapshot(db: Kysely<Schema>, ownerId: number, noteId: n
 /**
  * Restores by moving forward: snapshot the current state (so the restore can be undone), then
  * write the snapshot's content as a new change. Stored history is never rewound, so every peer,
- * including ones offline now, converges on the restored content.
+ * including ones offline now, converges on the restored content. Like any other change of a body,
+ * it dates the note in the workspace (`updatedAt`): that is what clients follow to re-read what a
+ * note says (the desktop's list previews) and to order their lists.
  */
 export async function restoreSnapshot(deps: Deps, ownerId: number, noteId: number, by: { seq?: number; versionId?: number }) {
   const { row: note } = await getAccessibleNote(deps.db, ownerId, noteId, "write");
   const target = await findSnapshot(deps.db, note, by);
   const backup = await takeSnapshot(deps, note, `Before restoring snapshot ${target.seq}`, true);
   await replaceBody(deps.sync, ownerId, note.uuid, await bodyOf(target));
+  await changeMeta(deps.sync, note.owner_id, note.uuid, {});
   return { restoredSeq: target.seq, backupSeq: backup.seq };
 }
 

@@ -4,6 +4,7 @@ import type * as Y from "yjs";
 import type { Schema } from "../db/schema";
 import { bumpAccessEpoch } from "../sync/access-epoch";
 import { claimNotes } from "./note-ownership";
+import { materializeNoteTitle } from "./note-view";
 
 /**
  * Folder ids by uuid, and whether any folder or note left the place it had or a top-level folder
@@ -101,11 +102,11 @@ async function materializeNotes(tx: Transaction<Schema>, ownerId: number, doc: Y
         .insertInto("notes")
         .values({ uuid, owner_id: ownerId, ...wanted })
         .execute();
-      await tx.updateTable("note_bodies").set({ title: meta.title }).where("uuid", "=", uuid).execute();
+      await materializeNoteTitle(tx, uuid, meta.title, meta.createdAt);
     } else if ((Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => row[key] !== wanted[key])) {
       if (row.folder_id !== wanted.folder_id) moved = true;
       await tx.updateTable("notes").set(wanted).where("uuid", "=", uuid).where("owner_id", "=", ownerId).execute();
-      if (row.title !== meta.title) await tx.updateTable("note_bodies").set({ title: meta.title }).where("uuid", "=", uuid).execute();
+      if (row.title !== meta.title) await materializeNoteTitle(tx, uuid, meta.title, meta.createdAt);
     }
   }
   const removed = rows.filter((row) => !notes.has(row.uuid)).map((row) => row.uuid);

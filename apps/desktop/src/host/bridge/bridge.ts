@@ -26,6 +26,11 @@ export interface BridgeHandle {
   pendingApprovals(): number;
   /** Agent-access and grant requests waiting for the owner. */
   pendingRequests(): number;
+  /**
+   * Reads both counts from the server now, waiting at most `maxWaitMs` (a slow or absent server
+   * leaves the last counts): a window opening shows what waits now, not as of the last poll.
+   */
+  refreshWaiting(maxWaitMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -344,6 +349,14 @@ export async function startBridge(context: HostContext): Promise<BridgeHandle> {
     status,
     pendingApprovals: () => approvals.pendingCount(),
     pendingRequests: () => requests.pendingCount(),
+    refreshWaiting: async (maxWaitMs) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxWaitMs);
+      });
+      await Promise.race([Promise.all([approvals.refresh(), requests.refresh()]), waited]);
+      clearTimeout(timer);
+    },
     facet: {
       getBridgeStatus: async () => status(),
       startBridgePairing: (input) => startPairing(input),

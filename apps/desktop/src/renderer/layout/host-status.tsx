@@ -1,6 +1,7 @@
-import { createContext, type ReactNode, useContext, useMemo } from "react";
+import { createContext, type ReactNode, useContext, useMemo, useRef, useState } from "react";
 import type { DesktopApi, HostStatus } from "../../shared/desktop-api";
 import { usePolled } from "../components/use-polled";
+import { peekEarly, takeEarly } from "../early-calls";
 
 /** About once a second, as the API suggests: cheap for the host, fresh enough for a status line. */
 const POLL_MS = 1000;
@@ -14,10 +15,20 @@ export interface HostStatusState {
 
 const HostStatusContext = createContext<HostStatusState>({ status: null, error: null });
 
-/** Polls `getStatus()` once for the whole window; views read it with {@link useHostStatus}. */
+/**
+ * Polls `getStatus()` once for the whole window; views read it with {@link useHostStatus}. The first
+ * answer is the page's early call (made as it starts, with the server's counts of what waits for the
+ * owner), so the first frame already has the badges, rather than the frame after the first poll.
+ */
 export function HostStatusProvider({ api, children }: { api: DesktopApi; children: ReactNode }) {
-  const { data, error } = usePolled(() => api.getStatus(), POLL_MS);
-  const state = useMemo<HostStatusState>(() => ({ status: data ?? null, error }), [data, error]);
+  const [early] = useState(() => peekEarly(api, "getStatus") ?? null);
+  const first = useRef(true);
+  const { data, error } = usePolled(() => {
+    if (!first.current) return api.getStatus();
+    first.current = false;
+    return takeEarly(api, "getStatus");
+  }, POLL_MS);
+  const state = useMemo<HostStatusState>(() => ({ status: data ?? early, error }), [data, early, error]);
   return <HostStatusContext.Provider value={state}>{children}</HostStatusContext.Provider>;
 }
 

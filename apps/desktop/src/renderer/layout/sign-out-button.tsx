@@ -26,16 +26,57 @@ export function SignOutButton({ onSignOut }: { onSignOut: () => void }) {
     }
   }, [step, synced, onSignOut]);
 
-  if (step === "idle") {
-    return (
-      <button type="button" onClick={() => (pending > 0 || unsaved ? setStep("asking") : onSignOut())}>
-        Sign out
-      </button>
-    );
-  }
+  const button = (
+    <button
+      type="button"
+      aria-expanded={step === "idle" ? undefined : true}
+      // While the warning is open the button closes it, as Cancel does.
+      onClick={() => (step !== "idle" ? setStep("idle") : pending > 0 || unsaved ? setStep("asking") : onSignOut())}
+    >
+      Sign out
+    </button>
+  );
+  if (step === "idle") return <span className="sign-out">{button}</span>;
   const offline = status?.sync.state === "offline";
+  // The warning opens under the button, over the page (sign-out.css): the header keeps its height.
   return (
-    <div className="confirm sign-out-warning" role="alertdialog" aria-labelledby={questionId}>
+    <span className="sign-out">
+      {button}
+      <SignOutWarning
+        questionId={questionId}
+        step={step}
+        pending={pending}
+        offline={offline}
+        unsaved={unsaved}
+        onWait={() => setStep("waiting")}
+        onSignOut={onSignOut}
+        onCancel={() => setStep("idle")}
+      />
+    </span>
+  );
+}
+
+interface SignOutWarningProps {
+  readonly questionId: string;
+  readonly step: Exclude<Step, "idle">;
+  readonly pending: number;
+  readonly offline: boolean;
+  readonly unsaved: boolean;
+  readonly onWait: () => void;
+  readonly onSignOut: () => void;
+  readonly onCancel: () => void;
+}
+
+function SignOutWarning({ questionId, step, pending, offline, unsaved, onWait, onSignOut, onCancel }: SignOutWarningProps) {
+  return (
+    <div
+      className="confirm sign-out-warning"
+      role="alertdialog"
+      aria-labelledby={questionId}
+      onKeyDown={(event) => {
+        if (event.key === "Escape") onCancel();
+      }}
+    >
       <p id={questionId}>
         {step === "waiting"
           ? `Waiting for ${pending} ${pending === 1 ? "change" : "changes"} to reach the server…${offline ? " (offline)" : ""}`
@@ -49,14 +90,14 @@ export function SignOutButton({ onSignOut }: { onSignOut: () => void }) {
               .join(" ")}
       </p>
       {step === "asking" && pending > 0 && (
-        <button type="button" className="primary" onClick={() => setStep("waiting")}>
+        <button type="button" className="primary" onClick={onWait}>
           Wait for sync
         </button>
       )}
       <button type="button" className="danger" onClick={onSignOut}>
         Sign out anyway
       </button>
-      <button type="button" onClick={() => setStep("idle")}>
+      <button type="button" onClick={onCancel}>
         Cancel
       </button>
     </div>

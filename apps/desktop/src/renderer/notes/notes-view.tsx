@@ -43,7 +43,7 @@ export function NotesView({ api }: { api: DesktopApi }) {
     );
   }
   // One element in both cases, so what the owner opened during the first view stays open.
-  return <NotesWorkspace api={api} doc={doc} outline={firstView.outline} />;
+  return <NotesWorkspace api={api} doc={doc} outline={firstView.outline} outlineComplete={firstView.outlineComplete} />;
 }
 
 /** When the editor's code is fetched after a start, if no note was opened before (see ownerPause). */
@@ -70,7 +70,15 @@ interface UnsavedNote {
 
 const shortcutHint = (action: ShortcutAction) => keyLabel(SHORTCUTS.find((shortcut) => shortcut.action === action)?.label ?? "");
 
-function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | null; outline: Workspace | null }) {
+interface NotesWorkspaceProps {
+  readonly api: DesktopApi;
+  readonly doc: Y.Doc | null;
+  readonly outline: Workspace | null;
+  /** Whether the outline shown before the document loads holds every note, not just the first screen's. */
+  readonly outlineComplete: boolean;
+}
+
+function NotesWorkspace({ api, doc, outline, outlineComplete }: NotesWorkspaceProps) {
   const workspace = useDocValue(doc, readWorkspace, outline ?? EMPTY_WORKSPACE);
   const [selection, setSelection] = useState<FolderSelection>(ALL_NOTES);
   const [openNote, setOpenNote] = useState<string | null>(null);
@@ -303,6 +311,8 @@ function NotesWorkspace({ api, doc, outline }: { api: DesktopApi; doc: Y.Doc | n
         <QuickSwitcher
           notes={allNotes}
           workspace={workspace}
+          known={doc !== null || outlineComplete}
+          canCreate={doc !== null}
           onOpen={open}
           onCreate={(title) => create(title)}
           onClose={() => setDialog((current) => (current === dialog ? null : current))}

@@ -23,6 +23,8 @@ export const WHOLE_OUTLINE_MAX_DELAY_MS = 2_000;
 export interface FirstView {
   /** The outline saved on this machine, as the notes view reads a workspace; null: none (or not read yet). */
   readonly outline: Workspace | null;
+  /** Whether `outline` holds every note (the whole outline), not just the first screen's. */
+  readonly outlineComplete: boolean;
   /** Whether to open the live workspace document now. */
   readonly openLive: boolean;
 }
@@ -40,6 +42,7 @@ export function useFirstView(api: DesktopApi): FirstView {
     return first ? workspaceFromOutline(first) : null;
   });
   const [outline, setOutline] = useState<Workspace | null>(early);
+  const [outlineComplete, setOutlineComplete] = useState(false);
   const [openLive, setOpenLive] = useState(false);
   useEffect(() => {
     const stop = new AbortController();
@@ -54,11 +57,14 @@ export function useFirstView(api: DesktopApi): FirstView {
       if (stop.signal.aborted) return;
       const whole = decode(await api.getWorkspaceOutline().catch(none));
       if (stop.signal.aborted) return;
-      if (whole?.complete) setOutline(workspaceFromOutline(whole));
+      if (whole?.complete) {
+        setOutline(workspaceFromOutline(whole));
+        setOutlineComplete(true);
+      }
       if (first || whole?.complete) await ownerPause(LIVE_WORKSPACE_IDLE_MS, LIVE_WORKSPACE_MAX_DELAY_MS, stop.signal);
       if (!stop.signal.aborted) setOpenLive(true);
     })();
     return () => stop.abort();
   }, [api, early]);
-  return { outline, openLive };
+  return { outline, outlineComplete, openLive };
 }

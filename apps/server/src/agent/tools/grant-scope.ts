@@ -96,10 +96,10 @@ export async function noteInGrant({ app, grant }: ToolRunContext, noteId: number
   return row;
 }
 
-/** What a search may look at: the covered folders (`within` narrows to some of them), and, for "all", the root too. */
+/** What a search may look at: the covered folders (`within` narrows to some of them), and the root when the grant covers it. */
 export function searchScopeOf({ grant }: ToolRunContext, folders: readonly CoveredFolder[], within?: readonly number[]): SearchScope {
   if (grant.folders === "all") {
     return { ownerId: grant.ownerId, sharedFolderIds: folders.filter((f) => f.shared).map((f) => f.id), folderIds: within };
   }
-  return { ownerId: grant.ownerId, folderIds: within ?? folders.map((f) => f.id) };
+  return { ownerId: grant.ownerId, folderIds: within ?? folders.map((f) => f.id), root: within === undefined && grant.rootNotes === true };
 }

@@ -100,7 +100,11 @@ const grepNotesTool = defineTool({
   async execute(input, context) {
     const { folders, within } = await folderScope(context, input);
     // Anything narrower than all the owner can read goes to the grep as the folder ids it may scan.
-    const scope = within ?? (context.grant.folders === "all" ? undefined : folders.map((f) => f.id));
+    const scope = within
+      ? { folderIds: within }
+      : context.grant.folders === "all"
+        ? undefined
+        : { folderIds: folders.map((f) => f.id), root: context.grant.rootNotes === true };
     const { app, grant } = context;
     const found = await grepNotes(
       app.db,
@@ -144,7 +148,7 @@ const listNotesTool = defineTool({
   needs: "os.notes:read",
   route: "listNotes",
   description:
-    "List the notes in one folder, pinned first, then most recently changed. Without a folder: the notes at the top level (outside any folder), or, when this conversation may only see some folders, the latest notes of those folders.",
+    "List the notes in one folder, pinned first, then most recently changed. Without a folder: the notes at the top level (outside any folder), or, when this conversation may only see some folders, the latest notes of those folders (and of the top level, if it may see that).",
   input: z.object({
     folderId: FolderId.optional(),
     folderName: FolderName.optional(),
@@ -162,6 +166,7 @@ const listNotesTool = defineTool({
             grant.ownerId,
             folders.map((f) => f.id),
             input.limit,
+            grant.rootNotes === true,
           );
     return { notes: notes.map(({ id, title, folderId, updatedAt, pinned }) => ({ id, title, folderId, updatedAt, pinned })) };
   },
@@ -199,7 +204,7 @@ const createNoteTool = defineTool({
   async execute(input, context) {
     const { app, grant } = context;
     const { folder } = await folderScope(context, input);
-    if (!folder && grant.folders !== "all") {
+    if (!folder && grant.folders !== "all" && grant.rootNotes !== true) {
       throw badRequest("folder_required", "Name one of the folders of list_folders: this conversation cannot write at the top level");
     }
     // By id, so a folder shared with the owner is written as its owner's, and a viewer is refused.

@@ -19,10 +19,17 @@ export interface RunGrant {
   readonly scopes: ReadonlySet<Scope>;
   /**
    * The owner's folders whose notes the run may see: `all` (the owner's own runs; they also see
-   * folders others share with the owner), or an explicit set with every descendant already
-   * included, in which case notes at the root and shared folders are out of reach.
+   * folders others share with the owner and the notes at the root), or an explicit set with every
+   * descendant already included, in which case shared folders are out of reach, and so are notes
+   * at the root unless `rootNotes` says otherwise.
    */
   readonly folders: "all" | ReadonlySet<number>;
+  /**
+   * With a set of folders: the owner's notes at the root (in no folder) are in reach too. A share
+   * link of scope `all` gives them, as it gives all the owner's notes but Memory (which is never at
+   * the root); folder-scoped grants and contacts' grants do not.
+   */
+  readonly rootNotes?: boolean;
   /**
    * When set, only these tools (by name) exist in the run, even where the scopes allow more: a
    * contact whose permission lets them create todos holds `os.todos:write`, which would also
@@ -66,5 +73,5 @@ export function heartbeatGrant(ownerId: number, tier: "MESSAGES" | "ACTIONS", li
 /** Whether a note in `folderId` (null: the root) is within the grant. */
 export function grantCoversFolder(grant: RunGrant, folderId: number | null): boolean {
   if (grant.folders === "all") return true;
-  return folderId !== null && grant.folders.has(folderId);
+  return folderId === null ? grant.rootNotes === true : grant.folders.has(folderId);
 }
