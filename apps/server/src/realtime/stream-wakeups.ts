@@ -74,7 +74,12 @@ export class StreamWakeups {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([this.#publisher, this.#subscriber].map((connection) => connection.quit().catch(() => connection.disconnect())));
+    // A connection still trying to reach Redis has nothing to say goodbye to: drop it at once.
+    await Promise.all(
+      [this.#publisher, this.#subscriber].map((connection) =>
+        connection.status === "ready" ? connection.quit().catch(() => connection.disconnect()) : connection.disconnect(),
+      ),
+    );
   }
 
   async #subscribe(): Promise<void> {
