@@ -13,7 +13,9 @@ import { POSTGRES_URL, startTestServer, type TestServer, type TestUser } from ".
  */
 const REDIS_URL = process.env.TANDEM_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 /** The fallback's interval with Redis: an arrival well under it came through pub/sub. */
-const POLL_MS = 3_000;
+const POLL_MS = 5_000;
+/** An arrival faster than this came through a wake-up, not the fallback (with room for a loaded CI machine). */
+const WAKE_MS = 1_500;
 
 /** One SSE frame's `data:` JSON, and when (performance.now()) it arrived. */
 interface Frame {
@@ -161,17 +163,17 @@ describe.skipIf(!POSTGRES_URL)("streams across instances (PostgreSQL + Redis)", 
         onTwo.next((f) => contentOf(f) === "across instances", POLL_MS - 500),
         onOne.next((f) => contentOf(f) === "across instances"),
       ]);
-      expect(there.at - sentAt).toBeLessThan(1_000);
+      expect(there.at - sentAt).toBeLessThan(WAKE_MS);
       // The same event, the same wire, wherever the stream is held.
       expect({ ...there, at: 0 }).toEqual({ ...here, at: 0 });
       expect(Object.keys(there.data)).toEqual(["cursor", "type", "createdAt", "data"]);
 
-      // And back: posted through two, heard on one.
-      const backAt = await post(through(two), alice, bob, "and back");
+      // And back: posted through two, heard live on one.
       const bobOnOne = await Sse.open(`${one.server.apiUrl}/agent/stream`, bob.apiKey);
       try {
+        const backAt = await post(through(two), alice, bob, "and back");
         const back = await bobOnOne.next((f) => contentOf(f) === "and back", POLL_MS - 500);
-        expect(back.at - backAt).toBeLessThan(POLL_MS);
+        expect(back.at - backAt).toBeLessThan(WAKE_MS);
       } finally {
         bobOnOne.close();
       }
@@ -215,7 +217,7 @@ describe.skipIf(!POSTGRES_URL)("streams across instances (PostgreSQL + Redis)", 
         payload: { text: "from instance one" },
       });
       const dispatch = await stream.next("message.dispatch", 0, POLL_MS - 500);
-      expect(performance.now() - sentAt).toBeLessThan(1_000);
+      expect(performance.now() - sentAt).toBeLessThan(WAKE_MS);
       expect(dispatch).toMatchObject({ endpointId: pair.bobBridge.endpointId, data: { deliveryId: sent.deliveryId } });
       // Written to the stream on two: the delivery is dispatched, as instance one reports it.
       await expect
@@ -239,14 +241,9 @@ describe.skipIf(!POSTGRES_URL)("streams across instances (PostgreSQL + Redis)", 
       try {
         await post(one, bob, alice, "heard by polling");
         await stream.next((f) => contentOf(f) === "heard by polling", 5_000);
-        // And what it writes reaches the others' streams by their own fallback... or wake-up: here, one's poll.
-        const onOne = await Sse.open(`${one.server.apiUrl}/agent/stream`, bob.apiKey);
-        try {
-          await post(through(deaf), alice, bob, "written without redis");
-          await onOne.next((f) => contentOf(f) === "written without redis", POLL_MS + 2_000);
-        } finally {
-          onOne.close();
-        }
+        // What it writes itself (no wake-up sent) is stored and announced to its own streams as ever.
+        await post(through(deaf), bob, alice, "written without redis");
+        await stream.next((f) => contentOf(f) === "written without redis", 5_000);
       } finally {
         stream.close();
       }
@@ -274,7 +271,7 @@ describe.skipIf(!POSTGRES_URL)("streams across instances (PostgreSQL + Redis)", 
       await expect.poll(subscribers, { timeout: 5_000 }).toBe(2);
       const sentAt = await post(one, bob, alice, "after the outage");
       const frame = await stream.next((f) => contentOf(f) === "after the outage", POLL_MS - 500);
-      expect(frame.at - sentAt).toBeLessThan(1_000);
+      expect(frame.at - sentAt).toBeLessThan(WAKE_MS);
     } finally {
       stream.close();
     }
