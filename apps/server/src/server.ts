@@ -206,6 +206,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   try {
     address = await listen(server, config.port, config.host);
   } catch (error) {
+    await context.realtime.wakeups?.close();
     await database.close();
     throw error;
   }
