@@ -57,6 +57,11 @@ export const ServerConfigSchema = z.object({
   streamJitterMs: z.coerce.number().int().min(0).default(5_000),
   /** A `: ping` comment goes out after this long without an event, in ms. */
   streamPingMs: z.coerce.number().int().positive().default(15_000),
+  /**
+   * With Redis (several instances), an open stream also reads its log's newest cursor this often,
+   * in ms: the fallback that delivers an event whose Redis wake-up was lost (docs/scaling.md).
+   */
+  streamPollMs: z.coerce.number().int().positive().default(3_000),
   /** How often expiries are swept when nothing else happens, in ms (0 turns the timer off). */
   maintenanceIntervalMs: z.coerce.number().int().min(0).default(5_000),
   /**
@@ -174,6 +179,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   streamLifetimeMs: ["TANDEM_STREAM_LIFETIME_MS"],
   streamJitterMs: ["TANDEM_STREAM_JITTER_MS"],
   streamPingMs: ["TANDEM_STREAM_PING_MS"],
+  streamPollMs: ["TANDEM_STREAM_POLL_MS"],
   maintenanceIntervalMs: ["TANDEM_MAINTENANCE_INTERVAL_MS"],
   creditAllowance: ["TANDEM_CREDIT_ALLOWANCE"],
   teamSeats: ["TANDEM_TEAM_SEATS"],

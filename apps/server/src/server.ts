@@ -40,6 +40,7 @@ import { accountHandlers } from "./oauth/account-routes";
 import { OAuthServer } from "./oauth/oauth-routes";
 import { RealtimeLog } from "./realtime/event-log";
 import { realtimeHandlers } from "./realtime/realtime-routes";
+import { StreamWakeups } from "./realtime/stream-wakeups";
 import { DeviceTokenVerifier } from "./runtime/device-tokens";
 import { runtimeHandlers } from "./runtime/runtime-routes";
 import { createEmbedder } from "./search/embedder";
@@ -169,7 +170,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     ...base,
     sync,
     clock,
-    realtime: new RealtimeLog(clock),
+    realtime: new RealtimeLog(clock, config.redisUrl ? new StreamWakeups(config.redisUrl, config.redisPrefix, logger) : undefined),
     maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
     models: new ModelCatalog(config, () => new LocalModel()),
     embedder,
@@ -209,6 +210,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   try {
     address = await listen(server, config.port, config.host);
   } catch (error) {
+    await context.realtime.wakeups?.close();
     await shared.close();
     await database.close();
     throw error;
@@ -227,6 +229,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       logger.info("shutting down");
       // Open event streams would hold server.close() until they recycle: end them first.
       context.realtime.endAllStreams();
+      await context.realtime.wakeups?.close();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // Heartbeat runs going are ended (and recorded) first: the scheduler's task waits for them.

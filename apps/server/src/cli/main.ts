@@ -9,7 +9,7 @@ import { DatabaseNotFoundError, openDatabase } from "../db/database";
 import { creditStanding, setCreditBalance } from "../grants/credits";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
-import { userChannel } from "../realtime/user-events";
+import { streamKeyName } from "../realtime/event-log";
 import { startServer } from "../server";
 import { announceAccessChange } from "../shared/access-changes";
 import { openSharedState } from "../shared/shared-state";
@@ -66,7 +66,7 @@ Every option can also come from the environment: TANDEM_PORT, TANDEM_HOST, TANDE
 TANDEM_DATABASE_URL (or DATABASE_URL), TANDEM_LOG_LEVEL, TANDEM_ACCESS_LOG, TANDEM_RATE_LIMIT_PER_MINUTE,
 TANDEM_RATE_LIMIT_BURST, TANDEM_AUTH_FAILURES_PER_MINUTE, TANDEM_AUTH_FAILURE_BURST, TANDEM_SHUTDOWN_GRACE_MS,
 TANDEM_PUBLIC_URL, TANDEM_PRESENCE_TIMEOUT_MS,
-TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS,
+TANDEM_STREAM_LIFETIME_MS, TANDEM_STREAM_JITTER_MS, TANDEM_STREAM_PING_MS, TANDEM_STREAM_POLL_MS,
 TANDEM_MAINTENANCE_INTERVAL_MS, TANDEM_CREDIT_ALLOWANCE, TANDEM_TEAM_SEATS, TANDEM_MAX_DOCUMENT_BYTES, TANDEM_USER_QUOTA_BYTES,
 TANDEM_MODEL_PROVIDER, TANDEM_MODEL_BASE_URL, TANDEM_MODEL_API_KEY, TANDEM_MODEL, TANDEM_MODEL_FAST,
 TANDEM_MODEL_SMART, TANDEM_EMBEDDING_MODEL, TANDEM_AGENT_MAX_STEPS, TANDEM_AGENT_TIMEOUT_MS,
@@ -285,7 +285,7 @@ async function run(argv: string[]): Promise<number> {
       // not at its next look at the database.
       if (config.redisUrl && revoked.userId !== undefined) {
         const shared = await openSharedState(config, createLogger("warn"));
-        announceAccessChange(shared, { endStreams: [userChannel(revoked.userId)] });
+        announceAccessChange(shared, { endStreams: [streamKeyName({ userId: revoked.userId })] });
         await shared.close();
       }
       print({ keyId: revoked.keyId, revokedAt: revoked.revokedAt });

@@ -11,7 +11,6 @@ import { befriend } from "../network/contact-requests";
 import { loadPeople, type PersonRow, toNetworkPerson } from "../network/network-people";
 import { lockPair } from "../network/pair-lock";
 import { areConnected } from "../network/permissions";
-import { UserEventBatch } from "../realtime/user-events";
 import { areTeammates } from "../team/team-service";
 import { displayName } from "./shared-conversations";
 
@@ -111,10 +110,12 @@ export async function deliverAsRequest(
   const { requestId, pending } = await holdingRequest(deps, sender, recipient, conversationId);
   await post(requestId);
   if (!pending) return;
-  const events = new UserEventBatch(deps.realtime, deps.clock);
+  const events = deps.realtime.batch();
   await deps.db
     .transaction()
-    .execute((tx) => events.append(tx, recipient.id, MESSAGE_REQUEST_EVENT, { requestId, conversationId, from: toNetworkPerson(sender) }));
+    .execute((tx) =>
+      events.appendToUserStream(tx, recipient.id, MESSAGE_REQUEST_EVENT, { requestId, conversationId, from: toNetworkPerson(sender) }),
+    );
   events.publish();
 }
 

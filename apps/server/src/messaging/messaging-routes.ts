@@ -8,8 +8,8 @@ import { forbidden } from "../http/errors";
 import { created } from "../http/reply";
 import { HANDLED, type RouteHandlers } from "../http/router";
 import { resumeCursor } from "../realtime/realtime-service";
+import { userStream } from "../realtime/sse-stream";
 import { pruneUserEvents, readUserEvents } from "../realtime/user-events";
-import { UserStream } from "../realtime/user-stream";
 import { RpcSlots, sendAgentMessage } from "./agent-message";
 import {
   addGroupMembers,
@@ -63,7 +63,7 @@ export function messagingHandlers(context: AppContext): RouteHandlers<keyof type
     },
     agentStream: ({ input, principal, req, res }) => {
       const cursor = resumeCursor(input.query.cursor, req.headers["last-event-id"]);
-      new UserStream(context, principal, presentedToken(req.headers) ?? "", cursor, req, res).start();
+      userStream(context, principal, presentedToken(req.headers) ?? "", cursor, req, res).start();
       return HANDLED;
     },
     agentEvents: async ({ input, principal }) => {

@@ -5,7 +5,6 @@ import type { AppContext } from "../context";
 import type { AgentConversationsTable, ConversationMembersTable, Schema } from "../db/schema";
 import { ApiError, notFound } from "../http/errors";
 import type { PersonRow } from "../network/network-people";
-import { UserEventBatch } from "../realtime/user-events";
 
 type Deps = Pick<AppContext, "db" | "clock" | "realtime">;
 export type ConversationRow = Omit<Selectable<AgentConversationsTable>, "id"> & { id: number };
@@ -153,7 +152,7 @@ export const MESSAGE_EVENT = "message";
  * first message; another member's same id is their own, a post of its own.
  */
 export async function postMessages(deps: Deps, posts: readonly Post[], extra: Record<string, unknown> = {}): Promise<Posted[]> {
-  const events = new UserEventBatch(deps.realtime, deps.clock);
+  const events = deps.realtime.batch();
   const results = await deps.db.transaction().execute(async (tx) => {
     const out: Posted[] = [];
     for (const post of posts) {
@@ -205,7 +204,7 @@ export async function postMessages(deps: Deps, posts: readonly Post[], extra: Re
       const recipients =
         post.requestId === undefined ? (await activeMemberIds(tx, post.conversationId)).filter((id) => id !== post.author.id) : [];
       for (const userId of recipients) {
-        await events.append(tx, userId, MESSAGE_EVENT, { ...extra, conversationId: post.conversationId, message });
+        await events.appendToUserStream(tx, userId, MESSAGE_EVENT, { ...extra, conversationId: post.conversationId, message });
       }
       out.push({ message, duplicate: false });
     }

@@ -1,8 +1,8 @@
 import { EventEmitter } from "node:events";
-import type { Kysely } from "kysely";
+import type { Kysely, SelectQueryBuilder } from "kysely";
 import type { Clock } from "../clock";
 import type { Schema } from "../db/schema";
-import { UserEventBatch } from "./user-events";
+import type { StreamWakeups } from "./stream-wakeups";
 
 /**
  * The kinds a device's stream carries: those runtime-wire.md lists for bridges. A bridge drops a
@@ -36,6 +36,35 @@ export interface RealtimeEvent {
 }
 
 type Executor = Kysely<Schema>;
+// biome-ignore lint/complexity/noBannedTypes: a query that has selected nothing yet
+type LogQuery = SelectQueryBuilder<Schema, "realtime_events", {}>;
+
+/**
+ * What one durable log is kept for: a device (its endpoint id; read by `/local-realtime/*`) or a
+ * person (read by `/agent/stream` and `/agent/events`). Both logs work alike: a counter row that
+ * the append locks hands out the next cursor, the event is written in the caller's transaction,
+ * and readers read strictly after a cursor.
+ */
+export type StreamKey = { readonly endpointId: string } | { readonly userId: number };
+
+/**
+ * The key's name in notifications, wake-ups and the registry of open streams. Endpoint ids start
+ * `ep_`, so a person's `user:<id>` never meets one.
+ */
+export function streamKeyName(key: StreamKey): string {
+  return "endpointId" in key ? key.endpointId : `user:${key.userId}`;
+}
+
+/** One stored event, before it is shaped for its wire. */
+export interface LogEvent {
+  cursor: string;
+  type: string;
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+/** Called when a key's log has grown, with the new cursor when known. */
+export type LogListener = (cursor?: number) => void;
 
 /** Why the server ends an open stream before its lifetime is up. */
 export type StreamEndReason = "endpoint_revoked" | "shutdown" | "superseded";
@@ -52,8 +81,13 @@ export const MAX_STREAMS_PER_ENDPOINT = 4;
 export type StreamCloser = (reason: StreamEndReason) => void;
 
 /**
- * The durable per-endpoint event log. An event is written (and committed) before anyone is told
- * about it, so a stream never shows an event that a reconnect could miss.
+ * The durable event logs (one per {@link StreamKey}), and the fan-out that tells open streams they
+ * grew. An event is written (and committed) before anyone is told about it, so a stream never
+ * shows an event that a reconnect could miss: the database is the truth, a notification only says
+ * "read again".
+ *
+ * Notifications reach this instance's streams at once; with Redis configured, a wake-up (key and
+ * cursor, never the payload) also reaches every other instance's ({@link StreamWakeups}).
  *
  * Appends usually share a transaction with the state change they announce, so they are collected
  * in an {@link EventBatch} and published once the transaction has committed:
@@ -68,13 +102,24 @@ export type StreamCloser = (reason: StreamEndReason) => void;
  * ```
  */
 export class RealtimeLog {
-  /** Emits the endpoint id whenever that endpoint's log has grown. */
+  /** Emits a key's name (with the new cursor) whenever that log has grown. */
   readonly #appended = new EventEmitter().setMaxListeners(0);
-  /** Open streams of this instance, by endpoint, so a revocation or shutdown can end them. */
+  /** Open streams of this instance, by key name, so a revocation or shutdown can end them. */
   readonly #streams = new Map<string, Set<StreamCloser>>();
   #shuttingDown = false;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** Set when Redis is configured: wake-ups to and from the other instances. */
+    readonly wakeups?: StreamWakeups,
+  ) {
+    // Another instance appended: wake this instance's followers of that key (they read the DB).
+    wakeups?.onWake((name, cursor) => this.#appended.emit(name, cursor));
+    // Wake-ups may have been lost while Redis was away: every follower here reads once more.
+    wakeups?.onResync(() => {
+      for (const name of this.#appended.eventNames()) this.#appended.emit(name);
+    });
+  }
 
   batch(): EventBatch {
     return new EventBatch(this, this.clock);
@@ -88,38 +133,43 @@ export class RealtimeLog {
     return cursor;
   }
 
-  /** Calls `listener` whenever the endpoint's log grows; returns the unsubscribe function. */
-  subscribe(endpointId: string, listener: () => void): () => void {
-    this.#appended.on(endpointId, listener);
-    return () => this.#appended.off(endpointId, listener);
+  /** Calls `listener` whenever the key's log grows; returns the unsubscribe function. */
+  subscribe(key: StreamKey, listener: LogListener): () => void {
+    const name = streamKeyName(key);
+    this.#appended.on(name, listener);
+    return () => this.#appended.off(name, listener);
   }
 
-  notify(endpointIds: Iterable<string>): void {
-    for (const endpointId of new Set(endpointIds)) this.#appended.emit(endpointId);
+  /** Tells this instance's followers, and through Redis every other instance's, that logs grew. */
+  notify(grown: ReadonlyMap<string, number>): void {
+    if (grown.size === 0) return;
+    for (const [name, cursor] of grown) this.#appended.emit(name, cursor);
+    this.wakeups?.publish(grown);
   }
 
   /**
    * Registers an open stream; returns the function that unregisters it. During shutdown the
    * stream is ended at once instead, so none outlives the server. Past
-   * {@link MAX_STREAMS_PER_ENDPOINT}, the endpoint's oldest streams end (`superseded`).
+   * {@link MAX_STREAMS_PER_ENDPOINT}, the key's oldest streams end (`superseded`).
    */
-  registerStream(endpointId: string, close: StreamCloser): () => void {
+  registerStream(key: StreamKey, close: StreamCloser): () => void {
     if (this.#shuttingDown) {
       close("shutdown");
       return () => {};
     }
-    let open = this.#streams.get(endpointId);
+    const name = streamKeyName(key);
+    let open = this.#streams.get(name);
     if (!open) {
       open = new Set();
-      this.#streams.set(endpointId, open);
+      this.#streams.set(name, open);
     }
     open.add(close);
     // A Set keeps insertion order: the first is the oldest. Ending it unregisters it.
     for (const oldest of [...open].slice(0, Math.max(0, open.size - MAX_STREAMS_PER_ENDPOINT))) oldest("superseded");
     return () => {
-      const current = this.#streams.get(endpointId);
+      const current = this.#streams.get(name);
       current?.delete(close);
-      if (current?.size === 0) this.#streams.delete(endpointId);
+      if (current?.size === 0) this.#streams.delete(name);
     };
   }
 
@@ -147,57 +197,117 @@ export class RealtimeLog {
     return count;
   }
 
-  /** Events after `cursor` (exclusive), oldest first. */
+  /** A device's events after `cursor` (exclusive), oldest first, as bridges read them. */
   async read(db: Executor, endpointId: string, cursor: number, limit: number): Promise<RealtimeEvent[]> {
-    const rows = await db
-      .selectFrom("realtime_events")
-      .select(["cursor", "type", "data", "created_at"])
-      .where("endpoint_id", "=", endpointId)
-      .where("cursor", ">", cursor)
-      .orderBy("cursor")
-      .limit(limit)
-      .execute();
-    return rows.map((row) => ({
-      cursor: String(row.cursor),
-      type: row.type,
-      endpointId,
-      createdAt: row.created_at,
-      data: JSON.parse(row.data) as Record<string, unknown>,
-    }));
+    const events = await readLog(db, { endpointId }, cursor, limit);
+    return events.map(({ cursor, type, createdAt, data }) => ({ cursor, type, endpointId, createdAt, data }));
   }
 }
 
-/** Events appended inside one transaction (to devices' logs and to people's), announced after it commits. */
+/**
+ * Events of one log after `cursor` (exclusive), oldest first, at most `limit`; kinds in `hidden`
+ * are left out in the query, so a page is still full when there are more.
+ */
+export async function readLog(
+  db: Executor,
+  key: StreamKey,
+  cursor: number,
+  limit: number,
+  hidden: readonly string[] = [],
+): Promise<LogEvent[]> {
+  // The two tables have the same event columns; only the key column differs.
+  const base: LogQuery =
+    "endpointId" in key
+      ? db.selectFrom("realtime_events").where("endpoint_id", "=", key.endpointId)
+      : (db.selectFrom("user_events").where("user_id", "=", key.userId) as unknown as LogQuery);
+  let query = base.select(["cursor", "type", "data", "created_at"]).where("cursor", ">", cursor);
+  if (hidden.length > 0) query = query.where("type", "not in", hidden);
+  const rows = await query.orderBy("cursor").limit(limit).execute();
+  return rows.map((row) => ({
+    cursor: String(row.cursor),
+    type: row.type,
+    createdAt: row.created_at,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+  }));
+}
+
+/**
+ * The log's newest cursor (0 before any event), or `null` when nobody may read it any more: a
+ * device's endpoint that is gone or revoked. One primary-key read.
+ */
+export async function latestCursor(db: Executor, key: StreamKey): Promise<number | null> {
+  if ("endpointId" in key) {
+    const row = await db
+      .selectFrom("runtime_endpoints")
+      .select(["event_cursor", "revoked_at"])
+      .where("id", "=", key.endpointId)
+      .executeTakeFirst();
+    return !row || row.revoked_at !== null ? null : Number(row.event_cursor);
+  }
+  const row = await db.selectFrom("user_event_cursors").select("cursor").where("user_id", "=", key.userId).executeTakeFirst();
+  return Number(row?.cursor ?? 0);
+}
+
+/**
+ * The next cursor of a log. It comes from the key's counter row (the endpoint's, or the person's
+ * cursor row), which this statement locks until the transaction ends: appenders to one log commit
+ * in cursor order, so a reader that has seen cursor n can never later find a smaller one appear.
+ */
+async function nextCursor(tx: Executor, key: StreamKey): Promise<number> {
+  if ("endpointId" in key) {
+    const row = await tx
+      .updateTable("runtime_endpoints")
+      .set((eb) => ({ event_cursor: eb("event_cursor", "+", 1) }))
+      .where("id", "=", key.endpointId)
+      .returning("event_cursor")
+      .executeTakeFirst();
+    if (!row) throw new Error(`no runtime endpoint ${key.endpointId}`);
+    return Number(row.event_cursor);
+  }
+  const row = await tx
+    .insertInto("user_event_cursors")
+    .values({ user_id: key.userId, cursor: 1 })
+    .onConflict((oc) => oc.column("user_id").doUpdateSet((eb) => ({ cursor: eb("user_event_cursors.cursor", "+", 1) })))
+    .returning("cursor")
+    .executeTakeFirstOrThrow();
+  return Number(row.cursor);
+}
+
+/**
+ * Events appended inside one transaction (to devices' logs and to people's), announced after it
+ * commits. Append to several people in increasing id order, so two transactions never wait on
+ * each other's counters crosswise.
+ */
 export class EventBatch {
-  readonly #endpoints = new Set<string>();
-  readonly #users: UserEventBatch;
+  /** Key name → the newest cursor appended to it here. */
+  readonly #grown = new Map<string, number>();
 
   constructor(
     private readonly log: RealtimeLog,
     private readonly clock: Clock,
-  ) {
-    this.#users = new UserEventBatch(log, clock);
+  ) {}
+
+  /** Appends to one log inside `tx`; answers the event's cursor. */
+  async appendTo(tx: Executor, key: StreamKey, type: string, data: Record<string, unknown>): Promise<string> {
+    const cursor = await nextCursor(tx, key);
+    const row = { cursor, type, data: JSON.stringify(data), created_at: this.clock.iso() };
+    if ("endpointId" in key)
+      await tx
+        .insertInto("realtime_events")
+        .values({ endpoint_id: key.endpointId, ...row })
+        .execute();
+    else
+      await tx
+        .insertInto("user_events")
+        .values({ user_id: key.userId, ...row })
+        .execute();
+    this.#grown.set(streamKeyName(key), cursor);
+    return String(cursor);
   }
 
-  /**
-   * Appends inside `tx`. The cursor comes from the endpoint's row, which this update locks until
-   * the transaction ends: appenders to one endpoint commit in cursor order, so a reader that has
-   * seen cursor n can never later find a smaller one appear.
-   */
-  async append(tx: Executor, endpointId: string, type: BridgeEventType, data: Record<string, unknown>): Promise<string> {
-    const row = await tx
-      .updateTable("runtime_endpoints")
-      .set((eb) => ({ event_cursor: eb("event_cursor", "+", 1) }))
-      .where("id", "=", endpointId)
-      .returning("event_cursor")
-      .executeTakeFirst();
-    if (!row) throw new Error(`no runtime endpoint ${endpointId}`);
-    await tx
-      .insertInto("realtime_events")
-      .values({ endpoint_id: endpointId, cursor: row.event_cursor, type, data: JSON.stringify(data), created_at: this.clock.iso() })
-      .execute();
-    this.#endpoints.add(endpointId);
-    return String(row.event_cursor);
+  /** Appends to a device's log (a kind bridges know). */
+  append(tx: Executor, endpointId: string, type: BridgeEventType, data: Record<string, unknown>): Promise<string> {
+    return this.appendTo(tx, { endpointId }, type, data);
   }
 
   /** Appends to every live endpoint of a user (a bridge kind about the person, not one device). */
@@ -214,16 +324,15 @@ export class EventBatch {
 
   /**
    * Appends to the user's own stream (`GET /agent/stream`): what the owner's apps act on but
-   * bridges do not know, such as a request waiting for the owner's answer.
+   * bridges do not know, such as a message or a request waiting for the owner's answer.
    */
-  async appendToUserStream(tx: Executor, userId: number, type: string, data: Record<string, unknown>): Promise<void> {
-    await this.#users.append(tx, userId, type, data);
+  async appendToUserStream(tx: Executor, userId: number, type: string, data: Record<string, unknown>): Promise<string> {
+    return this.appendTo(tx, { userId }, type, data);
   }
 
-  /** Tells open streams; call after the transaction has committed. */
+  /** Tells open streams (on every instance); call after the transaction has committed. */
   publish(): void {
-    this.log.notify(this.#endpoints);
-    this.#endpoints.clear();
-    this.#users.publish();
+    this.log.notify(new Map(this.#grown));
+    this.#grown.clear();
   }
 }

@@ -2,7 +2,7 @@ import type { realtimeRoutes } from "@tandem/core";
 import type { AppContext } from "../context";
 import { HANDLED, type RouteHandlers } from "../http/router";
 import { assertOwnEndpoint, pollEvents, resumeCursor } from "./realtime-service";
-import { RealtimeStream } from "./sse-stream";
+import { deviceStream } from "./sse-stream";
 
 export function realtimeHandlers(context: AppContext): RouteHandlers<keyof typeof realtimeRoutes> {
   return {
@@ -11,7 +11,7 @@ export function realtimeHandlers(context: AppContext): RouteHandlers<keyof typeo
       // Every refusal happens here, before the headers go out, so it is still a JSON error.
       assertOwnEndpoint(principal, endpointId);
       const cursor = resumeCursor(input.query.cursor, req.headers["last-event-id"]);
-      new RealtimeStream(context, principal, endpointId, cursor, req, res).start();
+      deviceStream(context, principal, endpointId, cursor, req, res).start();
       return HANDLED;
     },
     realtimePoll: async ({ input, principal }) => {
