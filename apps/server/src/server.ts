@@ -53,6 +53,7 @@ import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { renderHomePage } from "./system/home-page";
+import { InstanceLease } from "./system/instance-lease";
 import { systemHandlers } from "./system/system-routes";
 import { teamHandlers } from "./team/team-routes";
 import { todoHandlers } from "./todos/todos-routes";
@@ -152,6 +153,11 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // A provider without what it needs stops the start before any storage is created.
   assertModelConfig(config);
   const database = await openDatabase(config);
+  // Before anything serves: an instance that cannot run beside another on this database stops here.
+  const lease = await InstanceLease.acquire(database.db, config, logger).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
   const authenticator = new Authenticator(
     new RateLimiter({ perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
     new RateLimiter({ perMinute: config.authFailuresPerMinute, burst: config.authFailureBurst }),
@@ -205,6 +211,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   try {
     address = await listen(server, config.port, config.host);
   } catch (error) {
+    await lease.release();
     await database.close();
     throw error;
   }
@@ -235,6 +242,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       grace.unref();
       await stopped;
       clearTimeout(grace);
+      await lease.release();
       await database.close();
       logger.info("stopped");
     })();

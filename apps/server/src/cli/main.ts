@@ -10,6 +10,7 @@ import { creditStanding, setCreditBalance } from "../grants/credits";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
 import { startServer } from "../server";
+import { InstanceConflictError } from "../system/instance-lease";
 import { operatorTeamView, setTeamName, setTeamSeats, UNLIMITED_SEATS } from "../team/team-service";
 import { createUser, requireUserByUsername } from "../users/users-service";
 import { rebuildViews } from "../views/rebuild-views";
@@ -378,7 +379,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`tandem-server: ${(error as Error).message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (error instanceof ApiError || error instanceof ConfigError || error instanceof CliError) {
+    if (error instanceof ApiError || error instanceof ConfigError || error instanceof CliError || error instanceof InstanceConflictError) {
       process.stderr.write(`tandem-server: ${error.message}\n`);
       return 1;
     }

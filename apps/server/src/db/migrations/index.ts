@@ -30,6 +30,7 @@ import * as heartbeatCredential from "./0029-heartbeat-credential";
 import * as linkBornContacts from "./0030-link-born-contacts";
 import * as bridgeClients from "./0031-bridge-clients";
 import * as messageRequests from "./0032-message-requests";
+import * as instances from "./0033-instances";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -69,6 +70,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0030-link-born-contacts": linkBornContacts,
   "0031-bridge-clients": bridgeClients,
   "0032-message-requests": messageRequests,
+  "0033-instances": instances,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
