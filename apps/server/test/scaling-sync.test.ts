@@ -1,5 +1,6 @@
 import type { HocuspocusProvider } from "@hocuspocus/provider";
 import { ALL_SCOPES, jsonToText, MAX_TYPE_DEPTH, NOTE_FRAGMENT, noteDocName, readNoteBody, TandemClient } from "@tandem/core";
+import RedisClient from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
 import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
@@ -126,6 +127,22 @@ describe.skipIf(!POSTGRES_URL)("documents across instances (PostgreSQL + Redis)"
       onOne.close();
     }
     expect((await alice.client.call("getNote", { params: { id: note.id } })).note.markdown).toContain("patched through two");
+  });
+
+  it("waits for another instance's store of the same document to end, then stores (never skips)", async () => {
+    const note = await createNote("Locked", "before");
+    const name = noteDocName(note.uuid);
+    const client = new RedisClient(REDIS_URL);
+    try {
+      // Another instance storing this document holds its lock (it would release it; this one expires).
+      await client.set(`${redis.redisPrefix}:sync:${name}:lock`, "another-instance", "PX", 400);
+      const started = Date.now();
+      await viaTwo.call("updateNote", { params: { id: note.id }, body: { content: "<p>stored after the wait</p>" } });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      expect(jsonToText(readNoteBody(await one.server.context.sync.store.loadDoc(name)))).toContain("stored after the wait");
+    } finally {
+      client.disconnect();
+    }
   });
 
   it("never relays an update the instance it came in through refused", async () => {

@@ -15,6 +15,8 @@ const LOCK_TTL_MS = 5000;
 /** How long a store waits for another instance's store of the same document to end: a bit more than the lock's TTL. */
 const LOCK_RETRY_DELAY_MS = 50;
 const LOCK_RETRIES = Math.ceil((LOCK_TTL_MS * 1.2) / LOCK_RETRY_DELAY_MS);
+/** The longest a store waits for the lock at all, even while Redis answers slowly or not. */
+const LOCK_WAIT_MS = LOCK_TTL_MS * 1.5;
 /**
  * How long a document stays subscribed after its last connection left (a REST write's included),
  * so an instance that is loading it right now still gets its state (see `beforeUnloadDocument`).
@@ -76,15 +78,29 @@ export class RedisRelay extends Redis {
   }
 
   override async onStoreDocument(payload: onStoreDocumentPayload): Promise<void> {
-    try {
-      await super.onStoreDocument(payload);
-    } catch (error) {
-      // The extension's "another instance is storing" (a SkipFurtherHooksError) after our wait, or a Redis error.
-      this.logger.warn(
-        { err: error, document: payload.documentName },
-        "storing a document without its lock in Redis (the store merges, nothing is lost)",
-      );
+    const { documentName } = payload;
+    // Without a connection to Redis, waiting would only hold the store (and a REST write) up.
+    if (this.pub.status !== "ready") {
+      this.logger.warn({ document: documentName }, "storing a document without its lock: Redis is not connected (the store merges)");
+      return;
     }
+    let timer: NodeJS.Timeout | undefined;
+    const locked = super.onStoreDocument(payload).then(
+      () => "locked" as const,
+      (error: unknown) => {
+        // The extension's "another instance is storing" (a SkipFurtherHooksError) after our wait, or a Redis error.
+        this.logger.warn({ err: error, document: documentName }, "storing a document without its lock (the store merges)");
+        return "failed" as const;
+      },
+    );
+    const gaveUp = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), LOCK_WAIT_MS);
+    });
+    // A lock acquired after the wait gave up is released by the document's next store, or expires.
+    if ((await Promise.race([locked, gaveUp])) === "timeout") {
+      this.logger.warn({ document: documentName, waitedMs: LOCK_WAIT_MS }, "storing a document without its lock (the store merges)");
+    }
+    clearTimeout(timer);
   }
 
   override async afterStoreDocument(payload: afterStoreDocumentPayload): Promise<void> {
@@ -95,7 +111,8 @@ export class RedisRelay extends Redis {
   /**
    * The extension keeps a document loaded (and subscribed) a second after its last connection
    * left by making the unload wait; here the unload is called off (an error without a message,
-   * which Hocuspocus does not log) and tried again a second later, so nobody waits.
+   * which Hocuspocus does not log) and tried again a second later, so nobody waits. By then the
+   * document may have been reloaded under its name: UnloadSafeHocuspocus unloads only the one it holds.
    */
   override async beforeUnloadDocument({ instance, document }: beforeUnloadDocumentPayload): Promise<void> {
     if (this.#closing || Date.now() - document.lastChangeTime >= LINGER_MS) return;
