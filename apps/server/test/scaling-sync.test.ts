@@ -220,7 +220,10 @@ describe.skipIf(!POSTGRES_URL)("documents across instances (PostgreSQL + Redis)"
 
   describe("instances and leases", () => {
     it("refuses to start an instance without Redis beside live ones, in one plain line", async () => {
-      const refused = await runCli(["serve", "--port", "0", "--database-url", one.databaseUrl as string], { TANDEM_LOG_LEVEL: "silent" });
+      const refused = await runCli(["serve", "--port", "0", "--database-url", one.databaseUrl as string], {
+        TANDEM_LOG_LEVEL: "silent",
+        TANDEM_REDIS_URL: "",
+      });
       expect(refused.code).toBe(1);
       const lines = refused.stderr.trim().split("\n");
       expect(lines).toHaveLength(1);
@@ -236,6 +239,7 @@ describe.skipIf(!POSTGRES_URL)("documents across instances (PostgreSQL + Redis)"
         id,
         host: "elsewhere.example",
         pid: 4242,
+        pid_space: "elsewhere.example",
         redis_prefix: redisPrefix,
         started_at: new Date(now - 60_000).toISOString(),
         renewed_at: new Date(now - 60_000).toISOString(),

@@ -73,6 +73,7 @@ export interface ServerInstancesTable {
   id: string;
   host: string;
   pid: number;
+  pid_space: string;
   redis_prefix: string | null;
   started_at: string;
   renewed_at: string;

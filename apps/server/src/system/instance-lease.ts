@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Kysely } from "kysely";
 import type { ServerConfig } from "../config";
@@ -12,7 +13,19 @@ export class InstanceConflictError extends Error {
 
 type InstanceRow = Schema["server_instances"];
 
-/** Whether a process of this machine still runs (signal 0 only asks). */
+/**
+ * Where a process id means this process table: the host and, on Linux, the process-id namespace
+ * (two containers can share a host name, never a namespace).
+ */
+function pidSpace(): string {
+  try {
+    return `${hostname()}/${readlinkSync("/proc/self/ns/pid")}`;
+  } catch {
+    return hostname();
+  }
+}
+
+/** Whether a process of this process table still runs (signal 0 only asks). */
 function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -36,6 +49,7 @@ function processRuns(pid: number): boolean {
 export class InstanceLease {
   readonly id = randomUUID();
   readonly #host = hostname();
+  readonly #pidSpace = pidSpace();
   readonly #startedAt = new Date().toISOString();
   #timer: NodeJS.Timeout | undefined;
 
@@ -81,6 +95,7 @@ export class InstanceLease {
       id: this.id,
       host: this.#host,
       pid: process.pid,
+      pid_space: this.#pidSpace,
       redis_prefix: this.config.redisUrl ? this.config.redisPrefix : null,
       started_at: this.#startedAt,
       renewed_at: now.toISOString(),
@@ -90,7 +105,7 @@ export class InstanceLease {
 
   /** Why this instance cannot run beside `other`, "dead" when `other` is gone, undefined when both may run. */
   #refusal(other: InstanceRow): string | "dead" | undefined {
-    if (other.host === this.#host) {
+    if (other.pid_space === this.#pidSpace) {
       if (!processRuns(other.pid)) return "dead";
       // Several servers in one process are tests that start "instances" side by side on purpose;
       // a deployment runs one server per process (`tandem-server serve`).
