@@ -40,11 +40,11 @@ function until(doc: Y.Doc, check: () => boolean, what: string, timeoutMs = 10_00
   });
 }
 
-/** Resolves once some client's awareness state satisfies `check`, tested at each awareness change. */
-function untilAwareness(provider: HocuspocusProvider, check: (state: Record<string, unknown>) => boolean): Promise<void> {
+/** Resolves once the awareness states (every client's) satisfy `check`, tested at each awareness change. */
+function untilAwareness(provider: HocuspocusProvider, check: (states: Record<string, unknown>[]) => boolean): Promise<void> {
   const awareness = provider.awareness;
   if (!awareness) throw new Error("no awareness");
-  const holds = () => [...awareness.getStates().values()].some(check);
+  const holds = () => check([...awareness.getStates().values()]);
   if (holds()) return Promise.resolve();
   return new Promise((resolve) => {
     const onChange = () => {
@@ -55,6 +55,10 @@ function untilAwareness(provider: HocuspocusProvider, check: (state: Record<stri
     awareness.on("change", onChange);
   });
 }
+
+/** Whether some client's awareness names `name` as its user. */
+const someUser = (name: string) => (states: Record<string, unknown>[]) =>
+  states.some((state) => (state.user as { name?: string } | undefined)?.name === name);
 
 /** Appends a paragraph to a note's body, as an editor typing at the end would. */
 function appendParagraph(doc: Y.Doc, text: string): void {
@@ -104,9 +108,12 @@ describe.skipIf(!POSTGRES_URL)("documents across instances (PostgreSQL + Redis)"
       await until(onOne.doc, () => bodyText(onOne.doc).includes("answered on two"), "the edit on instance two");
 
       onOne.provider.setAwarenessField("user", { name: "alice on one" });
-      await untilAwareness(onTwo.provider, (state) => (state.user as { name?: string } | undefined)?.name === "alice on one");
+      await untilAwareness(onTwo.provider, someUser("alice on one"));
       onTwo.provider.setAwarenessField("user", { name: "alice on two" });
-      await untilAwareness(onOne.provider, (state) => (state.user as { name?: string } | undefined)?.name === "alice on two");
+      await untilAwareness(onOne.provider, someUser("alice on two"));
+      // The last editor leaving instance one takes its cursor off instance two at once, not after a timeout.
+      onOne.close();
+      await untilAwareness(onTwo.provider, (states) => !someUser("alice on one")(states));
     } finally {
       onOne.close();
       onTwo.close();

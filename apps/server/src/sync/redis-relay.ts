@@ -2,13 +2,18 @@ import { Redis } from "@hocuspocus/extension-redis";
 import {
   type afterStoreDocumentPayload,
   type beforeUnloadDocumentPayload,
+  type Document,
+  IncomingMessage,
   isTransactionOrigin,
+  MessageType,
   OutgoingMessage,
+  type onAwarenessUpdatePayload,
   type onChangePayload,
   type onStoreDocumentPayload,
 } from "@hocuspocus/server";
 import RedisClient from "ioredis";
 import type { Logger } from "pino";
+import { applyAwarenessUpdate } from "y-protocols/awareness";
 
 /** How long a store may hold a document's lock in Redis (it is released as soon as the store ends). */
 const LOCK_TTL_MS = 5000;
@@ -36,12 +41,23 @@ const LINGER_MS = 1000;
  *   extension skips and unloads, trusting the other instance to store a state it may not have).
  *   If the lock cannot be had (Redis unreachable, a store hung), the store goes ahead without it:
  *   `DocumentStore.save` merges with the stored state, so a concurrent store loses nothing.
+ * - Awareness from another instance is applied as it comes. Hocuspocus (4.7) passes it through a
+ *   scratch Awareness for its `beforeHandleAwareness` hook (which the instance it came in through
+ *   ran) and re-encodes only the clients left in it, so a removal (an editor leaving) never
+ *   reached the other instances' editors, whose cursors stayed until awareness timed out (30 s).
  * - Nobody waits for the extension's "let syncs finish" delays (after a local store, before an
  *   unload: a second per REST write): the document lingers subscribed in the background instead.
  *
  * Relayed updates are applied with the "redis" origin: they run no `beforeSync` (their size, depth
  * and quota were checked by the instance they came in through) and no store (that instance stores).
  */
+/** What this class uses of the extension's private parts (as in 4.7; scaling-sync.test.ts fails if they change). */
+interface Internals {
+  handleIncomingMessage(channel: Buffer, data: Buffer): Promise<void>;
+  /** Documents subscribed, including those still loading (not yet in `instance.documents`). */
+  documents: Map<string, Document>;
+}
+
 export class RedisRelay extends Redis {
   #closing = false;
 
@@ -63,6 +79,31 @@ export class RedisRelay extends Redis {
     for (const client of [this.pub, this.sub]) {
       client.on("error", (error: Error) => this.logger.warn({ err: error }, "redis connection error (documents across instances)"));
     }
+    // Relayed awareness is applied here; every other message as the extension does.
+    const extension = this as unknown as Internals;
+    const handle = extension.handleIncomingMessage;
+    this.sub.off("messageBuffer", handle);
+    this.sub.on("messageBuffer", (channel: Buffer, data: Buffer) => {
+      if (this.#appliedAwareness(data, extension.documents)) return;
+      handle(channel, data).catch((error: unknown) => this.logger.warn({ err: error }, "could not apply a relayed document message"));
+    });
+  }
+
+  /** Applies a relayed awareness message (answering true), or answers false for any other message. */
+  #appliedAwareness(data: Buffer, loading: Map<string, Document>): boolean {
+    try {
+      const identifierLength = data[0] ?? 0;
+      if (data.toString("utf-8", 1, identifierLength + 1) === this.configuration.identifier) return false;
+      const message = new IncomingMessage(data.subarray(identifierLength + 1));
+      const documentName = message.readVarString();
+      if (message.readVarUint() !== MessageType.Awareness) return false;
+      // A document still loading (waiting for the other instances' state) takes their awareness too.
+      const document = loading.get(documentName) ?? this.instance.documents.get(documentName);
+      if (document) applyAwarenessUpdate(document.awareness, message.readVarUint8Array(), this.redisTransactionOrigin);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   override async onChange(data: onChangePayload): Promise<void> {
@@ -70,11 +111,31 @@ export class RedisRelay extends Redis {
       const message = new OutgoingMessage(data.documentName).createSyncMessage().writeUpdate(data.update);
       // Sent now, not awaited: ioredis keeps commands in order, and a failed publish is repaired
       // by the state-vector exchange below.
-      this.pub.publish(`${this.configuration.prefix}:${data.documentName}`, this.#frame(message.toUint8Array())).catch((error: unknown) => {
+      this.pub.publish(this.#channel(data.documentName), this.#frame(message.toUint8Array())).catch((error: unknown) => {
         this.logger.warn({ err: error, document: data.documentName }, "could not relay a document update");
       });
     }
     return super.onChange(data);
+  }
+
+  /**
+   * The extension publishes awareness only while the document has connections here, checked again
+   * when it flushes, a moment later: the removal of a leaving editor's cursor (sent by its provider
+   * as it closes, or made by Hocuspocus as the connection goes) was lost whenever that editor was
+   * the last one here, and its cursor stayed on the other instances until awareness timed out there
+   * (30 s). Removals are published at once, whoever is left.
+   */
+  override async onAwarenessUpdate(payload: onAwarenessUpdatePayload): Promise<void> {
+    const { documentName, awareness, removed, transactionOrigin } = payload;
+    // Awareness relayed from another instance is not sent back.
+    if (isTransactionOrigin(transactionOrigin) && transactionOrigin.source === "redis") return;
+    if (removed.length > 0) {
+      const message = new OutgoingMessage(documentName).createAwarenessUpdateMessage(awareness, removed);
+      this.pub.publish(this.#channel(documentName), this.#frame(message.toUint8Array())).catch((error: unknown) => {
+        this.logger.warn({ err: error, document: documentName }, "could not relay an awareness removal");
+      });
+    }
+    return super.onAwarenessUpdate(payload);
   }
 
   override async onStoreDocument(payload: onStoreDocumentPayload): Promise<void> {
@@ -127,6 +188,11 @@ export class RedisRelay extends Redis {
 
   async close(): Promise<void> {
     await this.onDestroy().catch(() => undefined);
+  }
+
+  /** The document's channel, as the extension names it. */
+  #channel(documentName: string): string {
+    return `${this.configuration.prefix}:${documentName}`;
   }
 
   /** The extension's message framing (its identifier first, so it ignores its own messages). */
