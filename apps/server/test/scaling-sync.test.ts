@@ -284,3 +284,23 @@ describe.skipIf(!POSTGRES_URL)("documents across instances (PostgreSQL + Redis)"
     });
   });
 });
+
+describe("an instance whose Redis is unreachable", () => {
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    // Nothing listens on port 1: ioredis keeps trying in the background.
+    t = await startTestServer({ redisUrl: "redis://127.0.0.1:1", redisPrefix: randomRedisPrefix() });
+    alice = await t.addUser("alice");
+  });
+  afterAll(() => t.stop());
+
+  it("answers a REST write 503 at once, changing nothing, instead of a 500 after ioredis gives up", async () => {
+    const started = Date.now();
+    const created = await alice.client.raw("createNote", { body: { title: "Not now", content: "later" } });
+    expect(created.status).toBe(503);
+    expect(created.body).toMatchObject({ success: false, error: "storage_unavailable" });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect((await alice.client.call("listNotes", { query: {} })).notes).toEqual([]);
+  });
+});

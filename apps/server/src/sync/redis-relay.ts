@@ -1,5 +1,6 @@
 import { Redis } from "@hocuspocus/extension-redis";
 import {
+  type afterLoadDocumentPayload,
   type afterStoreDocumentPayload,
   type beforeUnloadDocumentPayload,
   type Document,
@@ -106,6 +107,25 @@ export class RedisRelay extends Redis {
     }
   }
 
+  /** Whether Redis answers: without it, documents not open here cannot be opened. */
+  get reachable(): boolean {
+    return this.pub.status === "ready" && this.sub.status === "ready";
+  }
+
+  /**
+   * A load fails here when Redis is unreachable (subscribing gives up after ioredis's retries).
+   * Hocuspocus then drops the document without destroying it, and its awareness timer would keep
+   * the process from ever exiting: destroy it.
+   */
+  override async afterLoadDocument(payload: afterLoadDocumentPayload): Promise<void> {
+    try {
+      await super.afterLoadDocument(payload);
+    } catch (error) {
+      payload.document.destroy();
+      throw error;
+    }
+  }
+
   override async onChange(data: onChangePayload): Promise<void> {
     if (!(isTransactionOrigin(data.transactionOrigin) && data.transactionOrigin.source === "redis")) {
       const message = new OutgoingMessage(data.documentName).createSyncMessage().writeUpdate(data.update);
@@ -141,7 +161,7 @@ export class RedisRelay extends Redis {
   override async onStoreDocument(payload: onStoreDocumentPayload): Promise<void> {
     const { documentName } = payload;
     // Without a connection to Redis, waiting would only hold the store (and a REST write) up.
-    if (this.pub.status !== "ready") {
+    if (!this.reachable) {
       this.logger.warn({ document: documentName }, "storing a document without its lock: Redis is not connected (the store merges)");
       return;
     }
@@ -187,7 +207,15 @@ export class RedisRelay extends Redis {
   }
 
   async close(): Promise<void> {
-    await this.onDestroy().catch(() => undefined);
+    // The extension quits politely, which waits for a Redis that may be gone: a second at most.
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 1000);
+    });
+    await Promise.race([this.onDestroy().catch(() => undefined), waited]);
+    clearTimeout(timer);
+    this.pub.disconnect(false);
+    this.sub.disconnect(false);
   }
 
   /** The document's channel, as the extension names it. */

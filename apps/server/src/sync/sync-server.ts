@@ -175,6 +175,10 @@ export class SyncServer {
    * Yjs cannot roll a transaction back, so `apply` must check everything before it changes anything.
    */
   async change<T>(name: string, userId: number, apply: (doc: Y.Doc) => T): Promise<T> {
+    // Opening a document not open here subscribes to it in Redis first: without Redis, say so at once.
+    if (this.#relay && !this.#relay.reachable && !this.hocuspocus.documents.has(name)) {
+      throw storageUnavailable("Redis, which relays documents between instances, is unreachable, so nothing was changed. Retry later");
+    }
     // A document whose stored state had to be repaired fails its first load; the second succeeds.
     const open = () => this.hocuspocus.openDirectConnection(name, { userId });
     const connection = await open().catch((error: unknown) => {
