@@ -1,4 +1,5 @@
 import type { HocuspocusProvider } from "@hocuspocus/provider";
+import { OutgoingMessage } from "@hocuspocus/server";
 import { ALL_SCOPES, jsonToText, MAX_TYPE_DEPTH, NOTE_FRAGMENT, noteDocName, readNoteBody, TandemClient } from "@tandem/core";
 import RedisClient from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -152,6 +153,34 @@ describe.skipIf(!POSTGRES_URL)("documents across instances (PostgreSQL + Redis)"
     }
   });
 
+  it("stores an update relayed from an instance that died before storing it", async () => {
+    const note = await createNote("Orphaned", "before");
+    const name = noteDocName(note.uuid);
+    const onTwo = await openDoc(two.syncUrl, alice.apiKey, name);
+    const client = new RedisClient(REDIS_URL);
+    try {
+      // What an instance relayed just before it was killed, within its store debounce: an edit it never stored.
+      const theirs = new Y.Doc();
+      Y.applyUpdate(theirs, Y.encodeStateAsUpdate(onTwo.doc));
+      appendParagraph(theirs, "relayed, then its instance died");
+      const update = Y.encodeStateAsUpdate(theirs, Y.encodeStateVector(onTwo.doc));
+      const sender = Buffer.from("host-killed");
+      const message = new OutgoingMessage(name).createSyncMessage().writeUpdate(update).toUint8Array();
+      await client.publish(
+        `${redis.redisPrefix}:sync:${name}`,
+        Buffer.concat([Buffer.from([sender.length]), sender, Buffer.from(message)]),
+      );
+      await until(onTwo.doc, () => bodyText(onTwo.doc).includes("relayed, then its instance died"), "the relayed edit");
+    } finally {
+      onTwo.close();
+      client.disconnect();
+    }
+    // Instance two stores it (when the document unloads, or a few seconds after the edit came).
+    await expect
+      .poll(async () => jsonToText(readNoteBody(await one.server.context.sync.store.loadDoc(name))), { timeout: 10_000, interval: 100 })
+      .toContain("relayed, then its instance died");
+  });
+
   it("never relays an update the instance it came in through refused", async () => {
     const note = await createNote("Limits", "shallow");
     const name = noteDocName(note.uuid);
@@ -233,7 +262,7 @@ describe.skipIf(!POSTGRES_URL)("documents across instances (PostgreSQL + Redis)"
       });
       expect(refused.code).toBe(1);
       const lines = refused.stderr.trim().split("\n");
-      expect(lines).toHaveLength(1);
+      expect(lines, refused.stderr).toHaveLength(1);
       expect(lines[0]).toMatch(
         /^tandem-server: another Tandem instance \(id [0-9a-f-]+, host .+, pid \d+\) is running on this database; .*--redis-url/,
       );

@@ -28,6 +28,12 @@ const LOCK_WAIT_MS = LOCK_TTL_MS * 1.5;
  * so an instance that is loading it right now still gets its state (see `beforeUnloadDocument`).
  */
 const LINGER_MS = 1000;
+/**
+ * Relayed changes are stored by the instances that received them too, this long after they came
+ * (or when the document unloads first): well after the instance they came in through has stored
+ * them, and in time if it died first.
+ */
+const RELAYED_STORE_MS = 5000;
 
 /**
  * Hocuspocus's own Redis extension (4.7), which relays document updates and awareness between
@@ -50,7 +56,10 @@ const LINGER_MS = 1000;
  *   unload: a second per REST write): the document lingers subscribed in the background instead.
  *
  * Relayed updates are applied with the "redis" origin: they run no `beforeSync` (their size, depth
- * and quota were checked by the instance they came in through) and no store (that instance stores).
+ * and quota were checked by the instance they came in through) and no store of their own (that
+ * instance stores them). Should it die before it does (a `kill -9` within its store debounce), the
+ * others would hold them in memory only; so each instance also stores a document it received
+ * changes for, a few seconds later or when unloading it, whichever comes first (stores merge).
  */
 /** What this class uses of the extension's private parts (as in 4.7; scaling-sync.test.ts fails if they change). */
 interface Internals {
@@ -61,6 +70,8 @@ interface Internals {
 
 export class RedisRelay extends Redis {
   #closing = false;
+  /** Documents with relayed changes this instance has not stored yet: the timer of that store. */
+  readonly #relayedStores = new Map<string, NodeJS.Timeout>();
 
   constructor(
     url: string,
@@ -127,7 +138,14 @@ export class RedisRelay extends Redis {
   }
 
   override async onChange(data: onChangePayload): Promise<void> {
-    if (!(isTransactionOrigin(data.transactionOrigin) && data.transactionOrigin.source === "redis")) {
+    if (isTransactionOrigin(data.transactionOrigin) && data.transactionOrigin.source === "redis") {
+      const { documentName, document } = data;
+      if (!this.#relayedStores.has(documentName)) {
+        const timer = setTimeout(() => void this.#storeRelayed(document), RELAYED_STORE_MS);
+        timer.unref();
+        this.#relayedStores.set(documentName, timer);
+      }
+    } else {
       const message = new OutgoingMessage(data.documentName).createSyncMessage().writeUpdate(data.update);
       // Sent now, not awaited: ioredis keeps commands in order, and a failed publish is repaired
       // by the state-vector exchange below.
@@ -196,9 +214,34 @@ export class RedisRelay extends Redis {
    * document may have been reloaded under its name: UnloadSafeHocuspocus unloads only the one it holds.
    */
   override async beforeUnloadDocument({ instance, document }: beforeUnloadDocumentPayload): Promise<void> {
-    if (this.#closing || Date.now() - document.lastChangeTime >= LINGER_MS) return;
+    if (this.#closing || Date.now() - document.lastChangeTime >= LINGER_MS) {
+      // Relayed changes not stored here yet are stored before the document goes.
+      if (this.#relayedStores.has(document.name)) await this.#storeRelayed(document);
+      return;
+    }
     setTimeout(() => void instance.unloadDocument(document), LINGER_MS).unref();
     throw new Error("");
+  }
+
+  /** Stores a document for the relayed changes it received (through Hocuspocus: lock, store, views). */
+  async #storeRelayed(document: Document): Promise<void> {
+    const { name } = document;
+    clearTimeout(this.#relayedStores.get(name));
+    this.#relayedStores.delete(name);
+    const { instance } = this;
+    if (instance.documents.get(name) !== document) return;
+    await instance.storeDocumentHooks(
+      document,
+      {
+        instance,
+        document,
+        documentName: name,
+        clientsCount: document.getConnectionsCount(),
+        lastContext: {},
+        lastTransactionOrigin: this.redisTransactionOrigin,
+      },
+      true,
+    );
   }
 
   /** At shutdown: documents unload at once, then the Redis connections close. */
@@ -207,6 +250,8 @@ export class RedisRelay extends Redis {
   }
 
   async close(): Promise<void> {
+    for (const timer of this.#relayedStores.values()) clearTimeout(timer);
+    this.#relayedStores.clear();
     // The extension quits politely, which waits for a Redis that may be gone: a second at most.
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => {

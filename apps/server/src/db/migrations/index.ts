@@ -102,7 +102,13 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
     // skip creating ours. Name the schema the connection actually writes to.
     migrationTableSchema: dialect === "postgres" ? await currentSchema(db) : undefined,
   });
-  const { error, results } = await migrator.migrateToLatest();
+  // Kysely looks for its tables by listing every schema's columns: a schema dropped meanwhile (another
+  // install's, or a test's) fails that listing with 3F000 invalid_schema_name. Listing again succeeds.
+  let outcome = await migrator.migrateToLatest();
+  for (let attempt = 1; attempt < 3 && (outcome.error as { code?: string } | undefined)?.code === "3F000"; attempt++) {
+    outcome = await migrator.migrateToLatest();
+  }
+  const { error, results } = outcome;
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
