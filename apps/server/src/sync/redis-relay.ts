@@ -35,6 +35,13 @@ const LINGER_MS = 1000;
  */
 const RELAYED_STORE_MS = 5000;
 
+/** What this class uses of the extension's private parts (as in 4.7; scaling-sync.test.ts fails if they change). */
+interface Internals {
+  handleIncomingMessage(channel: Buffer, data: Buffer): Promise<void>;
+  /** Documents subscribed, including those still loading (not yet in `instance.documents`). */
+  documents: Map<string, Document>;
+}
+
 /**
  * Hocuspocus's own Redis extension (4.7), which relays document updates and awareness between
  * the instances that have a document open, with three changes for how Tandem uses it:
@@ -61,13 +68,6 @@ const RELAYED_STORE_MS = 5000;
  * others would hold them in memory only; so each instance also stores a document it received
  * changes for, a few seconds later or when unloading it, whichever comes first (stores merge).
  */
-/** What this class uses of the extension's private parts (as in 4.7; scaling-sync.test.ts fails if they change). */
-interface Internals {
-  handleIncomingMessage(channel: Buffer, data: Buffer): Promise<void>;
-  /** Documents subscribed, including those still loading (not yet in `instance.documents`). */
-  documents: Map<string, Document>;
-}
-
 export class RedisRelay extends Redis {
   #closing = false;
   /** Documents with relayed changes this instance has not stored yet: the timer of that store. */
