@@ -26,6 +26,11 @@ export const ServerConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: "must be 1 to 64 letters, digits or _ . : -" })
     .default("tandem"),
+  /**
+   * How long an instance's lease on the database lasts without renewal, in ms (renewed every third
+   * of it): an instance that died without removing its lease stops counting as running after this.
+   */
+  instanceLeaseMs: z.coerce.number().int().min(1000).default(30_000),
   logLevel: z.enum(LOG_LEVELS).default("info"),
   /** The level of the one log line per HTTP request (method, path, status, duration, user); `silent` turns it off. */
   accessLog: z.enum(LOG_LEVELS).default("info"),
@@ -164,6 +169,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   databaseUrl: ["TANDEM_DATABASE_URL", "DATABASE_URL"],
   redisUrl: ["TANDEM_REDIS_URL"],
   redisPrefix: ["TANDEM_REDIS_PREFIX"],
+  instanceLeaseMs: ["TANDEM_INSTANCE_LEASE_MS"],
   logLevel: ["TANDEM_LOG_LEVEL"],
   accessLog: ["TANDEM_ACCESS_LOG"],
   rateLimitPerMinute: ["TANDEM_RATE_LIMIT_PER_MINUTE"],

@@ -55,6 +55,7 @@ import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { renderHomePage } from "./system/home-page";
+import { InstanceLease } from "./system/instance-lease";
 import { systemHandlers } from "./system/system-routes";
 import { teamHandlers } from "./team/team-routes";
 import { todoHandlers } from "./todos/todos-routes";
@@ -154,6 +155,11 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // A provider without what it needs stops the start before any storage is created.
   assertModelConfig(config);
   const database = await openDatabase(config);
+  // Before anything serves: an instance that cannot run beside another on this database stops here.
+  const lease = await InstanceLease.acquire(database.db, config, logger).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
   const shared = await openSharedState(config, logger);
   const authenticator = new Authenticator(
     shared.limiter("requests", { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
@@ -212,6 +218,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   } catch (error) {
     await context.realtime.wakeups?.close();
     await shared.close();
+    await lease.release();
     await database.close();
     throw error;
   }
@@ -245,6 +252,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       clearTimeout(grace);
       unfollowAccess();
       await shared.close();
+      await lease.release();
       await database.close();
       logger.info("stopped");
     })();

@@ -13,6 +13,14 @@ import { createUser } from "../src/users/users-service";
 /** When set (CI sets it), storage tests also run against this PostgreSQL database. */
 export const POSTGRES_URL = process.env.TANDEM_TEST_DATABASE_URL;
 
+/** Redis for tests of several instances (this machine and CI run one). */
+export const REDIS_URL = process.env.TANDEM_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** A Redis prefix of its own, so test files running at once against one Redis never hear each other. */
+export function randomRedisPrefix(): string {
+  return `test-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
 const BIN = fileURLToPath(new URL("../bin/tandem-server.mjs", import.meta.url));
 
 /**
@@ -116,6 +124,14 @@ export async function startTestServer(overrides: Partial<ServerConfigInput> = {}
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Another instance of `t`'s server: the same storage and settings (its Redis and prefix included),
+ * its own port; `overrides` on top. The caller closes it.
+ */
+export function startAnotherInstance(t: TestServer, overrides: Partial<ServerConfigInput> = {}): Promise<RunningServer> {
+  return startServer(ServerConfigSchema.parse({ ...t.server.context.config, port: 0, ...overrides }));
 }
 
 /** Runs the real `tandem-server` CLI in a subprocess (in `cwd`, with `env` over this process's environment). */

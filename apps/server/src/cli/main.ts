@@ -13,6 +13,7 @@ import { streamKeyName } from "../realtime/event-log";
 import { startServer } from "../server";
 import { announceAccessChange } from "../shared/access-changes";
 import { openSharedState } from "../shared/shared-state";
+import { InstanceConflictError } from "../system/instance-lease";
 import { operatorTeamView, setTeamName, setTeamSeats, UNLIMITED_SEATS } from "../team/team-service";
 import { createUser, requireUserByUsername } from "../users/users-service";
 import { rebuildViews } from "../views/rebuild-views";
@@ -393,7 +394,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`tandem-server: ${(error as Error).message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (error instanceof ApiError || error instanceof ConfigError || error instanceof CliError) {
+    if (error instanceof ApiError || error instanceof ConfigError || error instanceof CliError || error instanceof InstanceConflictError) {
       process.stderr.write(`tandem-server: ${error.message}\n`);
       return 1;
     }

@@ -68,6 +68,18 @@ export interface SyncAccessEpochTable {
   epoch: number;
 }
 
+/** A running server instance's lease (migration 0033). */
+export interface ServerInstancesTable {
+  id: string;
+  host: string;
+  pid: number;
+  pid_space: string;
+  redis_prefix: string | null;
+  started_at: string;
+  renewed_at: string;
+  expires_at: string;
+}
+
 export interface NotesTable {
   id: Generated<number>;
   uuid: string;
@@ -775,6 +787,7 @@ export interface Schema {
   notes: NotesTable;
   note_owners: NoteOwnersTable;
   sync_access_epoch: SyncAccessEpochTable;
+  server_instances: ServerInstancesTable;
   note_bodies: NoteBodiesTable;
   note_embeddings: NoteEmbeddingsTable;
   snapshots: SnapshotsTable;

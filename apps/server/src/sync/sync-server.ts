@@ -15,6 +15,7 @@ import { credentialAccess } from "./credential-access";
 import { type DocumentAccess, documentAccess } from "./document-access";
 import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
+import { RedisRelay } from "./redis-relay";
 import { StorageQuota } from "./storage-quota";
 import { UnloadSafeHocuspocus } from "./unload-safe-hocuspocus";
 import { updateLimits } from "./update-limits";
@@ -78,6 +79,8 @@ export class SyncServer {
   readonly connections: ConnectionGuard;
   readonly quota: StorageQuota;
   readonly #durable: DurableStore;
+  /** With Redis configured: relays updates and awareness to the other instances, and locks stores. */
+  readonly #relay: RedisRelay | undefined;
 
   constructor(private readonly context: SyncDependencies) {
     const { maxDocumentBytes, userQuotaBytes } = context.config;
@@ -88,6 +91,8 @@ export class SyncServer {
     // A store that failed is retried by DurableStore; its success runs afterStoreDocument, so the views follow.
     this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
     this.views = new ViewScheduler((name) => updateDocumentViews(context.db, this.store, name));
+    const { redisUrl, redisPrefix } = context.config;
+    this.#relay = redisUrl ? new RedisRelay(redisUrl, redisPrefix, context.logger) : undefined;
     this.hocuspocus = new UnloadSafeHocuspocus<SyncContext>({
       name: "tandem",
       quiet: true,
@@ -114,7 +119,9 @@ export class SyncServer {
           context.logger.error({ err: error, document: documentName }, "view update failed");
         });
       },
-      extensions: [updateLimits(this.quota, context.logger), this.#durable.extension()],
+      // The relay's hooks run first (priority): its lock is held around the store, and its hold on
+      // an unload comes before DurableStore's.
+      extensions: [...(this.#relay ? [this.#relay] : []), updateLimits(this.quota, context.logger), this.#durable.extension()],
     });
     this.connections = new ConnectionGuard(this.hocuspocus, context.db, (token, name) => this.accessFor(token, name), context.logger);
   }
@@ -168,6 +175,10 @@ export class SyncServer {
    * Yjs cannot roll a transaction back, so `apply` must check everything before it changes anything.
    */
   async change<T>(name: string, userId: number, apply: (doc: Y.Doc) => T): Promise<T> {
+    // Opening a document not open here subscribes to it in Redis first: without Redis, say so at once.
+    if (this.#relay && !this.#relay.reachable && !this.hocuspocus.documents.has(name)) {
+      throw storageUnavailable("Redis, which relays documents between instances, is unreachable, so nothing was changed. Retry later");
+    }
     // A document whose stored state had to be repaired fails its first load; the second succeeds.
     const open = () => this.hocuspocus.openDirectConnection(name, { userId });
     const connection = await open().catch((error: unknown) => {
@@ -204,6 +215,7 @@ export class SyncServer {
   async close(): Promise<void> {
     await this.connections.stop();
     await this.#durable.close();
+    this.#relay?.closing();
     this.hocuspocus.flushPendingStores();
     if (this.hocuspocus.getDocumentsCount() > 0) {
       await new Promise<void>((resolve) => {
@@ -213,8 +225,11 @@ export class SyncServer {
           },
         });
         this.hocuspocus.closeConnections();
+        // Documents the relay kept loaded a moment after their last connection left.
+        for (const document of this.hocuspocus.documents.values()) void this.hocuspocus.unloadDocument(document);
       });
     }
+    await this.#relay?.close();
     for (const websocket of this.#sockets.clients) websocket.terminate();
     await new Promise<void>((resolve) => this.#sockets.close(() => resolve()));
     await this.views.flush();

@@ -30,6 +30,7 @@ import * as heartbeatCredential from "./0029-heartbeat-credential";
 import * as linkBornContacts from "./0030-link-born-contacts";
 import * as bridgeClients from "./0031-bridge-clients";
 import * as messageRequests from "./0032-message-requests";
+import * as instances from "./0033-instances";
 import * as titleOnlyNotes from "./0034-title-only-notes";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
@@ -70,6 +71,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0030-link-born-contacts": linkBornContacts,
   "0031-bridge-clients": bridgeClients,
   "0032-message-requests": messageRequests,
+  "0033-instances": instances,
   "0034-title-only-notes": titleOnlyNotes,
 };
 
@@ -102,7 +104,13 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
     // skip creating ours. Name the schema the connection actually writes to.
     migrationTableSchema: dialect === "postgres" ? await currentSchema(db) : undefined,
   });
-  const { error, results } = await migrator.migrateToLatest();
+  // Kysely looks for its tables by listing every schema's columns: a schema dropped meanwhile (another
+  // install's, or a test's) fails that listing with 3F000 invalid_schema_name. Listing again succeeds.
+  let outcome = await migrator.migrateToLatest();
+  for (let attempt = 1; attempt < 3 && (outcome.error as { code?: string } | undefined)?.code === "3F000"; attempt++) {
+    outcome = await migrator.migrateToLatest();
+  }
+  const { error, results } = outcome;
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
