@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { Redis } from "ioredis";
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import { BurstyRateLimiter, type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { ServerConfig } from "../config";
 import type { Logger } from "../logger";
 
@@ -51,22 +51,42 @@ export interface SharedLimiter {
 /** How long a slot's lease runs, and how often a slot still held renews it (a third of that). */
 export const SLOT_LEASE_MS = 30_000;
 
+type WindowOptions = { keyPrefix: string; points: number; duration: number };
+
 /**
- * rate-limiter-flexible counts fixed windows: `burst` points per window of the time the sustained
- * rate takes to earn a whole burst, so a key gets its burst at once and `perMinute` over time.
+ * A token bucket (`burst` at once, `perMinute` sustained) out of rate-limiter-flexible's fixed
+ * windows, as its BurstyRateLimiter pairs them: a sustained window of about a second first, then a
+ * burst window holding what is left of `burst` for as long as the sustained rate takes to earn a
+ * whole burst. A key gets `burst` at once and the sustained rate all along, so a client that pauses
+ * between bursts is never held to one window's count (a fixed window alone refused such a client for
+ * up to the whole window).
  */
-function windowOf(limit: RateLimit) {
-  return { points: limit.burst, duration: Math.max(1, Math.ceil((limit.burst * 60) / limit.perMinute)) };
+function bucketOf(name: string, limit: RateLimit, make: (options: WindowOptions) => RateLimiterAbstract): SharedLimiter {
+  const perSecond = limit.perMinute / 60;
+  const sustained =
+    perSecond >= 1 ? { points: Math.round(perSecond), duration: 1 } : { points: 1, duration: Math.max(1, Math.round(1 / perSecond)) };
+  const burst = {
+    points: Math.max(1, limit.burst - sustained.points),
+    duration: Math.max(1, Math.ceil((limit.burst * 60) / limit.perMinute)),
+  };
+  return new Limiter(make({ keyPrefix: `${name}:rate`, ...sustained }), make({ keyPrefix: `${name}:burst`, ...burst }));
 }
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 class Limiter implements SharedLimiter {
-  constructor(private readonly limiter: RateLimiterAbstract) {}
+  readonly #bucket: BurstyRateLimiter;
+
+  constructor(
+    private readonly sustained: RateLimiterAbstract,
+    private readonly burst: RateLimiterAbstract,
+  ) {
+    this.#bucket = new BurstyRateLimiter(sustained, burst);
+  }
 
   async take(key: string): Promise<number | null> {
     try {
-      await this.limiter.consume(key);
+      await this.#bucket.consume(key);
       return null;
     } catch (refusal) {
       if (refusal instanceof RateLimiterRes) return seconds(refusal.msBeforeNext);
@@ -75,8 +95,10 @@ class Limiter implements SharedLimiter {
   }
 
   async exhausted(key: string): Promise<number | null> {
-    const state = await this.limiter.get(key);
-    return state && state.consumedPoints > this.limiter.points ? seconds(state.msBeforeNext) : null;
+    const [sustained, burst] = await Promise.all([this.sustained.get(key), this.burst.get(key)]);
+    // Spent when both windows are: a refused take counts one past each window's points.
+    if (!sustained || !burst || sustained.consumedPoints <= this.sustained.points || burst.consumedPoints <= this.burst.points) return null;
+    return seconds(Math.min(sustained.msBeforeNext, burst.msBeforeNext));
   }
 }
 
@@ -107,7 +129,7 @@ class MemoryState implements SharedState {
   readonly #events = new EventEmitter().setMaxListeners(0);
 
   limiter(name: string, limit: RateLimit): SharedLimiter {
-    return new Limiter(new RateLimiterMemory({ keyPrefix: name, ...windowOf(limit) }));
+    return bucketOf(name, limit, (options) => new RateLimiterMemory(options));
   }
 
   async acquireSlot(name: string, key: string, max: number) {
@@ -203,16 +225,18 @@ class RedisState implements SharedState {
   }
 
   limiter(name: string, limit: RateLimit): SharedLimiter {
-    const window = windowOf(limit);
-    return new Limiter(
-      new RateLimiterRedis({
-        storeClient: this.#client,
-        keyPrefix: this.#key("limit", name),
-        ...window,
-        rejectIfRedisNotReady: true,
-        // While Redis is down each instance enforces the limit on its own share of the traffic.
-        insuranceLimiter: new RateLimiterMemory({ keyPrefix: name, ...window }),
-      }),
+    return bucketOf(
+      name,
+      limit,
+      (options) =>
+        new RateLimiterRedis({
+          storeClient: this.#client,
+          ...options,
+          keyPrefix: this.#key("limit", options.keyPrefix),
+          rejectIfRedisNotReady: true,
+          // While Redis is down each instance enforces the limit on its own share of the traffic.
+          insuranceLimiter: new RateLimiterMemory(options),
+        }),
     );
   }
 
