@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first steps on a fresh install, as a user takes them: `npm start`, the page at `/`, then
 # `npx tandem-server users add` from a subfolder (it must find the server's database, never start
-# another), a key that works, and a second server on the same port failing in one line.
+# another), a key that works, and a second server failing in one line: on the same database (another
+# instance without Redis) and on a busy port.
 set -u
 cd "$(dirname "$0")/.."
 port=18788
@@ -26,7 +27,12 @@ curl -fsS -H "Authorization: Bearer $key" "http://127.0.0.1:$port/api/v1/identit
 curl -fsS "http://127.0.0.1:$port/" | grep -q "<h1>Tandem server</h1>" || fail "GET / is not the server's page once an account exists"
 
 # (npm's own warnings about its configuration are not the server's output.)
-busy=$(TANDEM_DATA_DIR="$data/db" npx tandem-server serve --port $port 2>&1) && fail "a second server on a busy port did not fail"
+# A second server on the same database, without Redis, is refused before it listens: one line naming the first.
+twin=$(TANDEM_DATA_DIR="$data/db" timeout 30 npx tandem-server serve --port 0 2>&1) && fail "a second server on the same database did not fail"
+twin=$(grep -v '^npm warn' <<<"$twin")
+[ "$(wc -l <<<"$twin")" -eq 1 ] && grep -q "another Tandem instance" <<<"$twin" || fail "a second instance was not one clear line: $twin"
+# A server of its own on a busy port: one line too.
+busy=$(TANDEM_DATA_DIR="$data/other" npx tandem-server serve --port $port 2>&1) && fail "a second server on a busy port did not fail"
 busy=$(grep -v '^npm warn' <<<"$busy")
 [ "$(wc -l <<<"$busy")" -eq 1 ] && grep -q "already in use" <<<"$busy" || fail "a busy port was not one clear line: $busy"
 
