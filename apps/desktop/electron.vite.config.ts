@@ -16,7 +16,7 @@ export default defineConfig({
   main: {
     build: {
       // Workspace packages export TypeScript sources, which Electron cannot load: bundle them.
-      externalizeDeps: { exclude: ["@tandem/core", "@tandem/server"] },
+      externalizeDeps: { exclude: ["@tandem/core", "@tandem/kysely-sqlite3", "@tandem/unload-safe-hocuspocus"] },
       rollupOptions: { onwarn },
     },
   },

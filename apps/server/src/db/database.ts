@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
-import { Sqlite3Dialect } from "./sqlite3/sqlite3-dialect";
+import { Sqlite3Dialect } from "@tandem/kysely-sqlite3";
 
 export type { Dialect };
 

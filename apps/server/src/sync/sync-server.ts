@@ -17,7 +17,7 @@ import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
 import { RedisRelay } from "./redis-relay";
 import { StorageQuota } from "./storage-quota";
-import { UnloadSafeHocuspocus } from "./unload-safe-hocuspocus";
+import { UnloadSafeHocuspocus } from "@tandem/unload-safe-hocuspocus";
 import { updateLimits } from "./update-limits";
 
 export const SYNC_PATH = "/sync";

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { HocuspocusProvider } from "@hocuspocus/provider";
 import type { Hocuspocus } from "@hocuspocus/server";
 import { parseDocName } from "@tandem/core";
-import { UnloadSafeHocuspocus } from "@tandem/server/unload-safe-hocuspocus";
+import { UnloadSafeHocuspocus } from "@tandem/unload-safe-hocuspocus";
 import { type RawData, WebSocketServer } from "ws";
 import * as Y from "yjs";
 import type { LocalDocumentStore, StoredDocument } from "../store/document-store";

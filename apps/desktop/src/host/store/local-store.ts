@@ -1,6 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { Sqlite3Dialect } from "@tandem/server/sqlite3";
+import { Sqlite3Dialect } from "@tandem/kysely-sqlite3";
 import { Kysely, sql } from "kysely";
 import type { LocalStore } from "../host-context";
 import type { LocalSchema } from "./local-schema";
