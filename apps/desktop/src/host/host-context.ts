@@ -3,7 +3,7 @@ import type { TandemClient } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type * as Y from "yjs";
 import type { AppMode, BridgeRuntime, SessionInfo, SyncStatus } from "../shared/desktop-api";
-import type { SyncOptions } from "./replication/sync";
+import type { SyncOptions } from "./replication/sync-options";
 import type { LocalSchema } from "./store/local-schema";
 
 /** Keeps secrets (API key, device token) out of plain files: Electron's safeStorage, or a 0600 file in web mode. */

@@ -67,7 +67,10 @@ const BUILD_INPUTS = [
   "../../tsconfig.base.json",
   "../../packages/core/src",
   "../../packages/core/package.json",
-  "../../apps/server/src",
+  "../../packages/kysely-sqlite3/src",
+  "../../packages/kysely-sqlite3/package.json",
+  "../../packages/unload-safe-hocuspocus/src",
+  "../../packages/unload-safe-hocuspocus/package.json",
   "../../package-lock.json",
 ];
 

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
+import { Sqlite3Dialect } from "@tandem/kysely-sqlite3";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
-import { Sqlite3Dialect } from "@tandem/kysely-sqlite3";
 
 export type { Dialect };
 

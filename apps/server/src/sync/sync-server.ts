@@ -1,10 +1,16 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Hocuspocus } from "@hocuspocus/server";
+import { UnloadSafeHocuspocus } from "@tandem/unload-safe-hocuspocus";
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
 import { type RawData, WebSocketServer } from "ws";
 import type * as Y from "yjs";
+import type { Authenticator } from "../auth/authenticator";
 import type { Principal } from "../auth/principal";
-import type { AppContext } from "../context";
+import type { ServerConfig } from "../config";
+import type { Database } from "../db/database";
+import type { Schema } from "../db/schema";
 import { storageUnavailable } from "../http/errors";
 import { sharedFolders } from "../sharing/access";
 import { reconcileViews, updateDocumentViews } from "../views/document-views";
@@ -17,7 +23,6 @@ import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
 import { RedisRelay } from "./redis-relay";
 import { StorageQuota } from "./storage-quota";
-import { UnloadSafeHocuspocus } from "@tandem/unload-safe-hocuspocus";
 import { updateLimits } from "./update-limits";
 
 export const SYNC_PATH = "/sync";
@@ -67,8 +72,18 @@ export const STORE_MAX_DEBOUNCE_MS = 2000;
  * stored in the database, and the SQL views follow each store; REST writes go through
  * {@link SyncServer.change} so open editors see them live.
  */
-/** What the sync hub needs; it is built before the delegation parts of the context. */
-export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database" | "db" | "authenticator">;
+/**
+ * What the sync hub needs: the first parts of the context (`AppContext`), which it is built before the
+ * rest of and then becomes part of. Spelled out rather than picked from `AppContext` so the context
+ * and the hub do not import each other.
+ */
+export interface SyncDependencies {
+  readonly config: ServerConfig;
+  readonly logger: Logger;
+  readonly database: Database;
+  readonly db: Kysely<Schema>;
+  readonly authenticator: Authenticator;
+}
 
 export class SyncServer {
   readonly hocuspocus: Hocuspocus<SyncContext>;

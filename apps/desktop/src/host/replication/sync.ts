@@ -6,8 +6,9 @@ import { serverClient } from "../session/server-client";
 import { syncUrlOf } from "../session/server-url";
 import { LocalDocumentStore } from "../store/document-store";
 import { explainRefusal } from "./explain-refusal";
-import { LocalHub, type LocalHubOptions } from "./local-hub";
+import { LocalHub } from "./local-hub";
 import { Replicator } from "./replicator";
+import type { SyncOptions } from "./sync-options";
 import { syncStatusOf } from "./sync-status";
 import { type OutlinePart, WorkspaceOutlineKeeper } from "./workspace-outline";
 
@@ -16,22 +17,6 @@ export interface SyncHandle extends SyncService {
   /** Documents open in the local hub now (tests and benchmarks: memory follows this). */
   openDocuments(): number;
   close(): Promise<void>;
-}
-
-/** Options for tests; the app uses the defaults. */
-export interface SyncOptions {
-  readonly maxAuthenticating?: number;
-  readonly keepOpen?: number;
-  readonly catchUpIntervalMs?: number;
-  readonly catchUpOverlapMs?: number;
-  readonly reconnectDelayMs?: number;
-  readonly reconnectMaxDelayMs?: number;
-  /** See {@link COLD_START_CONNECT_DELAY_MS}. */
-  readonly coldStartConnectDelayMs?: number;
-  /** false: every note is exchanged over sync on its own, as against a server without `POST /sync/pull`. */
-  readonly pull?: boolean;
-  /** Tests: a slow host, see {@link LocalHubOptions.beforeLoad}. */
-  readonly beforeLoad?: LocalHubOptions["beforeLoad"];
 }
 
 /**

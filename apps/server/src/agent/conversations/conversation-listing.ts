@@ -1,6 +1,6 @@
 import { type Expression, type ExpressionBuilder, expressionBuilder, type Kysely, type SqlBool, sql } from "kysely";
 import type { ConversationKind, Schema } from "../../db/schema";
-import { groupSummary } from "../../messaging/groups";
+import { groupSummary } from "../../messaging/group-summary";
 import { loadPeople } from "../../network/network-people";
 import type { MessageRow } from "./conversation-store";
 

@@ -1,7 +1,7 @@
 import { clip } from "../../../notes/extractive-summary";
 import { checklistOf, HEARTBEAT_PREFIX } from "../../prompt/heartbeat-request";
-import type { LocalAction, LocalTurn, ToolCallPlan, ToolExchange } from "./local-policy";
 import { parseTodoRequest, type TodoRequest } from "./local-todo-request";
+import type { LocalAction, LocalTurn, ToolCallPlan, ToolExchange } from "./local-turn";
 
 /**
  * The `local` model's heartbeat pass. It reads the todos (overdue, due today, and all open ones

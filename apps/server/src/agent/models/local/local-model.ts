@@ -10,7 +10,8 @@ import type {
 } from "@ai-sdk/provider";
 import { parseBlocks } from "../../prompt/untrusted-blocks";
 import { LOCAL_MODEL_ID } from "../model-catalog";
-import { decide, type LocalAction, type LocalTurn, type ToolExchange } from "./local-policy";
+import { decide } from "./local-policy";
+import type { LocalAction, LocalTurn, ToolExchange } from "./local-turn";
 
 /** Roughly what a tokenizer would count: usage is reported the same way as by remote models. */
 const estimateTokens = (chars: number) => Math.ceil(chars / 4);
