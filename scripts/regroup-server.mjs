@@ -16,7 +16,8 @@
  *   resolved against the file's own folder; and, in apps/server, literals that start with `src/`
  *   (relative to the package);
  * - relative links in Markdown (`[text](../apps/server/src/…)`);
- * - repository-relative mentions anywhere (`apps/server/src/notes/…` in docs, CI scripts, comments).
+ * - repository-relative mentions anywhere (`apps/server/src/notes/…` in docs, CI scripts, comments),
+ *   and in Markdown, files named relative to apps/server/src (`grep/line-matcher.ts`) that exist there.
  *
  * A relative literal is rewritten only if what it names exists (a file, with or without its
  * extension, or a folder), so strings that merely look like paths are left alone. What it cannot
@@ -149,6 +150,11 @@ const repoMention = new RegExp(
   "g",
 );
 
+const serverFileMention = new RegExp(
+  `\`((?:${movedFolderNames.map((name) => name.replace(/[-]/g, "\\-")).join("|")})/[\\w./-]+\\.[a-z]+)\``,
+  "g",
+);
+
 /** Rewrites one literal path `value` (relative to `base`) found in `file`; undefined: leave it. */
 function rewritePath(file, base, value) {
   if (value.includes("${")) {
@@ -197,14 +203,29 @@ function rewriteMarkdown(file, text) {
   return text.replace(/(\]\()([^)\s]+)(\))/g, link).replace(/^(\[[^\]]+\]:\s*)(\S+)()/gm, link);
 }
 
+/**
+ * Docs name server files relative to apps/server/src (`grep/line-matcher.ts`): rewritten when that
+ * file exists there, so the desktop's own `runtime/…` or `notes/…` are left alone.
+ */
+function rewriteServerFileMentions(text) {
+  return text.replace(serverFileMention, (whole, relative) =>
+    existsSync(path.join(srcDir, relative))
+      ? `\`${path
+          .relative(srcDir, moved(path.join(srcDir, relative)))
+          .split(path.sep)
+          .join("/")}\``
+      : whole,
+  );
+}
+
 function rewriteMentions(text) {
   return text.replace(repoMention, (_whole, name) => `apps/server/src/${path.relative(srcDir, moved(path.join(srcDir, name)))}`);
 }
 
 /** Prose that names a moved folder in a way no rule can place (`views/`, "the notes folder"). */
 function noteBareMentions(file, text) {
-  // development.md's map names the folders within their groups on purpose.
-  if (!MARKDOWN.test(file) || toRepo(file) === "docs/development.md") return;
+  // development.md's map names the folders within their groups on purpose; docs/desktop/ names the desktop's.
+  if (!MARKDOWN.test(file) || toRepo(file) === "docs/development.md" || toRepo(file).startsWith("docs/desktop/")) return;
   for (const name of movedFolderNames) {
     if (new RegExp(`\`${name}/(?:\`|[\\w.-]+\\.m?[jt]s\`)`).test(text)) unplaced.push(`${toRepo(file)}: mentions \`${name}/…\``);
   }
@@ -223,7 +244,7 @@ for (const file of files) {
   if (before.includes("\0")) continue;
   let after = before;
   if (CODE.test(file)) after = rewriteCode(file, after);
-  if (MARKDOWN.test(file)) after = rewriteMarkdown(file, after);
+  if (MARKDOWN.test(file)) after = rewriteServerFileMentions(rewriteMarkdown(file, after));
   after = rewriteMentions(after);
   noteBareMentions(file, after);
   if (after !== before) rewrites.set(moved(file), after);
