@@ -1,15 +1,14 @@
 import type { LocalHubOptions } from "./local-hub";
+import type { ReplicatorOptions } from "./replicator";
 
 // Apart from sync.ts because the host context names these options, and sync.ts needs the host context.
 
 /** Options for tests; the app uses the defaults. */
-export interface SyncOptions {
-  readonly maxAuthenticating?: number;
-  readonly keepOpen?: number;
-  readonly catchUpIntervalMs?: number;
-  readonly catchUpOverlapMs?: number;
-  readonly reconnectDelayMs?: number;
-  readonly reconnectMaxDelayMs?: number;
+export interface SyncOptions
+  extends Pick<
+    ReplicatorOptions,
+    "maxAuthenticating" | "keepOpen" | "catchUpIntervalMs" | "catchUpOverlapMs" | "reconnectDelayMs" | "reconnectMaxDelayMs"
+  > {
   /** See `COLD_START_CONNECT_DELAY_MS` in sync.ts. */
   readonly coldStartConnectDelayMs?: number;
   /** false: every note is exchanged over sync on its own, as against a server without `POST /sync/pull`. */
