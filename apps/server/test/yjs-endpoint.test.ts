@@ -18,7 +18,7 @@ import {
   type TestServer,
   type TestUser,
 } from "./harness";
-import { openDoc } from "./sync-client";
+import { openDoc, type SyncedDoc } from "./sync-client";
 
 const KiB = 1024;
 /** Long enough for a loaded machine; nothing here measures time. */
@@ -96,6 +96,18 @@ async function seesUser(awareness: { getStates(): Map<number, Record<string, unk
     .toBe(present);
 }
 
+/** Each client's edit and cursor reach the other: y-websocket's to Hocuspocus's, then back. */
+async function seeEachOther(yjs: YjsClient, hocuspocus: SyncedDoc, label: string): Promise<void> {
+  appendParagraph(yjs.doc, `typed over y-websocket ${label}`);
+  await expect.poll(() => bodyText(hocuspocus.doc), PATIENCE).toContain(`typed over y-websocket ${label}`);
+  appendParagraph(hocuspocus.doc, `answered over Hocuspocus ${label}`);
+  await expect.poll(() => bodyText(yjs.doc), PATIENCE).toContain(`answered over Hocuspocus ${label}`);
+  yjs.provider.awareness.setLocalStateField("user", { name: `y-websocket ${label}` });
+  await seesUser(hocuspocus.provider.awareness as never, `y-websocket ${label}`);
+  hocuspocus.provider.setAwarenessField("user", { name: `hocuspocus ${label}` });
+  await seesUser(yjs.provider.awareness as never, `hocuspocus ${label}`);
+}
+
 describe.each(storages("yjs endpoint"))("y-websocket clients on /yjs (%s)", (storage) => {
   let t: TestServer;
   let alice: TestUser;
@@ -128,18 +140,10 @@ describe.each(storages("yjs endpoint"))("y-websocket clients on /yjs (%s)", (sto
     try {
       await yjs.synced;
       expect(bodyText(yjs.doc)).toBe("start");
-      appendParagraph(yjs.doc, "typed over y-websocket");
-      await expect.poll(() => bodyText(hocuspocus.doc), PATIENCE).toContain("typed over y-websocket");
-      appendParagraph(hocuspocus.doc, "answered over Hocuspocus");
-      await expect.poll(() => bodyText(yjs.doc), PATIENCE).toContain("answered over Hocuspocus");
-
-      yjs.provider.awareness.setLocalStateField("user", { name: "alice on y-websocket" });
-      await seesUser(hocuspocus.provider.awareness as never, "alice on y-websocket");
-      hocuspocus.provider.setAwarenessField("user", { name: "alice on hocuspocus" });
-      await seesUser(yjs.provider.awareness as never, "alice on hocuspocus");
+      await seeEachOther(yjs, hocuspocus, "on one server");
       // Leaving takes the cursor away at once.
       yjs.close();
-      await seesUser(hocuspocus.provider.awareness as never, "alice on y-websocket", false);
+      await seesUser(hocuspocus.provider.awareness as never, "y-websocket on one server", false);
       await expect.poll(() => storedBody(alice, note.id), PATIENCE).toContain("typed over y-websocket");
     } finally {
       yjs.close();
@@ -320,14 +324,7 @@ describe.skipIf(!POSTGRES_URL)("y-websocket across instances (PostgreSQL + Redis
     const hocuspocus = await openDoc(two.syncUrl, alice.apiKey, noteDocName(note.uuid));
     try {
       await yjs.synced;
-      appendParagraph(yjs.doc, "typed on one");
-      await expect.poll(() => bodyText(hocuspocus.doc), PATIENCE).toContain("typed on one");
-      appendParagraph(hocuspocus.doc, "answered on two");
-      await expect.poll(() => bodyText(yjs.doc), PATIENCE).toContain("answered on two");
-      yjs.provider.awareness.setLocalStateField("user", { name: "y on one" });
-      await seesUser(hocuspocus.provider.awareness as never, "y on one");
-      hocuspocus.provider.setAwarenessField("user", { name: "h on two" });
-      await seesUser(yjs.provider.awareness as never, "h on two");
+      await seeEachOther(yjs, hocuspocus, "across instances");
       // Revoked by instance two: instance one closes the socket.
       await revokeApiKey(two.context.db, key.keyId);
       expect(await yjs.closed).toEqual({ code: 4403, reason: "access_revoked" });

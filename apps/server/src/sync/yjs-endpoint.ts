@@ -59,7 +59,7 @@ export type YjsCloseReason = keyof typeof YJS_CLOSE_CODES;
 
 const isCloseReason = (reason: string): reason is YjsCloseReason => Object.hasOwn(YJS_CLOSE_CODES, reason);
 
-/** y-websocket's message types (a subset of Hocuspocus's, numbered alike) and y-protocols' one auth message. */
+/** The message types a y-websocket client sends: the first of Hocuspocus's, numbered alike. */
 const SYNC = MessageType.Sync;
 const AWARENESS = MessageType.Awareness;
 const QUERY_AWARENESS = MessageType.QueryAwareness;
