@@ -70,6 +70,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),
   },
+  yjs: {
+    summary:
+      "one edit from a y-websocket client (/yjs) seen by a Hocuspocus client vs between two Hocuspocus clients, same server (target: ≤ 1.2× at p50)",
+    load: () => import("./yjs"),
+  },
   scale: {
     summary:
       "two instances on one PostgreSQL + Redis: an event posted on one reaching a stream held on the other vs on the same (target p50 ≤ 5 ms)",

@@ -46,7 +46,7 @@ function settingsFromEnv(): SyncSettings {
 }
 
 /** The first text node of a note body, depth first: where the benchmark "types". */
-function firstText(doc: Y.Doc): Y.XmlText | undefined {
+export function firstText(doc: Y.Doc): Y.XmlText | undefined {
   const stack: (Y.XmlElement | Y.XmlText | Y.XmlHook)[] = [...doc.getXmlFragment(NOTE_FRAGMENT).toArray()].reverse();
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
     if (node instanceof Y.XmlText) return node;
@@ -55,7 +55,7 @@ function firstText(doc: Y.Doc): Y.XmlText | undefined {
   return undefined;
 }
 
-function sameBody(a: Y.Doc, b: Y.Doc): boolean {
+export function sameBody(a: Y.Doc, b: Y.Doc): boolean {
   return a.getXmlFragment(NOTE_FRAGMENT).toString() === b.getXmlFragment(NOTE_FRAGMENT).toString();
 }
 
@@ -67,7 +67,7 @@ async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_
   }
 }
 
-interface Target {
+export interface Target {
   readonly name: string;
   readonly a: SyncClient;
   readonly b: SyncClient;
@@ -98,7 +98,7 @@ async function oneEdit(target: Target, position: number): Promise<number> {
   return performance.now() - started;
 }
 
-async function runEdits(target: Target, count: number, record: boolean): Promise<void> {
+export async function runEdits(target: Target, count: number, record: boolean): Promise<void> {
   const before = performance.eventLoopUtilization();
   for (let i = 0; i < count; i++) {
     const ms = await oneEdit(target, 40 + (i % 20));
@@ -107,7 +107,7 @@ async function runEdits(target: Target, count: number, record: boolean): Promise
   if (record) target.busyMs += performance.eventLoopUtilization(before).active;
 }
 
-interface TandemTarget {
+export interface TandemTarget {
   readonly tandem: BenchTandem;
   readonly name: string;
   readonly uuid: string;
@@ -119,7 +119,7 @@ interface TandemTarget {
  * After the run: Tandem must have stored the edited note and updated its text view (after their
  * debounces), or (a) did not do the work it claims to. Polls for up to a few seconds.
  */
-async function checkTandemPersisted(target: TandemTarget): Promise<void> {
+export async function checkTandemPersisted(target: TandemTarget): Promise<void> {
   const { context } = target.tandem.server;
   const expectedText = firstText(target.a.doc)?.toString() ?? "";
   const deadline = Date.now() + 5_000;
@@ -136,7 +136,7 @@ async function checkTandemPersisted(target: TandemTarget): Promise<void> {
   }
 }
 
-async function startTandemTarget(content: string): Promise<TandemTarget> {
+export async function startTandemTarget(content: string): Promise<TandemTarget> {
   const tandem = await startBenchTandem();
   const clients: SyncClient[] = [];
   try {

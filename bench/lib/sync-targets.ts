@@ -3,13 +3,15 @@
  * `ws` server wired the way Tandem's sync-server.ts wires it (so the two differ only in what
  * Tandem adds: authentication, storage, views), and a raw `ws` relay that forwards each binary
  * message to the other clients (the transport's floor). Clients: a Node HocuspocusProvider on its
- * own connection, and a bare `ws` client that sends and applies raw Yjs updates.
+ * own connection, a y-websocket WebsocketProvider (for Tandem's `/yjs`), and a bare `ws` client that
+ * sends and applies raw Yjs updates.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from "@hocuspocus/provider";
 import { Hocuspocus } from "@hocuspocus/server";
 import WebSocket, { type RawData, WebSocketServer } from "ws";
+import { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 
 export interface SyncServerHandle {
@@ -125,6 +127,35 @@ export async function connectProvider(
         },
       });
       provider.attach();
+    });
+  } catch (error) {
+    close();
+    throw error;
+  }
+  return { doc, close };
+}
+
+/** A y-websocket WebsocketProvider (`serverUrl` like `ws://host:port/yjs`), resolved once the document has synced. */
+export async function connectYWebsocket(serverUrl: string, name: string, token: string, timeoutMs = 30_000): Promise<SyncClient> {
+  const doc = new Y.Doc();
+  const provider = new WebsocketProvider(serverUrl, name, doc, {
+    WebSocketPolyfill: WebSocket as never,
+    params: { token },
+    // Providers of one room in one process would otherwise sync through BroadcastChannel, not the server.
+    disableBc: true,
+  });
+  const close = () => provider.destroy();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} did not sync within ${timeoutMs} ms`)), timeoutMs);
+      provider.once("sync", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      provider.once("closed", ({ code, reason }) => {
+        clearTimeout(timer);
+        reject(new Error(`${name} refused: ${code} ${reason}`));
+      });
     });
   } catch (error) {
     close();

@@ -54,6 +54,7 @@ import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
 import { SYNC_PATH, SyncServer } from "./sync/sync-server";
+import { YJS_PATH, YjsEndpoint } from "./sync/yjs-endpoint";
 import { renderHomePage } from "./system/home-page";
 import { InstanceLease } from "./system/instance-lease";
 import { systemHandlers } from "./system/system-routes";
@@ -69,6 +70,8 @@ export interface RunningServer {
   readonly apiUrl: string;
   /** `ws://host:port/sync` */
   readonly syncUrl: string;
+  /** `ws://host:port/yjs`: a y-websocket provider's `serverUrl` */
+  readonly yjsUrl: string;
   readonly port: number;
   readonly context: AppContext;
   /** Stops accepting, lets requests in flight finish, stores documents, closes storage. */
@@ -200,8 +203,11 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     socket.once("close", () => sockets.delete(socket));
   });
   server.on("upgrade", (request, socket, head) => {
-    if (new URL(request.url ?? "/", "http://localhost").pathname === SYNC_PATH) {
+    const { pathname } = new URL(request.url ?? "/", "http://localhost");
+    if (pathname === SYNC_PATH) {
       sync.handleUpgrade(request, socket, head);
+    } else if (YjsEndpoint.claims(pathname)) {
+      sync.yjs.handleUpgrade(request, socket, head);
     } else {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
     }
@@ -259,5 +265,13 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     return closing;
   };
 
-  return { url, apiUrl: `${url}${API_BASE_PATH}`, syncUrl: `ws://${host}:${address.port}${SYNC_PATH}`, port: address.port, context, close };
+  return {
+    url,
+    apiUrl: `${url}${API_BASE_PATH}`,
+    syncUrl: `ws://${host}:${address.port}${SYNC_PATH}`,
+    yjsUrl: `ws://${host}:${address.port}${YJS_PATH}`,
+    port: address.port,
+    context,
+    close,
+  };
 }

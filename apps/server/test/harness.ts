@@ -7,6 +7,7 @@ import { ALL_SCOPES, API_BASE_PATH, type Scope, TandemClient } from "@tandem/cor
 import pg from "pg";
 import { createApiKey } from "../src/auth/api-keys";
 import { type ServerConfigInput, ServerConfigSchema } from "../src/config";
+import type { Logger } from "../src/logger";
 import { type RunningServer, startServer } from "../src/server";
 import { createUser } from "../src/users/users-service";
 
@@ -73,8 +74,15 @@ export interface TestServer {
 
 export type StorageKind = "sqlite" | "postgres";
 
-/** Starts the real server on port 0 with a temporary data directory (and schema, on PostgreSQL). */
-export async function startTestServer(overrides: Partial<ServerConfigInput> = {}, storage: StorageKind = "sqlite"): Promise<TestServer> {
+/**
+ * Starts the real server on port 0 with a temporary data directory (and schema, on PostgreSQL);
+ * with `logger`, it logs there (tests of what is logged), else nowhere.
+ */
+export async function startTestServer(
+  overrides: Partial<ServerConfigInput> = {},
+  storage: StorageKind = "sqlite",
+  logger?: Logger,
+): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "tandem-test-"));
   const postgres = storage === "postgres" && POSTGRES_URL ? await createPostgresSchema(POSTGRES_URL) : undefined;
   // Tests send wrong credentials on purpose, all from one address: only a test about that limit meets it.
@@ -86,7 +94,7 @@ export async function startTestServer(overrides: Partial<ServerConfigInput> = {}
     authFailureBurst: 100_000,
     ...overrides,
   });
-  let server = await startServer(config);
+  let server = await startServer(config, logger);
   const storageArgs = postgres ? ["--database-url", postgres.url] : ["--data-dir", dataDir];
   const clientFor = (token?: string) => new TandemClient({ baseUrl: server.apiUrl, token, validateResponses: true });
   return {
@@ -116,7 +124,7 @@ export async function startTestServer(overrides: Partial<ServerConfigInput> = {}
     cli: (args) => runCli([...args, ...storageArgs]),
     async restart() {
       await server.close();
-      server = await startServer(config);
+      server = await startServer(config, logger);
     },
     async stop() {
       await server.close();

@@ -19,7 +19,8 @@ export type AccessCheck = (token: string, documentName: string) => Promise<Docum
 /** How often each instance reads the access epoch: the bound on how long a revocation made elsewhere takes to bite. */
 export const ACCESS_POLL_MS = 1000;
 
-const REVOKED = { code: 4403, reason: "access revoked" };
+/** How the guard closes a connection that lost its document (a Close message carries only the reason). */
+export const REVOKED = { code: 4403, reason: "access revoked" };
 
 /**
  * Keeps open sync connections within what their credentials may do now, not only when they

@@ -18,3 +18,16 @@ export function credentialAccess(principal: Principal, documentName: string): Do
   if (!scopes.has(`os.${area}:read` as Scope)) return null;
   return scopes.has(`os.${area}:write` as Scope) ? "write" : "read";
 }
+
+/** Why a credential may not open a document: it is no credential that syncs, or not one for this document. */
+export type AccessRefusal = "unauthorized" | "forbidden";
+
+/** Thrown by `onAuthenticate`: Hocuspocus sends `reason` to the client with its refusal. */
+export class AccessRefused extends Error {
+  constructor(
+    readonly reason: AccessRefusal,
+    documentName: string,
+  ) {
+    super(`no access to ${documentName}`);
+  }
+}

@@ -1,10 +1,10 @@
-import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Hocuspocus } from "@hocuspocus/server";
 import { UnloadSafeHocuspocus } from "@tandem/unload-safe-hocuspocus";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
-import { type RawData, WebSocketServer } from "ws";
+import { WebSocketServer } from "ws";
 import type * as Y from "yjs";
 import type { Authenticator } from "../auth/authenticator";
 import type { Principal } from "../auth/principal";
@@ -17,44 +17,21 @@ import { reconcileViews, updateDocumentViews } from "../views/document-views";
 import { claimNotes, noteOwner } from "../views/note-ownership";
 import { ViewScheduler } from "../views/view-scheduler";
 import { ConnectionGuard, type GuardedContext } from "./connection-guard";
-import { credentialAccess } from "./credential-access";
+import { AccessRefused, credentialAccess } from "./credential-access";
 import { type DocumentAccess, documentAccess } from "./document-access";
 import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
 import { RedisRelay } from "./redis-relay";
 import { StorageQuota } from "./storage-quota";
 import { updateLimits } from "./update-limits";
+import { toBytes, toFetchRequest } from "./websocket-request";
+import { YjsEndpoint } from "./yjs-endpoint";
 
 export const SYNC_PATH = "/sync";
 
 /** What a sync connection carries once its token is verified. */
 export interface SyncContext extends GuardedContext {
   userId: number;
-}
-
-// Hop-by-hop headers belong to this socket, not to the request Hocuspocus hooks see.
-const HOP_BY_HOP = new Set([
-  "host",
-  "connection",
-  "upgrade",
-  "sec-websocket-key",
-  "sec-websocket-extensions",
-  "keep-alive",
-  "transfer-encoding",
-]);
-
-function toFetchRequest(request: IncomingMessage): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers as IncomingHttpHeaders)) {
-    if (value === undefined || HOP_BY_HOP.has(name)) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
-  }
-  return new Request(new URL(request.url ?? "/", "http://localhost"), { headers });
-}
-
-function toBytes(data: RawData): Uint8Array {
-  if (Array.isArray(data)) return new Uint8Array(Buffer.concat(data));
-  return data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
 /**
@@ -88,6 +65,8 @@ export interface SyncDependencies {
 export class SyncServer {
   readonly hocuspocus: Hocuspocus<SyncContext>;
   readonly #sockets: WebSocketServer;
+  /** `/yjs/<document name>`: the same documents for y-websocket clients. */
+  readonly yjs: YjsEndpoint;
 
   readonly store: DocumentStore;
   readonly views: ViewScheduler;
@@ -100,7 +79,8 @@ export class SyncServer {
   constructor(private readonly context: SyncDependencies) {
     const { maxDocumentBytes, userQuotaBytes } = context.config;
     // A message carries one update plus a few bytes of framing; anything bigger is refused unread.
-    this.#sockets = new WebSocketServer({ noServer: true, maxPayload: maxDocumentBytes + 64 * 1024 });
+    const maxPayload = maxDocumentBytes + 64 * 1024;
+    this.#sockets = new WebSocketServer({ noServer: true, maxPayload });
     this.store = new DocumentStore(context.db);
     this.quota = new StorageQuota(context.db, { maxDocumentBytes, userQuotaBytes });
     // A store that failed is retried by DurableStore; its success runs afterStoreDocument, so the views follow.
@@ -116,8 +96,9 @@ export class SyncServer {
       onAuthenticate: async ({ token, documentName, connectionConfig }) => {
         const epoch = this.connections.epoch;
         const principal = await this.context.authenticator.verify(token);
-        const access = principal && (await this.accessOf(principal, documentName));
-        if (!principal || !access) throw new Error(`no access to ${documentName}`);
+        if (!principal) throw new AccessRefused("unauthorized", documentName);
+        const access = await this.accessOf(principal, documentName);
+        if (!access) throw new AccessRefused("forbidden", documentName);
         connectionConfig.readOnly = access === "read";
         return { userId: principal.userId, token, epoch } satisfies SyncContext;
       },
@@ -138,6 +119,7 @@ export class SyncServer {
       // an unload comes before DurableStore's.
       extensions: [...(this.#relay ? [this.#relay] : []), updateLimits(this.quota, context.logger), this.#durable.extension()],
     });
+    this.yjs = new YjsEndpoint(this.hocuspocus, maxPayload, context.logger);
     this.connections = new ConnectionGuard(this.hocuspocus, context.db, (token, name) => this.accessFor(token, name), context.logger);
   }
 
@@ -245,6 +227,7 @@ export class SyncServer {
       });
     }
     await this.#relay?.close();
+    await this.yjs.close();
     for (const websocket of this.#sockets.clients) websocket.terminate();
     await new Promise<void>((resolve) => this.#sockets.close(() => resolve()));
     await this.views.flush();
