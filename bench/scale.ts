@@ -6,6 +6,7 @@
 import { describeLoad, stringFromEnv } from "./lib/env";
 import { describeMachine } from "./lib/report";
 import { startScalePair } from "./lib/scale-pair";
+import { openNotesMemory } from "./scale-memory";
 import { streamsAcrossInstances } from "./scale-streams";
 import { editsAcrossInstances } from "./scale-sync";
 
@@ -16,6 +17,8 @@ export async function run(): Promise<void> {
     stringFromEnv("BENCH_REDIS_URL", "redis://127.0.0.1:6379"),
   );
   try {
+    // Memory first, before the latency runs have grown the heap.
+    await openNotesMemory(pair);
     await editsAcrossInstances(pair);
     await streamsAcrossInstances(pair);
   } finally {

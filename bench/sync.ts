@@ -17,9 +17,9 @@ import {
   connectProvider,
   connectRawClient,
   firstText,
-  sameBody,
   type SyncClient,
   type SyncServerHandle,
+  sameBody,
   startRawRelay,
   startStockHocuspocus,
 } from "./lib/sync-targets";
