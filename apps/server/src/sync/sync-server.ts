@@ -68,7 +68,7 @@ export const STORE_MAX_DEBOUNCE_MS = 2000;
  * {@link SyncServer.change} so open editors see them live.
  */
 /** What the sync hub needs; it is built before the delegation parts of the context. */
-export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database" | "db" | "authenticator">;
+export type SyncDependencies = Pick<AppContext, "config" | "logger" | "database" | "db" | "authenticator" | "shared">;
 
 export class SyncServer {
   readonly hocuspocus: Hocuspocus<SyncContext>;
@@ -91,8 +91,8 @@ export class SyncServer {
     // A store that failed is retried by DurableStore; its success runs afterStoreDocument, so the views follow.
     this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
     this.views = new ViewScheduler((name) => updateDocumentViews(context.db, this.store, name));
-    const { redisUrl, redisPrefix } = context.config;
-    this.#relay = redisUrl ? new RedisRelay(redisUrl, redisPrefix, context.logger) : undefined;
+    // On the shared state's Redis connections: an instance holds one pair for everything.
+    this.#relay = context.shared.redis ? new RedisRelay(context.shared, context.logger) : undefined;
     this.hocuspocus = new UnloadSafeHocuspocus<SyncContext>({
       name: "tandem",
       quiet: true,
