@@ -6,97 +6,32 @@
  * Redis wake-up and a read of the log there) or, the same-run baseline, on instance 1 (the
  * in-process notification), in alternating rounds.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { ALL_SCOPES } from "@tandem/core";
-import pg from "pg";
-import { createApiKey } from "../apps/server/src/auth/api-keys";
-import { loadConfig } from "../apps/server/src/config";
-import { type RunningServer, startServer } from "../apps/server/src/server";
-import { createUser } from "../apps/server/src/users/users-service";
-import { positiveIntFromEnv, stringFromEnv } from "./lib/env";
+import type { RunningServer } from "../apps/server/src/server";
+import { positiveIntFromEnv } from "./lib/env";
 import { formatMs, KeepAliveClient, type LatencyStats, summarize } from "./lib/latency";
 import { formatTable } from "./lib/report";
+import type { ScalePair } from "./lib/scale-pair";
 import { SseClient } from "./lib/sse-client";
 
 const TARGET_P50_MS = 5;
 const EVENT_TIMEOUT_MS = 10_000;
-
-/** A fresh schema on the benchmark's PostgreSQL, reached through `search_path`; dropped afterwards. */
-async function freshSchema(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `bench_scale_${randomBytes(5).toString("hex")}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: baseUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create schema ${schema}`);
-  const url = new URL(baseUrl);
-  url.searchParams.set("options", `-c search_path=${schema}`);
-  return { url: url.toString(), drop: () => admin(`drop schema if exists ${schema} cascade`) };
-}
-
-/** Two instances of one server: one schema, one Redis prefix, streams that outlive the run. */
-async function startPair(databaseUrl: string, redisUrl: string, dataDir: string): Promise<[RunningServer, RunningServer]> {
-  const redisPrefix = `bench-scale-${randomBytes(5).toString("hex")}`;
-  const start = () =>
-    startServer(
-      loadConfig(
-        {
-          port: 0,
-          dataDir,
-          databaseUrl,
-          redisUrl,
-          redisPrefix,
-          logLevel: "silent",
-          accessLog: "silent",
-          rateLimitPerMinute: 1_000_000_000,
-          rateLimitBurst: 1_000_000_000,
-          streamLifetimeMs: 3_600_000,
-          streamJitterMs: 0,
-          shutdownGraceMs: 1_000,
-        },
-        {},
-      ),
-    );
-  // One after the other: the first runs the migrations.
-  const one = await start();
-  const two = await start();
-  await Promise.all([one.context.realtime.wakeups?.ready(), two.context.realtime.wakeups?.ready()]);
-  return [one, two];
-}
 
 interface Result {
   label: string;
   stats: LatencyStats;
 }
 
-export async function streamsAcrossInstances(): Promise<void> {
-  const databaseUrl = stringFromEnv("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test");
-  const redisUrl = stringFromEnv("BENCH_REDIS_URL", "redis://127.0.0.1:6379");
+export async function streamsAcrossInstances(pair: ScalePair): Promise<void> {
   const count = positiveIntFromEnv("BENCH_SCALE_STREAM_MESSAGES", 500);
   const warmup = positiveIntFromEnv("BENCH_SCALE_STREAM_WARMUP", 50);
   const rounds = positiveIntFromEnv("BENCH_SCALE_STREAM_ROUNDS", 10);
-  const schema = await freshSchema(databaseUrl);
-  const dataDir = await mkdtemp(path.join(tmpdir(), "tandem-bench-scale-"));
-  const servers: RunningServer[] = [];
+  const { one, two } = pair;
+  const { db } = one.context;
   const clients: KeepAliveClient[] = [];
   const streams: SseClient[] = [];
   try {
-    servers.push(...(await startPair(schema.url, redisUrl, dataDir)));
-    const [one, two] = servers as [RunningServer, RunningServer];
-    const { db } = one.context;
-    const key = async (username: string) => {
-      const user = await createUser(db, { username });
-      return (await createApiKey(db, { userId: user.id, scopes: ALL_SCOPES, label: "benchmark" })).apiKey;
-    };
-    const [aliceKey, bobKey] = [await key("alice"), await key("bob")];
+    const [aliceUser, bobUser] = [await pair.user("alice"), await pair.user("bob")];
+    const [aliceKey, bobKey] = [aliceUser.apiKey, bobUser.apiKey];
     const alice = new KeepAliveClient(one.url, { authorization: `Bearer ${aliceKey}` });
     const bob = new KeepAliveClient(one.url, { authorization: `Bearer ${bobKey}` });
     clients.push(alice, bob);
@@ -124,7 +59,7 @@ export async function streamsAcrossInstances(): Promise<void> {
       { label: "on instance 2 (Redis wake-up)", server: await open(two) },
       { label: "on instance 1 (same instance)", server: await open(one) },
     ];
-    const aliceId = Number((await db.selectFrom("users").select("id").where("username", "=", "alice").executeTakeFirstOrThrow()).id);
+    const aliceId = aliceUser.id;
     /** Two ways to write the event on instance 1: over HTTP as a client does, and the append alone (in process). */
     const writers = {
       "POST /agent/message → frame": async (tag: string) => {
@@ -196,8 +131,5 @@ export async function streamsAcrossInstances(): Promise<void> {
   } finally {
     for (const stream of streams) stream.close();
     for (const client of clients) client.close();
-    for (const server of servers.reverse()) await server.close();
-    await schema.drop();
-    await rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -3,11 +3,25 @@
  * case beside its same-run single-instance baseline. Needs PostgreSQL and Redis: `BENCH_DATABASE_URL`
  * (default postgres://postgres@127.0.0.1:5432/test) and `BENCH_REDIS_URL` (default redis://127.0.0.1:6379).
  */
-import { describeLoad } from "./lib/env";
+import { describeLoad, stringFromEnv } from "./lib/env";
 import { describeMachine } from "./lib/report";
+import { startScalePair } from "./lib/scale-pair";
+import { openNotesMemory } from "./scale-memory";
 import { streamsAcrossInstances } from "./scale-streams";
+import { editsAcrossInstances } from "./scale-sync";
 
 export async function run(): Promise<void> {
   console.log(`scale: ${describeMachine()}; ${describeLoad()}`);
-  await streamsAcrossInstances();
+  const pair = await startScalePair(
+    stringFromEnv("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"),
+    stringFromEnv("BENCH_REDIS_URL", "redis://127.0.0.1:6379"),
+  );
+  try {
+    // Memory first, before the latency runs have grown the heap.
+    await openNotesMemory(pair);
+    await editsAcrossInstances(pair);
+    await streamsAcrossInstances(pair);
+  } finally {
+    await pair.close();
+  }
 }

@@ -7,7 +7,7 @@
  *   (b) stock Hocuspocus with no extensions on the same kind of `ws` server;
  *   (c) a raw `ws` relay forwarding raw Yjs updates (the transport's floor).
  */
-import { markdownToJson, NOTE_FRAGMENT, writeNoteBody } from "@tandem/core";
+import { markdownToJson, writeNoteBody } from "@tandem/core";
 import type { JSONContent } from "@tiptap/core";
 import * as Y from "yjs";
 import { describeLoad, positiveIntFromEnv } from "./lib/env";
@@ -16,8 +16,10 @@ import { describeMachine, formatTable } from "./lib/report";
 import {
   connectProvider,
   connectRawClient,
+  firstText,
   type SyncClient,
   type SyncServerHandle,
+  sameBody,
   startRawRelay,
   startStockHocuspocus,
 } from "./lib/sync-targets";
@@ -43,20 +45,6 @@ function settingsFromEnv(): SyncSettings {
     rounds: positiveIntFromEnv("BENCH_SYNC_ROUNDS", 20),
     noteWords: positiveIntFromEnv("BENCH_SYNC_NOTE_WORDS", 300),
   };
-}
-
-/** The first text node of a note body, depth first: where the benchmark "types". */
-export function firstText(doc: Y.Doc): Y.XmlText | undefined {
-  const stack: (Y.XmlElement | Y.XmlText | Y.XmlHook)[] = [...doc.getXmlFragment(NOTE_FRAGMENT).toArray()].reverse();
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (node instanceof Y.XmlText) return node;
-    if (node instanceof Y.XmlElement) stack.push(...[...node.toArray()].reverse());
-  }
-  return undefined;
-}
-
-export function sameBody(a: Y.Doc, b: Y.Doc): boolean {
-  return a.getXmlFragment(NOTE_FRAGMENT).toString() === b.getXmlFragment(NOTE_FRAGMENT).toString();
 }
 
 async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {

@@ -10,9 +10,9 @@ import * as Y from "yjs";
 import { describeLoad, positiveIntFromEnv } from "./lib/env";
 import { formatMs, type LatencyStats, summarize } from "./lib/latency";
 import { describeMachine, formatTable } from "./lib/report";
-import { connectYWebsocket } from "./lib/sync-targets";
+import { connectYWebsocket, sameBody } from "./lib/sync-targets";
 import { body, Prng } from "./lib/text-gen";
-import { checkTandemPersisted, runEdits, sameBody, startTandemTarget, type Target } from "./sync";
+import { checkTandemPersisted, runEdits, startTandemTarget, type Target } from "./sync";
 
 /** y-websocket → Hocuspocus must be within this factor of Hocuspocus → Hocuspocus at p50. */
 const TARGET_RATIO = 1.2;

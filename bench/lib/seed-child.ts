@@ -9,6 +9,8 @@ import { type SeedOptions, type SeedResult, seedNotesWorkspace } from "./notes-s
 
 export interface SeedRequest {
   readonly dataDir: string;
+  /** PostgreSQL instead of the data directory's SQLite file. */
+  readonly databaseUrl?: string;
   readonly username: string;
   readonly options: SeedOptions;
 }
@@ -22,9 +24,9 @@ export interface SeedAnswer {
 
 serveParent({
   seed: async (input) => {
-    const { dataDir, username, options } = input as SeedRequest;
+    const { dataDir, databaseUrl, username, options } = input as SeedRequest;
     const started = performance.now();
-    const database = await openDatabase({ dataDir });
+    const database = await openDatabase({ dataDir, databaseUrl });
     try {
       const user = await createUser(database.db, { username });
       const result = await seedNotesWorkspace(database.db, user.id, options);

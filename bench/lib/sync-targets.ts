@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from "@hocuspocus/provider";
 import { Hocuspocus } from "@hocuspocus/server";
+import { NOTE_FRAGMENT } from "@tandem/core";
 import WebSocket, { type RawData, WebSocketServer } from "ws";
 import { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
@@ -187,4 +188,18 @@ export async function connectRawClient(url: string, doc = new Y.Doc()): Promise<
       websocket.terminate();
     },
   };
+}
+
+/** The first text node of a note body, depth first: where the benchmarks "type". */
+export function firstText(doc: Y.Doc): Y.XmlText | undefined {
+  const stack: (Y.XmlElement | Y.XmlText | Y.XmlHook)[] = [...doc.getXmlFragment(NOTE_FRAGMENT).toArray()].reverse();
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node instanceof Y.XmlText) return node;
+    if (node instanceof Y.XmlElement) stack.push(...[...node.toArray()].reverse());
+  }
+  return undefined;
+}
+
+export function sameBody(a: Y.Doc, b: Y.Doc): boolean {
+  return a.getXmlFragment(NOTE_FRAGMENT).toString() === b.getXmlFragment(NOTE_FRAGMENT).toString();
 }

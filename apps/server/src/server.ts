@@ -179,7 +179,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     ...base,
     sync,
     clock,
-    realtime: new RealtimeLog(clock, config.redisUrl ? new StreamWakeups(config.redisUrl, config.redisPrefix, logger) : undefined),
+    realtime: new RealtimeLog(clock, shared.kind === "redis" ? new StreamWakeups(shared) : undefined),
     maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
     models: new ModelCatalog(config, () => new LocalModel()),
     embedder,

@@ -253,13 +253,13 @@ describe.skipIf(!POSTGRES_URL)("streams across instances (PostgreSQL + Redis)", 
   });
 
   it("after its Redis connection is killed, an instance subscribes again by itself and wakes its streams", async () => {
-    const channel = `${prefix}:streams:wake`;
+    const channel = `${prefix}:signal:streams:wake`;
     const subscribers = async () => Number(((await redis.pubsub("NUMSUB", channel)) as [string, number])[1]);
     expect(await subscribers()).toBe(2);
     // Only this test's connections: other test files share this Redis.
     const clients = String(await redis.client("LIST"))
       .split("\n")
-      .filter((line) => line.includes(` name=${prefix}:streams-sub `));
+      .filter((line) => line.includes(` name=${prefix}:subscriber `));
     expect(clients).toHaveLength(2);
     const [alice, bob] = await connectedPair();
     const stream = await Sse.open(`${two.apiUrl}/agent/stream`, alice.apiKey);

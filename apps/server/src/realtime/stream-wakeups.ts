@@ -1,6 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
-import type { Logger } from "../logger";
+import type { SharedState } from "../shared/shared-state";
 
 /** A wake-up as it travels: the sending instance, and each grown log's key name with its new cursor. */
 interface WakeMessage {
@@ -8,51 +6,37 @@ interface WakeMessage {
   k: [string, number][];
 }
 
+/** The shared-state channel wake-ups travel on (`<prefix>:signal:streams:wake` in Redis). */
+const CHANNEL = "streams:wake";
+
 /**
- * Cross-instance wake-ups for open streams, over Redis pub/sub. Appending an event publishes its
- * log's key and new cursor (never the payload: the database stays the truth, followers read it
- * there) on one channel under the configured prefix; every instance's one subscriber connection
- * hears it and wakes its own followers of that key.
+ * Cross-instance wake-ups for open streams, over the shared state's pub/sub (Redis, on the
+ * instance's one pair of connections). Appending an event publishes its log's key and new cursor
+ * (never the payload: the database stays the truth, followers read it there) on one channel;
+ * every instance hears it and wakes its own followers of that key.
  *
  * Failure is never loss: a wake-up that cannot be sent (Redis down) is dropped, and each follower's
- * fallback tick reads the log's newest cursor anyway. ioredis reconnects by itself; on every
- * (re)connection this subscribes again and then asks for a resync, so followers read once more
- * whatever was appended while the connection was away.
+ * fallback tick reads the log's newest cursor anyway. ioredis reconnects and subscribes again by
+ * itself; once it has, this asks for a resync, so followers read once more whatever was appended
+ * while the connection was away.
  */
 export class StreamWakeups {
-  readonly #instance = randomUUID();
-  readonly #channel: string;
-  readonly #publisher: Redis;
-  readonly #subscriber: Redis;
+  readonly #shared: SharedState;
+  readonly #unsubscribe: () => void;
+  readonly #unfollowReconnects: () => void;
   #wake: (name: string, cursor: number) => void = () => {};
   #resync: () => void = () => {};
-  #subscribedOnce = false;
-  #down = false;
-  #ready: Promise<void>;
   #closed = false;
 
-  constructor(
-    url: string,
-    prefix: string,
-    private readonly logger: Logger,
-  ) {
-    this.#channel = `${prefix}:streams:wake`;
-    // A wake-up is worth sending now or never: no offline queue, so an outage holds no memory.
-    this.#publisher = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: `${prefix}:streams-pub` });
-    // Subscriptions are made here on each `ready` (below), which also tells when they are back.
-    this.#subscriber = new Redis(url, { autoResubscribe: false, maxRetriesPerRequest: null, connectionName: `${prefix}:streams-sub` });
-    for (const connection of [this.#publisher, this.#subscriber]) connection.on("error", (error) => this.#failed(error));
-    this.#subscriber.on("message", (channel: string, message: string) => {
-      if (channel === this.#channel) this.#heard(message);
-    });
-    this.#ready = new Promise((resolve) => {
-      this.#subscriber.on("ready", () => void this.#subscribe().then(resolve));
-    });
+  constructor(shared: SharedState) {
+    this.#shared = shared;
+    this.#unsubscribe = shared.subscribe(CHANNEL, (message) => this.#heard(message));
+    this.#unfollowReconnects = shared.onReconnected(() => this.#resync());
   }
 
   /** Resolves once this instance hears wake-ups (tests and the benchmark wait for it). */
   ready(): Promise<void> {
-    return this.#ready;
+    return this.#shared.subscribed();
   }
 
   /** Where heard wake-ups go (another instance appended to the named log). */
@@ -67,53 +51,25 @@ export class StreamWakeups {
 
   /** Tells every other instance which logs grew. Never waits and never throws. */
   publish(grown: ReadonlyMap<string, number>): void {
-    if (this.#closed || this.#publisher.status !== "ready") return;
-    const message: WakeMessage = { i: this.#instance, k: [...grown] };
-    this.#publisher.publish(this.#channel, JSON.stringify(message)).catch((error: unknown) => this.#failed(error));
+    if (this.#closed) return;
+    this.#shared.publish(CHANNEL, { i: this.#shared.instanceId, k: [...grown] } satisfies WakeMessage);
   }
 
+  /** Stops hearing and sending wake-ups; the connections are the shared state's to close. */
   async close(): Promise<void> {
     this.#closed = true;
-    // A connection still trying to reach Redis has nothing to say goodbye to: drop it at once.
-    await Promise.all(
-      [this.#publisher, this.#subscriber].map((connection) =>
-        connection.status === "ready" ? connection.quit().catch(() => connection.disconnect()) : connection.disconnect(),
-      ),
-    );
+    this.#unsubscribe();
+    this.#unfollowReconnects();
   }
 
-  async #subscribe(): Promise<void> {
-    try {
-      await this.#subscriber.subscribe(this.#channel);
-    } catch (error) {
-      // The connection dropped again before the answer; the next `ready` tries again.
-      this.#failed(error);
-      return;
-    }
-    if (this.#down) this.logger.info("redis: stream wake-ups are back");
-    this.#down = false;
-    if (this.#subscribedOnce) this.#resync();
-    this.#subscribedOnce = true;
-  }
-
-  #heard(raw: string): void {
-    let message: WakeMessage;
-    try {
-      message = JSON.parse(raw) as WakeMessage;
-    } catch {
-      return;
-    }
+  #heard(raw: unknown): void {
+    const message = raw as Partial<WakeMessage> | null;
     // This instance told its own followers when it appended.
-    if (message.i === this.#instance || !Array.isArray(message.k)) return;
-    for (const [name, cursor] of message.k) {
+    if (!message || message.i === this.#shared.instanceId || !Array.isArray(message.k)) return;
+    for (const entry of message.k) {
+      if (!Array.isArray(entry)) continue;
+      const [name, cursor] = entry as unknown[];
       if (typeof name === "string" && typeof cursor === "number") this.#wake(name, cursor);
     }
-  }
-
-  /** One warning per outage (ioredis reports each failed reconnect); streams fall back to polling meanwhile. */
-  #failed(error: unknown): void {
-    if (this.#down || this.#closed) return;
-    this.#down = true;
-    this.logger.warn({ err: error }, "redis: stream wake-ups unavailable; streams fall back to polling the database");
   }
 }

@@ -31,7 +31,28 @@ export interface SharedState {
   publish(channel: string, message: unknown): void;
   /** Hears `channel`; answers the unsubscribe function. */
   subscribe(channel: string, listener: (message: unknown) => void): () => void;
+  /** Resolves once every `subscribe` made so far hears what is published (a few ms with Redis). */
+  subscribed(): Promise<void>;
+  /**
+   * Calls `listener` each time the connection to Redis came back and the subscriptions hear again:
+   * what was published meanwhile was missed. Never called in one process. Answers the unsubscribe function.
+   */
+  onReconnected(listener: () => void): () => void;
+  /**
+   * With Redis: this instance's two connections to it, for the parts that speak Redis themselves
+   * (the document relay), so an instance holds one pair in all. Commands on `client` fail at once
+   * while Redis is away (no offline queue); `subscriber` queues its SUBSCRIBEs and makes them again
+   * after a reconnect.
+   */
+  readonly redis?: RedisConnections;
   close(): Promise<void>;
+}
+
+export interface RedisConnections {
+  readonly client: Redis;
+  readonly subscriber: Redis;
+  /** What every key and channel of this server's starts with (`redisPrefix`). */
+  readonly prefix: string;
 }
 
 export interface RateLimit {
@@ -146,6 +167,12 @@ class MemoryState implements SharedState {
     return () => this.#events.off(channel, listener);
   }
 
+  async subscribed(): Promise<void> {}
+
+  onReconnected(): () => void {
+    return () => {};
+  }
+
   async close(): Promise<void> {
     this.#events.removeAllListeners();
   }
@@ -169,9 +196,11 @@ class RedisState implements SharedState {
   readonly #client: Redis;
   readonly #subscriber: Redis;
   readonly #events = new EventEmitter().setMaxListeners(0);
+  readonly #reconnected = new EventEmitter().setMaxListeners(0);
   readonly #fallbackSlots = new MemorySlots();
   readonly #renewals = new Set<NodeJS.Timeout>();
   #warned = 0;
+  #subscriberReadyBefore = false;
 
   constructor(
     url: string,
@@ -181,17 +210,45 @@ class RedisState implements SharedState {
     // No offline queue: while Redis is away a command fails at once (and the fallback answers)
     // instead of holding the request until it is back.
     const options = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false } as const;
-    this.#client = new Redis(url, options);
+    // Named, so `CLIENT LIST` shows whose they are: the instance's only two connections to Redis.
+    this.#client = new Redis(url, { ...options, connectionName: `${prefix}:commands` });
     // The subscriber queues its SUBSCRIBEs until connected, and ioredis subscribes again after a reconnect.
-    this.#subscriber = new Redis(url, { ...options, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.#subscriber = new Redis(url, {
+      ...options,
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+      connectionName: `${prefix}:subscriber`,
+    });
     for (const connection of [this.#client, this.#subscriber]) connection.on("error", (error) => this.#warn(error, "redis"));
-    this.#subscriber.on("message", (channel: string, raw: string) => {
+    // The subscriber also carries the document relay's channels (binary, its own listener): only
+    // channels subscribed here are decoded.
+    this.#subscriber.on("messageBuffer", (channelBuffer: Buffer, raw: Buffer) => {
+      const channel = channelBuffer.toString();
+      if (this.#events.listenerCount(channel) === 0) return;
       try {
-        this.#events.emit(channel, JSON.parse(raw));
+        this.#events.emit(channel, JSON.parse(raw.toString()));
       } catch {
         // Not ours (the prefix is shared by mistake?): ignored.
       }
     });
+    // ioredis subscribes again right after "ready" (the listener runs first); a PING queued behind
+    // those SUBSCRIBEs answers once they are in effect.
+    this.#subscriber.on("ready", () => {
+      if (!this.#subscriberReadyBefore) {
+        this.#subscriberReadyBefore = true;
+        return;
+      }
+      setImmediate(() => {
+        this.subscribed().then(
+          () => this.#reconnected.emit("reconnected"),
+          () => {},
+        );
+      });
+    });
+  }
+
+  get redis(): RedisConnections {
+    return { client: this.#client, subscriber: this.#subscriber, prefix: this.prefix };
   }
 
   /**
@@ -288,9 +345,20 @@ class RedisState implements SharedState {
     };
   }
 
+  async subscribed(): Promise<void> {
+    // Commands on a connection are answered in order: the PING's answer comes after the SUBSCRIBEs'.
+    await this.#subscriber.ping();
+  }
+
+  onReconnected(listener: () => void): () => void {
+    this.#reconnected.on("reconnected", listener);
+    return () => this.#reconnected.off("reconnected", listener);
+  }
+
   async close(): Promise<void> {
     for (const renewal of this.#renewals) clearInterval(renewal);
     this.#events.removeAllListeners();
+    this.#reconnected.removeAllListeners();
     this.#subscriber.disconnect();
     await this.#client.quit().catch(() => this.#client.disconnect());
   }

@@ -114,7 +114,10 @@ export class DocumentStore {
 
   /** The store when another process may have stored: lock the row, merge what it holds, write the union. */
   async #mergeAndStore(name: string, doc: Y.Doc, origin: unknown): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
+    // A store given a transaction (a seed writing many documents in one) locks and writes in it.
+    const atomically = <T>(work: (trx: Kysely<Schema>) => Promise<T>) =>
+      this.db.isTransaction ? work(this.db) : this.db.transaction().execute(work);
+    return atomically(async (trx) => {
       const updatedAt = nowIso();
       // The lock (PostgreSQL) or the write transaction (SQLite: BEGIN IMMEDIATE) keeps every other
       // store of this document out until this one commits.

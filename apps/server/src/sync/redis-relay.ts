@@ -12,9 +12,10 @@ import {
   type onChangePayload,
   type onStoreDocumentPayload,
 } from "@hocuspocus/server";
-import RedisClient from "ioredis";
+import type RedisClient from "ioredis";
 import type { Logger } from "pino";
 import { applyAwarenessUpdate } from "y-protocols/awareness";
+import type { SharedState } from "../shared/shared-state";
 
 /** How long a store may hold a document's lock in Redis (it is released as soon as the store ends). */
 const LOCK_TTL_MS = 5000;
@@ -40,17 +41,24 @@ interface Internals {
   handleIncomingMessage(channel: Buffer, data: Buffer): Promise<void>;
   /** Documents subscribed, including those still loading (not yet in `instance.documents`). */
   documents: Map<string, Document>;
+  /** Queues the document's state vector (a SyncStep1) for publishing at the end of this turn. */
+  schedulePublish(documentName: string, document: Document): { syncStepPending: boolean };
+  /** What `schedulePublish` queued, not sent yet. */
+  pendingPublishes: Map<string, { cancel(): void }>;
 }
 
 /**
  * Hocuspocus's own Redis extension (4.7), which relays document updates and awareness between
  * the instances that have a document open, with three changes for how Tandem uses it:
  *
- * - Updates are published as they are, in one hop, besides the extension's state-vector exchange
- *   (a SyncStep1 that peers answer with what each side misses, two hops, kept: Redis pub/sub is
- *   at-most-once, and the exchange repairs a lost message at the next change). An edit reaches
- *   the other instances without waiting for the exchange, and without its instance having to keep
- *   the document loaded for it.
+ * - Updates are published as they are, in one hop, and the extension's state-vector exchange (a
+ *   SyncStep1 that peers answer with what each side misses, two hops) runs after each store
+ *   instead of after each change. Redis pub/sub is at-most-once, so the exchange is kept: it
+ *   repairs a lost message at the next store (within the store debounce of the next change). An
+ *   edit reaches the other instances without waiting for the exchange, and without its instance
+ *   having to keep the document loaded for it; and the peers no longer answer every keystroke
+ *   with a diff of their own, work that sat in front of the relayed edit's broadcast there (about
+ *   a third of what another instance added to an edit's latency, `npm run bench -- scale`).
  * - A store waits for another instance's store of the same document instead of skipping (the
  *   extension skips and unloads, trusting the other instance to store a state it may not have).
  *   If the lock cannot be had (Redis unreachable, a store hung), the store goes ahead without it:
@@ -73,31 +81,44 @@ export class RedisRelay extends Redis {
   /** Documents with relayed changes this instance has not stored yet: the timer of that store. */
   readonly #relayedStores = new Map<string, NodeJS.Timeout>();
 
+  readonly #unfollowReconnects: () => void;
+  readonly #onMessage: (channel: Buffer, data: Buffer) => void;
+
+  /** `shared` must be on Redis: the relay speaks on its connections, an instance's one pair. */
   constructor(
-    url: string,
-    prefix: string,
+    shared: SharedState,
     private readonly logger: Logger,
   ) {
+    const { redis } = shared;
+    if (!redis) throw new Error("the document relay needs the shared state on Redis");
+    // The extension asks for two clients, its publisher then its subscriber: the shared ones.
+    const clients: RedisClient[] = [redis.client, redis.subscriber];
     super({
-      createClient: () => new RedisClient(url),
+      createClient: () => clients.shift() as RedisClient,
       // Every key and channel starts with the server's prefix: `<prefix>:sync:<document>`,
       // `<prefix>:sync:<document>:lock` and `<prefix>:sync#reply:<instance>`.
-      prefix: `${prefix}:sync`,
+      prefix: `${redis.prefix}:sync`,
       lockTimeout: LOCK_TTL_MS,
     });
     // The extension's lock gives up at once (retryCount 0); ours waits for the other store to end.
     const Redlock = this.redlock.constructor as new (clients: Iterable<RedisClient>, settings: object) => Redis["redlock"];
     this.redlock = new Redlock([this.pub as RedisClient], { retryCount: LOCK_RETRIES, retryDelay: LOCK_RETRY_DELAY_MS, retryJitter: 20 });
-    for (const client of [this.pub, this.sub]) {
-      client.on("error", (error: Error) => this.logger.warn({ err: error }, "redis connection error (documents across instances)"));
-    }
-    // Relayed awareness is applied here; every other message as the extension does.
+    // Relayed awareness is applied here; every other message of ours as the extension does. The
+    // subscriber also carries the shared state's signals: only this relay's channels are read.
     const extension = this as unknown as Internals;
     const handle = extension.handleIncomingMessage;
+    const ours = Buffer.from(this.configuration.prefix);
     this.sub.off("messageBuffer", handle);
-    this.sub.on("messageBuffer", (channel: Buffer, data: Buffer) => {
+    this.#onMessage = (channel: Buffer, data: Buffer) => {
+      if (channel.compare(ours, 0, ours.length, 0, ours.length) !== 0) return;
       if (this.#appliedAwareness(data, extension.documents)) return;
       handle(channel, data).catch((error: unknown) => this.logger.warn({ err: error }, "could not apply a relayed document message"));
+    };
+    this.sub.on("messageBuffer", this.#onMessage);
+    // Updates published while Redis was away were lost (no offline queue): once it is back, every
+    // open document runs the state-vector exchange, so each side gets what it missed.
+    this.#unfollowReconnects = shared.onReconnected(() => {
+      for (const [name, document] of this.instance?.documents ?? []) extension.schedulePublish(name, document).syncStepPending = true;
     });
   }
 
@@ -130,6 +151,8 @@ export class RedisRelay extends Redis {
    */
   override async afterLoadDocument(payload: afterLoadDocumentPayload): Promise<void> {
     try {
+      // The shared subscriber would wait for Redis to come back, however long: fail the load now.
+      if (!this.reachable) throw new Error("Redis, which relays documents between instances, is unreachable");
       await super.afterLoadDocument(payload);
     } catch (error) {
       payload.document.destroy();
@@ -153,7 +176,7 @@ export class RedisRelay extends Redis {
         this.logger.warn({ err: error, document: data.documentName }, "could not relay a document update");
       });
     }
-    return super.onChange(data);
+    // Not the extension's onChange: its state-vector exchange follows the store (afterStoreDocument).
   }
 
   /**
@@ -205,6 +228,8 @@ export class RedisRelay extends Redis {
   override async afterStoreDocument(payload: afterStoreDocumentPayload): Promise<void> {
     // Releases the lock; without the origin, the extension's wait after a local store is skipped.
     await super.afterStoreDocument({ ...payload, lastTransactionOrigin: undefined });
+    // The repair exchange: peers answer with what this instance misses, and ask for what they miss.
+    (this as unknown as Internals).schedulePublish(payload.documentName, payload.document).syncStepPending = true;
   }
 
   /**
@@ -249,18 +274,26 @@ export class RedisRelay extends Redis {
     this.#closing = true;
   }
 
+  /** Hocuspocus's own server calls this at its end: the extension's would quit the shared connections. */
+  override async onDestroy(): Promise<void> {
+    await this.close();
+  }
+
+  /** Stops relaying. The connections are the shared state's, closed after this (never the extension's quit). */
   async close(): Promise<void> {
     for (const timer of this.#relayedStores.values()) clearTimeout(timer);
     this.#relayedStores.clear();
-    // The extension quits politely, which waits for a Redis that may be gone: a second at most.
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, 1000);
-    });
-    await Promise.race([this.onDestroy().catch(() => undefined), waited]);
-    clearTimeout(timer);
-    this.pub.disconnect(false);
-    this.sub.disconnect(false);
+    this.#unfollowReconnects();
+    const extension = this as unknown as Internals;
+    for (const pending of extension.pendingPublishes.values()) pending.cancel();
+    extension.pendingPublishes.clear();
+    this.sub.off("messageBuffer", this.#onMessage);
+    const channels = [
+      `${this.configuration.prefix}#reply:${this.configuration.identifier}`,
+      ...[...extension.documents.keys()].map((name) => this.#channel(name)),
+    ];
+    // Not awaited: with Redis gone it would wait for ever; the shared state's close drops it.
+    this.sub.unsubscribe(...channels).catch(() => {});
   }
 
   /** The document's channel, as the extension names it. */

@@ -12,6 +12,7 @@ import type { ServerConfig } from "../config";
 import type { Database } from "../db/database";
 import type { Schema } from "../db/schema";
 import { storageUnavailable } from "../http/errors";
+import type { SharedState } from "../shared/shared-state";
 import { sharedFolders } from "../sharing/access";
 import { reconcileViews, updateDocumentViews } from "../views/document-views";
 import { claimNotes, noteOwner } from "../views/note-ownership";
@@ -60,6 +61,7 @@ export interface SyncDependencies {
   readonly database: Database;
   readonly db: Kysely<Schema>;
   readonly authenticator: Authenticator;
+  readonly shared: SharedState;
 }
 
 export class SyncServer {
@@ -86,8 +88,8 @@ export class SyncServer {
     // A store that failed is retried by DurableStore; its success runs afterStoreDocument, so the views follow.
     this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
     this.views = new ViewScheduler((name) => updateDocumentViews(context.db, this.store, name));
-    const { redisUrl, redisPrefix } = context.config;
-    this.#relay = redisUrl ? new RedisRelay(redisUrl, redisPrefix, context.logger) : undefined;
+    // On the shared state's Redis connections: an instance holds one pair for everything.
+    this.#relay = context.shared.redis ? new RedisRelay(context.shared, context.logger) : undefined;
     this.hocuspocus = new UnloadSafeHocuspocus<SyncContext>({
       name: "tandem",
       quiet: true,
