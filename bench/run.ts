@@ -70,6 +70,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary: "one edit from client A to client B: Tandem vs stock Hocuspocus vs a raw ws relay (target: ≤ 1.25× stock at p50)",
     load: () => import("./sync"),
   },
+  start: {
+    summary:
+      "tandem-server serve to the first /healthz 200 vs a bare node:http server (target ≤ 0.5 s); CLI commands vs node -e 0 (≤ 0.3 s); idle RSS vs bare (≤ 150 MB)",
+    load: () => import("./start"),
+  },
   scale: {
     summary:
       "two instances on one PostgreSQL + Redis: an event posted on one reaching a stream held on the other vs on the same (target p50 ≤ 5 ms)",

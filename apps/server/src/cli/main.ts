@@ -1,4 +1,4 @@
-import { fileURLToPath } from "node:url";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { ALL_SCOPES, parseScopeList } from "@tandem/core";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
@@ -11,6 +11,7 @@ import { ApiError } from "../http/errors";
 import { createLogger } from "../logger";
 import { streamKeyName } from "../realtime/event-log";
 import { startServer } from "../server";
+import { SERVER_PACKAGE_DIR } from "../server-files";
 import { announceAccessChange } from "../shared/access-changes";
 import { openSharedState } from "../shared/shared-state";
 import { InstanceConflictError } from "../system/instance-lease";
@@ -82,7 +83,7 @@ class CliError extends Error {}
  * The default data directory: `data/` at the root of this checkout (where `npm start` keeps it),
  * not the working directory, so `npx tandem-server …` run from a subfolder finds the same database.
  */
-const CHECKOUT_DATA_DIR = fileURLToPath(new URL("../../../../data", import.meta.url));
+const CHECKOUT_DATA_DIR = path.join(SERVER_PACKAGE_DIR, "..", "..", "data");
 
 const OPTIONS = {
   "data-dir": { type: "string" },
