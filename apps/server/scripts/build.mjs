@@ -63,6 +63,8 @@ export function guestRichTextCode(result) {
 const packagesExternal = {
   name: "packages-external",
   setup(build) {
+    // The sources' way to the guest page's script (src/share/guest-rich-text.ts), never taken by the build.
+    build.onResolve({ filter: /\/scripts\/build\.mjs$/ }, () => ({ path: "../scripts/build.mjs", external: true }));
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
       if (args.path.startsWith("@tandem/") || args.pluginData === "inner") return undefined;
       if (args.path.startsWith("node:")) return { path: args.path, external: true };
@@ -72,6 +74,29 @@ const packagesExternal = {
       if (fromDist.errors.length === 0 && fromDist.path === fromImporter.path) return { path: args.path, external: true };
       const relative = path.relative(DIST_DIR, fromImporter.path).split(path.sep).join("/");
       return { path: relative.startsWith(".") ? relative : `./${relative}`, external: true };
+    });
+  },
+};
+
+/**
+ * Tells esbuild that @tandem/core's modules do nothing when imported but define things (true of
+ * them all), so a module of it that the server does not use is left out with the packages it
+ * imports: the CLI's `keys list` needs the scope names, not the editor schema and its HTML parser.
+ */
+const CORE_SOURCES = path.join(SERVER_DIR, "..", "..", "packages", "core", "src") + path.sep;
+const coreWithoutSideEffects = {
+  name: "core-without-side-effects",
+  setup(build) {
+    build.onResolve({ filter: /^(@tandem\/core|\.)/ }, async (args) => {
+      if (args.pluginData === "inner") return undefined;
+      if (!args.path.startsWith("@tandem/core") && !args.importer.startsWith(CORE_SOURCES)) return undefined;
+      const { path: resolved, errors } = await build.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: "inner",
+      });
+      return errors.length > 0 ? undefined : { path: resolved, sideEffects: false };
     });
   },
 };
@@ -116,7 +141,7 @@ async function build() {
       format: "esm",
       platform: "node",
       target: "node22",
-      plugins: [packagesExternal],
+      plugins: [packagesExternal, coreWithoutSideEffects],
       sourcemap: "linked",
       write: false,
       metafile: true,

@@ -40,7 +40,7 @@ import { accountHandlers } from "./oauth/account-routes";
 import { OAuthServer } from "./oauth/oauth-routes";
 import { RealtimeLog } from "./realtime/event-log";
 import { realtimeHandlers } from "./realtime/realtime-routes";
-import { StreamWakeups } from "./realtime/stream-wakeups";
+import { openStreamWakeups } from "./realtime/stream-wakeups";
 import { DeviceTokenVerifier } from "./runtime/device-tokens";
 import { runtimeHandlers } from "./runtime/runtime-routes";
 import { createEmbedder } from "./search/embedder";
@@ -53,7 +53,7 @@ import { openSharedState } from "./shared/shared-state";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
-import { SYNC_PATH, SyncServer } from "./sync/sync-server";
+import { createRedisRelay, SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { renderHomePage } from "./system/home-page";
 import { InstanceLease } from "./system/instance-lease";
 import { systemHandlers } from "./system/system-routes";
@@ -168,7 +168,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   authenticator.addVerifier(new ApiKeyVerifier(database.db));
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator, shared };
-  const sync = new SyncServer(base);
+  const sync = new SyncServer(base, await createRedisRelay(base));
   await sync.start();
   const clock = new Clock();
   const embedder = createEmbedder(config, logger);
@@ -176,7 +176,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     ...base,
     sync,
     clock,
-    realtime: new RealtimeLog(clock, config.redisUrl ? new StreamWakeups(config.redisUrl, config.redisPrefix, logger) : undefined),
+    realtime: new RealtimeLog(clock, await openStreamWakeups(config, logger)),
     maintenance: new Maintenance(config.maintenanceIntervalMs, logger),
     models: new ModelCatalog(config, () => new LocalModel()),
     embedder,

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { Kysely, PostgresDialect, sql } from "kysely";
-import pg from "pg";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
 import { Sqlite3Dialect } from "./sqlite3/sqlite3-dialect";
@@ -69,6 +68,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let dialect: Dialect;
   let location: string;
   if (options.databaseUrl) {
+    // Loaded only for PostgreSQL: a server on SQLite never needs the driver.
+    const { default: pg } = await import("pg");
     const types = {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>
         // ids and counts are int8; they stay far below 2^53, so read them as numbers.

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import type { ServerConfig } from "../config";
 import type { Logger } from "../logger";
 
 /** A wake-up as it travels: the sending instance, and each grown log's key name with its new cursor. */
@@ -31,16 +32,22 @@ export class StreamWakeups {
   #ready: Promise<void>;
   #closed = false;
 
+  /** See {@link openStreamWakeups}. */
   constructor(
+    RedisClient: typeof Redis,
     url: string,
     prefix: string,
     private readonly logger: Logger,
   ) {
     this.#channel = `${prefix}:streams:wake`;
     // A wake-up is worth sending now or never: no offline queue, so an outage holds no memory.
-    this.#publisher = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: `${prefix}:streams-pub` });
+    this.#publisher = new RedisClient(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: `${prefix}:streams-pub` });
     // Subscriptions are made here on each `ready` (below), which also tells when they are back.
-    this.#subscriber = new Redis(url, { autoResubscribe: false, maxRetriesPerRequest: null, connectionName: `${prefix}:streams-sub` });
+    this.#subscriber = new RedisClient(url, {
+      autoResubscribe: false,
+      maxRetriesPerRequest: null,
+      connectionName: `${prefix}:streams-sub`,
+    });
     for (const connection of [this.#publisher, this.#subscriber]) connection.on("error", (error) => this.#failed(error));
     this.#subscriber.on("message", (channel: string, message: string) => {
       if (channel === this.#channel) this.#heard(message);
@@ -116,4 +123,14 @@ export class StreamWakeups {
     this.#down = true;
     this.logger.warn({ err: error }, "redis: stream wake-ups unavailable; streams fall back to polling the database");
   }
+}
+
+/** Cross-instance wake-ups when `config` has Redis (ioredis is loaded only then); none otherwise. */
+export async function openStreamWakeups(
+  config: Pick<ServerConfig, "redisUrl" | "redisPrefix">,
+  logger: Logger,
+): Promise<StreamWakeups | undefined> {
+  if (!config.redisUrl) return undefined;
+  const { Redis } = await import("ioredis");
+  return new StreamWakeups(Redis, config.redisUrl, config.redisPrefix, logger);
 }

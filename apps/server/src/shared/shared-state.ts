@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { BurstyRateLimiter, type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { ServerConfig } from "../config";
 import type { Logger } from "../logger";
@@ -174,6 +174,7 @@ class RedisState implements SharedState {
   #warned = 0;
 
   constructor(
+    RedisClient: typeof Redis,
     url: string,
     private readonly prefix: string,
     private readonly logger: Logger,
@@ -181,9 +182,9 @@ class RedisState implements SharedState {
     // No offline queue: while Redis is away a command fails at once (and the fallback answers)
     // instead of holding the request until it is back.
     const options = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false } as const;
-    this.#client = new Redis(url, options);
+    this.#client = new RedisClient(url, options);
     // The subscriber queues its SUBSCRIBEs until connected, and ioredis subscribes again after a reconnect.
-    this.#subscriber = new Redis(url, { ...options, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.#subscriber = new RedisClient(url, { ...options, enableOfflineQueue: true, maxRetriesPerRequest: null });
     for (const connection of [this.#client, this.#subscriber]) connection.on("error", (error) => this.#warn(error, "redis"));
     this.#subscriber.on("message", (channel: string, raw: string) => {
       try {
@@ -299,7 +300,9 @@ class RedisState implements SharedState {
 /** The shared state `config` asks for: Redis when `redisUrl` is set, else this process. */
 export async function openSharedState(config: Pick<ServerConfig, "redisUrl" | "redisPrefix">, logger: Logger): Promise<SharedState> {
   if (!config.redisUrl) return new MemoryState();
-  const state = new RedisState(config.redisUrl, config.redisPrefix, logger);
+  // ioredis is loaded only for a server that shares its state through Redis.
+  const { Redis } = await import("ioredis");
+  const state = new RedisState(Redis, config.redisUrl, config.redisPrefix, logger);
   await state.ready();
   return state;
 }

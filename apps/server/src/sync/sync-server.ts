@@ -15,7 +15,7 @@ import { credentialAccess } from "./credential-access";
 import { type DocumentAccess, documentAccess } from "./document-access";
 import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
-import { RedisRelay } from "./redis-relay";
+import type { RedisRelay } from "./redis-relay";
 import { StorageQuota } from "./storage-quota";
 import { UnloadSafeHocuspocus } from "./unload-safe-hocuspocus";
 import { updateLimits } from "./update-limits";
@@ -82,7 +82,11 @@ export class SyncServer {
   /** With Redis configured: relays updates and awareness to the other instances, and locks stores. */
   readonly #relay: RedisRelay | undefined;
 
-  constructor(private readonly context: SyncDependencies) {
+  /** `relay`: with Redis configured, see {@link createRedisRelay} (loaded only then). */
+  constructor(
+    private readonly context: SyncDependencies,
+    relay?: RedisRelay,
+  ) {
     const { maxDocumentBytes, userQuotaBytes } = context.config;
     // A message carries one update plus a few bytes of framing; anything bigger is refused unread.
     this.#sockets = new WebSocketServer({ noServer: true, maxPayload: maxDocumentBytes + 64 * 1024 });
@@ -91,8 +95,7 @@ export class SyncServer {
     // A store that failed is retried by DurableStore; its success runs afterStoreDocument, so the views follow.
     this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
     this.views = new ViewScheduler((name) => updateDocumentViews(context.db, this.store, name));
-    const { redisUrl, redisPrefix } = context.config;
-    this.#relay = redisUrl ? new RedisRelay(redisUrl, redisPrefix, context.logger) : undefined;
+    this.#relay = relay;
     this.hocuspocus = new UnloadSafeHocuspocus<SyncContext>({
       name: "tandem",
       quiet: true,
@@ -234,4 +237,11 @@ export class SyncServer {
     await new Promise<void>((resolve) => this.#sockets.close(() => resolve()));
     await this.views.flush();
   }
+}
+
+/** The relay `config` asks for: none without Redis; with it, Hocuspocus's Redis extension, loaded only then. */
+export async function createRedisRelay({ config, logger }: Pick<SyncDependencies, "config" | "logger">): Promise<RedisRelay | undefined> {
+  if (!config.redisUrl) return undefined;
+  const { RedisRelay } = await import("./redis-relay");
+  return new RedisRelay(config.redisUrl, config.redisPrefix, logger);
 }
