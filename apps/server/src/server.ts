@@ -171,7 +171,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   const sync = new SyncServer(base, await createRedisRelay(base));
   await sync.start();
   const clock = new Clock();
-  const embedder = createEmbedder(config, logger);
+  const embedder = await createEmbedder(config, logger);
   const context: AppContext = {
     ...base,
     sync,
