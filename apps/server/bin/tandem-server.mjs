@@ -2,7 +2,12 @@
 // Runs the server's build in dist/ (`npm install` makes it; see scripts/build.mjs). When a source
 // changed since that build (a `git pull` without `npm install`, an edit), it builds again first,
 // in about a second, so what runs is always the code in the checkout.
+import { enableCompileCache } from "node:module";
 import { ensureBuilt } from "../scripts/build.mjs";
+
+// V8's compiled code, cached on disk by Node (in the temp folder): a start after the first compiles
+// little of the server and its packages again.
+enableCompileCache();
 
 try {
   await ensureBuilt();
