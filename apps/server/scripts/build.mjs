@@ -153,7 +153,8 @@ async function build() {
     ...server.outputFiles.map((file) => ({ name: path.relative(DIST_DIR, file.path), contents: file.contents })),
     { name: "guest-rich-text.js", contents: guestRichTextCode(guest) },
   ];
-  const inputs = new Set([path.relative(SERVER_DIR, THIS_SCRIPT)]);
+  // The lockfile too: a package moved by npm (one nested under packages/core/node_modules, imported by path) means a new build.
+  const inputs = new Set([path.relative(SERVER_DIR, THIS_SCRIPT), path.join("..", "..", "package-lock.json")]);
   for (const input of [...Object.keys(server.metafile.inputs), ...Object.keys(guest.metafile.inputs)]) {
     // esbuild names inputs relative to its working directory; packages' own files are not sources.
     if (!input.includes("node_modules/") && !input.startsWith("<")) inputs.add(input.replace(/^.*?:/, ""));
