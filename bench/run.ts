@@ -75,6 +75,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "one edit from a y-websocket client (/yjs) seen by a Hocuspocus client vs between two Hocuspocus clients, same server (target: ≤ 1.2× at p50)",
     load: () => import("./yjs"),
   },
+  start: {
+    summary:
+      "tandem-server serve to the first /healthz 200 vs a bare node:http server (target ≤ 0.5 s); CLI commands vs node -e 0 (≤ 0.3 s); idle RSS vs bare (≤ 150 MB)",
+    load: () => import("./start"),
+  },
   scale: {
     summary:
       "two instances on one PostgreSQL + Redis: an event posted on one reaching a stream held on the other vs on the same (target p50 ≤ 5 ms)",

@@ -53,7 +53,7 @@ import { openSharedState } from "./shared/shared-state";
 import { sharingHandlers } from "./sharing/sharing-routes";
 import { snapshotHandlers } from "./snapshots/snapshots-routes";
 import { syncHandlers } from "./sync/sync-routes";
-import { SYNC_PATH, SyncServer } from "./sync/sync-server";
+import { createRedisRelay, SYNC_PATH, SyncServer } from "./sync/sync-server";
 import { YJS_PATH, YjsEndpoint } from "./sync/yjs-endpoint";
 import { renderHomePage } from "./system/home-page";
 import { InstanceLease } from "./system/instance-lease";
@@ -171,10 +171,10 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   authenticator.addVerifier(new ApiKeyVerifier(database.db));
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator, shared };
-  const sync = new SyncServer(base);
+  const sync = new SyncServer(base, await createRedisRelay(base));
   await sync.start();
   const clock = new Clock();
-  const embedder = createEmbedder(config, logger);
+  const embedder = await createEmbedder(config, logger);
   const context: AppContext = {
     ...base,
     sync,

@@ -1,22 +1,14 @@
-import { fileURLToPath } from "node:url";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { ALL_SCOPES, parseScopeList } from "@tandem/core";
-import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
-import { passwordProblem, setPassword } from "../auth/passwords";
-import { Clock, nowIso } from "../clock";
 import { ConfigError, loadConfig, type ServerConfig } from "../config";
-import { DatabaseNotFoundError, openDatabase } from "../db/database";
-import { creditStanding, setCreditBalance } from "../grants/credits";
+import type { openDatabase } from "../db/database";
 import { ApiError } from "../http/errors";
-import { createLogger } from "../logger";
-import { streamKeyName } from "../realtime/event-log";
-import { startServer } from "../server";
-import { announceAccessChange } from "../shared/access-changes";
-import { openSharedState } from "../shared/shared-state";
+import { SERVER_PACKAGE_DIR } from "../server-files";
 import { InstanceConflictError } from "../system/instance-lease";
-import { operatorTeamView, setTeamName, setTeamSeats, UNLIMITED_SEATS } from "../team/team-service";
-import { createUser, requireUserByUsername } from "../users/users-service";
-import { rebuildViews } from "../views/rebuild-views";
+
+// Each command imports what it needs when it runs (`await import(…)`), so `--help` or `keys list`
+// never loads the HTTP server, the sync hub or the agent, and answers at once.
 
 const USAGE = `Usage: tandem-server <command> [options]
 
@@ -82,7 +74,7 @@ class CliError extends Error {}
  * The default data directory: `data/` at the root of this checkout (where `npm start` keeps it),
  * not the working directory, so `npx tandem-server …` run from a subfolder finds the same database.
  */
-const CHECKOUT_DATA_DIR = fileURLToPath(new URL("../../../../data", import.meta.url));
+const CHECKOUT_DATA_DIR = path.join(SERVER_PACKAGE_DIR, "..", "..", "data");
 
 const OPTIONS = {
   "data-dir": { type: "string" },
@@ -157,6 +149,7 @@ function operand(positionals: string[], index: number, what: string): string {
 
 /** Runs `work` on the configured database, which must exist unless --create-database; says which one on stderr. */
 async function withDatabase<T>(values: Values, work: (db: Awaited<ReturnType<typeof openDatabase>>["db"]) => Promise<T>): Promise<T> {
+  const { DatabaseNotFoundError, openDatabase } = await import("../db/database");
   let database: Awaited<ReturnType<typeof openDatabase>>;
   try {
     database = await openDatabase({ ...configFrom(values), create: values["create-database"] === true });
@@ -193,6 +186,7 @@ function listenFailure(error: unknown, config: ServerConfig): CliError | undefin
 
 async function serve(values: Values): Promise<number> {
   const config = configFrom(values);
+  const [{ createLogger }, { startServer }] = await Promise.all([import("../logger"), import("../server")]);
   const logger = createLogger(config.logLevel);
   // Listening before the server starts: a signal that comes while it starts, or right after it
   // logs that it listens, stops it cleanly instead of killing the process.
@@ -225,6 +219,7 @@ async function run(argv: string[]): Promise<number> {
       return serve(values);
     case "users add": {
       const username = operand(positionals, 2, "<username>");
+      const [{ createApiKey }, { createUser }] = await Promise.all([import("../auth/api-keys"), import("../users/users-service")]);
       const result = await withDatabase(values, async (db) => {
         const user = await createUser(db, { username, name: values.name, email: values.email });
         const key = await createApiKey(db, { userId: user.id, scopes: ALL_SCOPES, label: "initial key" });
@@ -235,6 +230,10 @@ async function run(argv: string[]): Promise<number> {
     }
     case "users passwd": {
       const username = operand(positionals, 2, "<username>");
+      const [{ passwordProblem, setPassword }, { requireUserByUsername }] = await Promise.all([
+        import("../auth/passwords"),
+        import("../users/users-service"),
+      ]);
       const password = await readPassword();
       const problem = passwordProblem(password);
       if (problem) throw new CliError(`the password ${problem}`);
@@ -248,6 +247,10 @@ async function run(argv: string[]): Promise<number> {
     }
     case "keys create": {
       const username = operand(positionals, 2, "<username>");
+      const [{ createApiKey }, { requireUserByUsername }] = await Promise.all([
+        import("../auth/api-keys"),
+        import("../users/users-service"),
+      ]);
       let scopes = [...ALL_SCOPES];
       try {
         if (values.scopes !== undefined) scopes = parseScopeList(values.scopes);
@@ -271,6 +274,10 @@ async function run(argv: string[]): Promise<number> {
     }
     case "keys list": {
       const username = operand(positionals, 2, "<username>");
+      const [{ listApiKeys }, { requireUserByUsername }] = await Promise.all([
+        import("../auth/api-keys"),
+        import("../users/users-service"),
+      ]);
       const keys = await withDatabase(values, async (db) => listApiKeys(db, (await requireUserByUsername(db, username)).id));
       for (const key of keys) print(key);
       return 0;
@@ -278,6 +285,7 @@ async function run(argv: string[]): Promise<number> {
     case "keys revoke": {
       const keyId = operand(positionals, 2, "<keyId>");
       const config = configFrom(values);
+      const { revokeApiKey } = await import("../auth/api-keys");
       const revoked = await withDatabase(values, async (db) => {
         const owner = await db.selectFrom("api_keys").select("user_id").where("id", "=", keyId).executeTakeFirst();
         return { ...(await revokeApiKey(db, keyId)), userId: owner?.user_id };
@@ -285,6 +293,12 @@ async function run(argv: string[]): Promise<number> {
       // With Redis, every running instance closes the key's sync connections and streams now,
       // not at its next look at the database.
       if (config.redisUrl && revoked.userId !== undefined) {
+        const [{ openSharedState }, { createLogger }, { announceAccessChange }, { streamKeyName }] = await Promise.all([
+          import("../shared/shared-state"),
+          import("../logger"),
+          import("../shared/access-changes"),
+          import("../realtime/event-log"),
+        ]);
         const shared = await openSharedState(config, createLogger("warn"));
         announceAccessChange(shared, { endStreams: [streamKeyName({ userId: revoked.userId })] });
         await shared.close();
@@ -293,6 +307,7 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case "views rebuild": {
+      const { rebuildViews } = await import("../views/rebuild-views");
       print(await withDatabase(values, (db) => rebuildViews(db)));
       return 0;
     }
@@ -300,6 +315,11 @@ async function run(argv: string[]): Promise<number> {
       const username = operand(positionals, 2, "<username>");
       const amount = operand(positionals, 3, "<n>");
       if (!/^\d{1,15}$/.test(amount)) throw new UsageError(`<n> must be a non-negative whole number, not "${amount}"`);
+      const [{ Clock }, { setCreditBalance }, { requireUserByUsername }] = await Promise.all([
+        import("../clock"),
+        import("../grants/credits"),
+        import("../users/users-service"),
+      ]);
       const result = await withDatabase(values, async (db) => {
         const user = await requireUserByUsername(db, username);
         const balance = await db.transaction().execute((tx) => setCreditBalance(tx, new Clock(), user.id, Number(amount), "system"));
@@ -310,6 +330,11 @@ async function run(argv: string[]): Promise<number> {
     }
     case "credits show": {
       const username = operand(positionals, 2, "<username>");
+      const [{ Clock }, { creditStanding }, { requireUserByUsername }] = await Promise.all([
+        import("../clock"),
+        import("../grants/credits"),
+        import("../users/users-service"),
+      ]);
       const result = await withDatabase(values, async (db) => {
         const user = await requireUserByUsername(db, username);
         const standing = await creditStanding(db, new Clock(), configFrom(values).creditAllowance, user.id);
@@ -320,6 +345,7 @@ async function run(argv: string[]): Promise<number> {
     }
     case "team show": {
       const config = configFrom(values);
+      const [{ Clock }, { operatorTeamView }] = await Promise.all([import("../clock"), import("../team/team-service")]);
       print(await withDatabase(values, (db) => operatorTeamView({ db, config, clock: new Clock() })));
       return 0;
     }
@@ -329,6 +355,10 @@ async function run(argv: string[]): Promise<number> {
         throw new UsageError(`<n> must be a whole number of seats (at least 1), "unlimited" or "default", not "${value}"`);
       }
       const config = configFrom(values);
+      const [{ Clock, nowIso }, { operatorTeamView, setTeamSeats, UNLIMITED_SEATS }] = await Promise.all([
+        import("../clock"),
+        import("../team/team-service"),
+      ]);
       const result = await withDatabase(values, async (db) => {
         // "unlimited" is stored as a number no team reaches, so it overrides a limited default too.
         const seats = value === "default" ? null : value === "unlimited" ? UNLIMITED_SEATS : Number(value);
@@ -347,6 +377,10 @@ async function run(argv: string[]): Promise<number> {
       const name = positionals.slice(2).join(" ").trim();
       if (name.length === 0 || name.length > 100) throw new UsageError("<name> must be 1 to 100 characters");
       const config = configFrom(values);
+      const [{ Clock, nowIso }, { operatorTeamView, setTeamName }] = await Promise.all([
+        import("../clock"),
+        import("../team/team-service"),
+      ]);
       print(
         await withDatabase(values, async (db) => {
           await setTeamName(db, name, nowIso());

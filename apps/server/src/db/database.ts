@@ -2,7 +2,6 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { Sqlite3Dialect } from "@tandem/kysely-sqlite3";
 import { Kysely, PostgresDialect, sql } from "kysely";
-import pg from "pg";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
 
@@ -69,6 +68,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let dialect: Dialect;
   let location: string;
   if (options.databaseUrl) {
+    // Loaded only for PostgreSQL: a server on SQLite never needs the driver.
+    const { default: pg } = await import("pg");
     const types = {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>
         // ids and counts are int8; they stay far below 2^53, so read them as numbers.

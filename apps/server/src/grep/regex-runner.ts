@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { builtFile, RUNS_BUILT } from "../server-files";
 import type { GrepOptions, GrepResult } from "./line-matcher";
 
 export class RegexTimeoutError extends Error {}
@@ -95,8 +96,8 @@ export class RegexRunner {
   }
 
   #spawn(): Worker {
-    // Workers do not inherit tsx's loader through a .ts URL; register it inside the worker.
-    const worker = new Worker(new URL("./regex-worker-entry.mjs", import.meta.url));
+    // From the sources, workers do not inherit tsx's loader through a .ts URL: the entry registers it.
+    const worker = new Worker(RUNS_BUILT ? builtFile("regex-worker.js") : new URL("./regex-worker-entry.mjs", import.meta.url));
     worker.unref();
     this.#all.add(worker);
     return worker;

@@ -2,16 +2,7 @@
 // 2025-11-25, both through the official SDK v2) and the protected-resource metadata (RFC 9728)
 // through which a client that gets a 401 finds where to sign in.
 
-import { toNodeHandler } from "@modelcontextprotocol/node";
-import {
-  type AuthInfo,
-  createMcpHandler,
-  isLegacyRequest,
-  type McpHandlerRequestOptions,
-  type McpRequestContext,
-  WebStandardStreamableHTTPServerTransport,
-} from "@modelcontextprotocol/server";
-import { DEFAULT_BODY_LIMIT, isTimeZone } from "@tandem/core";
+import { DEFAULT_BODY_LIMIT } from "@tandem/core";
 import { type Request, type Response, Router } from "express";
 import { presentedToken } from "../auth/authenticator";
 import type { UserPrincipal } from "../auth/principal";
@@ -21,7 +12,7 @@ import { setRequestUser } from "../http/access-log";
 import { ApiError, storageUnavailable } from "../http/errors";
 import { jsonParser, readBody } from "../http/router";
 import { RESOURCE_SCOPES } from "../oauth/oauth-scopes";
-import { mcpServerFor } from "./mcp-tools";
+import type { McpHandler } from "./mcp-handler";
 
 export const MCP_PATH = "/mcp";
 export const MCP_RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp";
@@ -68,11 +59,6 @@ function challenge(base: string, tokenPresented: boolean): string {
   return `Bearer realm="tandem", resource_metadata="${base}${MCP_RESOURCE_METADATA_PATH}"${invalid}`;
 }
 
-function timezoneOf(headers: Headers): string {
-  const zone = headers.get("x-tandem-timezone")?.trim();
-  return zone && zone.length <= 64 && isTimeZone(zone) ? zone : "UTC";
-}
-
 async function authenticate(app: AppContext, req: Request): Promise<UserPrincipal> {
   try {
     const principal = (await app.authenticator.authenticate(
@@ -101,73 +87,8 @@ async function authenticate(app: AppContext, req: Request): Promise<UserPrincipa
   }
 }
 
-/** The caller, as our authentication found it, handed through the SDK to the server factory. */
-const PRINCIPAL = "tandem/principal";
-
-function authInfoOf(principal: UserPrincipal, req: Request): AuthInfo {
-  const { credential } = principal;
-  return {
-    token: presentedToken(req.headers) ?? "",
-    clientId: credential.kind === "oauth" ? credential.clientId : credential.id,
-    scopes: [...credential.scopes],
-    extra: { [PRINCIPAL]: principal },
-  };
-}
-
-/**
- * A fresh server for one request, for the caller the request authenticated as. The SDK calls it for
- * either revision; the principal comes only from our own authentication (through `authInfo`).
- */
-function serverFactory(app: AppContext) {
-  return ({ authInfo, requestInfo }: McpRequestContext) => {
-    const principal = authInfo?.extra?.[PRINCIPAL] as UserPrincipal | undefined;
-    if (!principal || !requestInfo) throw new Error("an MCP server was asked for without an authenticated request");
-    // The request's signal is aborted when the HTTP client goes away (the SDK's Node adapter ties it to the response).
-    return mcpServerFor({ app, principal, timezone: timezoneOf(requestInfo.headers), signal: requestInfo.signal });
-  };
-}
-
-/**
- * 2025-11-25 and earlier, statelessly: a fresh server and transport per request, no session id, so
- * nothing outlives the request and every request is authenticated on its own. Not the SDK's own
- * stateless fallback, which answers in event streams: Tandem's answers stay single JSON bodies.
- */
-function legacyHandler(factory: ReturnType<typeof serverFactory>) {
-  return async (request: globalThis.Request, options: McpHandlerRequestOptions = {}): Promise<globalThis.Response> => {
-    const server = factory({ era: "legacy", authInfo: options.authInfo, requestInfo: request });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    try {
-      await server.connect(transport);
-      return await transport.handleRequest(request, options);
-    } finally {
-      // Closes the transport too: nothing of this request is left behind.
-      await server.close();
-    }
-  };
-}
-
-/**
- * Both revisions on one URL, as the SDK's dual-era pattern has it: `isLegacyRequest` (the very
- * classification `createMcpHandler` runs) sends a request without the 2026-07-28 `_meta` envelope
- * to the legacy handler, everything else to the SDK's modern handler, which validates the envelope
- * and the mirrored headers, answers `server/discover` and refuses what the revision removed.
- */
-function mcpHandler(app: AppContext) {
-  const factory = serverFactory(app);
-  const onerror = (error: Error) => app.logger.debug({ err: error }, "mcp request refused or failed");
-  const modern = createMcpHandler(factory, { legacy: "reject", onerror });
-  const legacy = legacyHandler(factory);
-  return toNodeHandler(
-    {
-      fetch: async (request, options) =>
-        (await isLegacyRequest(request, options?.parsedBody)) ? legacy(request, options) : modern.fetch(request, options),
-    },
-    { onerror: (error) => app.logger.error({ err: error }, "mcp request failed") },
-  );
-}
-
 /** One MCP request: authenticated, its body read within bounds, then answered by a server for this caller alone. */
-async function handlePost(app: AppContext, handler: ReturnType<typeof mcpHandler>, req: Request, res: Response): Promise<void> {
+async function handlePost(app: AppContext, loadHandler: () => Promise<McpHandler>, req: Request, res: Response): Promise<void> {
   const principal = await authenticate(app, req);
   setRequestUser(res, principal.userId);
   // Authenticated before the body is read: nobody without a credential makes us parse megabytes.
@@ -176,12 +97,18 @@ async function handlePost(app: AppContext, handler: ReturnType<typeof mcpHandler
   if (Array.isArray(body) && (body.length === 0 || body.length > MAX_BATCH_MESSAGES)) {
     throw new ApiError(400, "invalid_batch", `A batch holds from 1 to ${MAX_BATCH_MESSAGES} messages`);
   }
-  await handler(Object.assign(req, { auth: authInfoOf(principal, req) }), res, body);
+  const handler = await loadHandler();
+  await handler.handle(Object.assign(req, { auth: handler.authInfoOf(principal, req) }), res, body);
 }
 
 export function mcpRouter(app: AppContext): Router {
   const router = Router();
-  const handler = mcpHandler(app);
+  // The MCP SDK is loaded by the first MCP request, not at start: most servers never get one.
+  let handler: Promise<McpHandler> | undefined;
+  const loadHandler = () => {
+    handler ??= import("./mcp-handler").then(({ mcpHandler }) => mcpHandler(app));
+    return handler;
+  };
   router.get(MCP_RESOURCE_METADATA_PATH, (req, res) => {
     // Public, and read by browser-based clients too.
     res.set({ "access-control-allow-origin": "*", "cache-control": "public, max-age=300" });
@@ -189,7 +116,7 @@ export function mcpRouter(app: AppContext): Router {
   });
   router.post(MCP_PATH, async (req, res) => {
     try {
-      await handlePost(app, handler, req, res);
+      await handlePost(app, loadHandler, req, res);
     } catch (error) {
       if (res.headersSent) {
         res.destroy();

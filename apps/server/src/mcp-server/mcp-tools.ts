@@ -1,9 +1,9 @@
 // The tools an MCP client sees: the one tool registry, filtered for the caller exactly as
 // `GET /tools` and `POST /tools` filter it, plus `agent_chat`, the personal agent as one tool.
 
+import { zodSchema } from "@ai-sdk/provider-utils";
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Tool } from "@modelcontextprotocol/server";
 import { ChatRequest, MAX_CHAT_MESSAGE_CHARS } from "@tandem/core";
-import { zodSchema } from "ai";
 import { z } from "zod";
 import { answerChat } from "../agent/chat/chat-routes";
 import type { AnyAgentTool } from "../agent/tools/agent-tool";

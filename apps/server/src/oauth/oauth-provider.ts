@@ -1,9 +1,9 @@
-import { API_BASE_PATH } from "@tandem/core";
 import type { Kysely } from "kysely";
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from "oidc-provider";
 import type { Schema } from "../db/schema";
 import type { Logger } from "../logger";
 import { MCP_PATH } from "../mcp-server/mcp-route";
+import { OAUTH_MOUNT_PATH, resourcesOf } from "./oauth-paths";
 import { OPENID_SCOPES, RESOURCE_SCOPES } from "./oauth-scopes";
 import { messagePage } from "./pages";
 import type { ProviderKeys } from "./provider-keys";
@@ -12,18 +12,11 @@ import type { WebSessions } from "./web-session";
 
 export { MCP_PATH, OPENID_SCOPES, RESOURCE_SCOPES };
 
-/** Where the authorization server's endpoints live (`/oauth/auth`, `/oauth/token`, …). */
-export const OAUTH_MOUNT_PATH = "/oauth";
 /** Tandem's MCP endpoint, a second resource tokens may be minted for. */
 
 export const ACCESS_TOKEN_TTL_S = 15 * 60;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
 export const GRANT_TTL_S = 365 * 24 * 60 * 60;
-
-/** The resources an access token may be minted for: the v1 API (the default) and the MCP endpoint. */
-export function resourcesOf(issuer: string): { api: string; mcp: string } {
-  return { api: `${issuer}${API_BASE_PATH}`, mcp: `${issuer}${MCP_PATH}` };
-}
 
 export interface OAuthProviderOptions {
   readonly issuer: string;

@@ -9,12 +9,14 @@ import { addressKey, SignInLimits } from "../auth/sign-in-limits";
 import { nowIso } from "../clock";
 import type { AppContext } from "../context";
 import { ApiError } from "../http/errors";
+import { MCP_PATH } from "../mcp-server/mcp-route";
 import { SESSION_DECISION_PATH } from "../runtime/pairing-page";
 import { decidePairing } from "../runtime/pairing-service";
 import { createUser } from "../users/users-service";
 import { OAuthAccessTokenVerifier } from "./access-token-verifier";
 import { listConnectedApps, revokeConnectedApp } from "./connected-apps";
-import { createOAuthProvider, MCP_PATH, OAUTH_MOUNT_PATH, OPENID_SCOPES, RESOURCE_SCOPES, resourcesOf } from "./oauth-provider";
+import { OAUTH_MOUNT_PATH, resourcesOf } from "./oauth-paths";
+import { OPENID_SCOPES, RESOURCE_SCOPES } from "./oauth-scopes";
 import { accountPage, consentPage, firstRunPage, messagePage, type Page, signInPage } from "./pages";
 import { loadProviderKeys, type ProviderKeys, publicJwk } from "./provider-keys";
 import { deleteExpiredOAuthRows } from "./storage-adapter";
@@ -60,9 +62,11 @@ export function fromThisMachine(req: Request): boolean {
  */
 export class OAuthServer {
   readonly sessions: WebSessions;
-  #provider: Provider | undefined;
-  /** The provider's request handler, made once (Koa composes its middleware per callback). */
-  #callback: ((req: Request, res: Response) => void) | undefined;
+  /**
+   * The provider (oidc-provider, its request handler made once: Koa composes its middleware per
+   * callback), made by the first request that needs it, not at start: most servers see none.
+   */
+  #provider: Promise<{ provider: Provider; callback: (req: Request, res: Response) => void }> | undefined;
   #issuer = "";
   /** Failed sign-ins, counted in the database (per account and address, per address, per account). */
   readonly #signInLimits: SignInLimits;
@@ -96,15 +100,6 @@ export class OAuthServer {
 
   start(listeningUrl: string): void {
     this.#issuer = OAuthServer.issuerFor(this.context.config.publicUrl, listeningUrl);
-    this.#provider = createOAuthProvider({
-      issuer: this.#issuer,
-      db: this.context.db,
-      keys: this.keys,
-      sessions: this.sessions,
-      logger: this.context.logger,
-      secure: this.#issuer.startsWith("https:"),
-    });
-    this.#callback = this.#provider.callback() as unknown as (req: Request, res: Response) => void;
     const { api, mcp } = resourcesOf(this.#issuer);
     this.context.authenticator.addVerifier(
       new OAuthAccessTokenVerifier(this.context.db, {
@@ -115,18 +110,33 @@ export class OAuthServer {
     );
   }
 
-  #handle(req: Request, res: Response): void {
-    if (!this.#callback) throw new Error("the OAuth server has not started");
-    this.#callback(req, res);
+  #loadProvider() {
+    if (!this.#issuer) throw new Error("the OAuth server has not started");
+    this.#provider ??= import("./oauth-provider").then(({ createOAuthProvider }) => {
+      const provider = createOAuthProvider({
+        issuer: this.#issuer,
+        db: this.context.db,
+        keys: this.keys,
+        sessions: this.sessions,
+        logger: this.context.logger,
+        secure: this.#issuer.startsWith("https:"),
+      });
+      return { provider, callback: provider.callback() as unknown as (req: Request, res: Response) => void };
+    });
+    return this.#provider;
+  }
+
+  #handle(req: Request, res: Response, next: express.NextFunction): void {
+    this.#loadProvider().then(({ callback }) => callback(req, res), next);
   }
 
   get issuer(): string {
     return this.#issuer;
   }
 
-  get provider(): Provider {
-    if (!this.#provider) throw new Error("the OAuth server has not started");
-    return this.#provider;
+  /** The provider, loaded on first use. */
+  async provider(): Promise<Provider> {
+    return (await this.#loadProvider()).provider;
   }
 
   /** Everything at the site root: metadata, sign-in pages, first run, and the provider under /oauth. */
@@ -137,10 +147,10 @@ export class OAuthServer {
     };
 
     // RFC 8414 metadata at the origin (the provider serves it as OpenID discovery under its mount).
-    const discovery = (req: Request, res: Response) => {
+    const discovery = (req: Request, res: Response, next: express.NextFunction) => {
       req.url = "/.well-known/openid-configuration";
       req.originalUrl = `${OAUTH_MOUNT_PATH}/.well-known/openid-configuration`;
-      this.#handle(req, res);
+      this.#handle(req, res, next);
     };
     router.get("/.well-known/oauth-authorization-server", discovery);
     router.get("/.well-known/openid-configuration", discovery);
@@ -308,7 +318,7 @@ export class OAuthServer {
       }),
     );
 
-    router.use(OAUTH_MOUNT_PATH, (req, res) => this.#handle(req, res));
+    router.use(OAUTH_MOUNT_PATH, (req, res, next) => this.#handle(req, res, next));
     return router;
   }
 
@@ -395,7 +405,7 @@ export class OAuthServer {
 
   async #details(req: Request, res: Response) {
     try {
-      return await this.provider.interactionDetails(req, res);
+      return await (await this.provider()).interactionDetails(req, res);
     } catch {
       send(res, messagePage(400, "Sign-in expired", "This sign-in request is unknown or has expired. Start again from the app."));
       return null;
@@ -403,7 +413,7 @@ export class OAuthServer {
   }
 
   async #clientOf(clientId: unknown): Promise<{ name: string; redirectUri?: string }> {
-    const client = typeof clientId === "string" ? await this.provider.Client.find(clientId) : undefined;
+    const client = typeof clientId === "string" ? await (await this.provider()).Client.find(clientId) : undefined;
     return { name: client?.clientName ?? (typeof clientId === "string" ? clientId : "An app") };
   }
 
@@ -416,7 +426,7 @@ export class OAuthServer {
     const web = await this.sessions.find(req);
     const signedInAs = web && (prompt.name === "login" || details.session?.accountId === String(web.userId)) ? web : null;
     if (prompt.name === "login" && signedInAs) {
-      await this.provider.interactionFinished(
+      await (await this.provider()).interactionFinished(
         req,
         res,
         { login: { accountId: String(signedInAs.userId) } },
@@ -467,7 +477,12 @@ export class OAuthServer {
     );
     if (userId === null) return;
     await this.sessions.create(res, userId);
-    await this.provider.interactionFinished(req, res, { login: { accountId: String(userId) } }, { mergeWithLastSubmission: false });
+    await (await this.provider()).interactionFinished(
+      req,
+      res,
+      { login: { accountId: String(userId) } },
+      { mergeWithLastSubmission: false },
+    );
   }
 
   async #interactionConsent(req: Request, res: Response): Promise<void> {
@@ -481,7 +496,7 @@ export class OAuthServer {
     if (!this.#csrfOk(web.csrf, field(req, "csrf")))
       return send(res, messagePage(403, "Form expired", "The form expired; start again from the app."));
     if (field(req, "decision") !== "allow") {
-      await this.provider.interactionFinished(
+      await (await this.provider()).interactionFinished(
         req,
         res,
         { error: "access_denied", error_description: "The user denied access" },
@@ -489,7 +504,7 @@ export class OAuthServer {
       );
       return;
     }
-    const { Grant } = this.provider;
+    const { Grant } = await this.provider();
     const promptDetails = details.prompt.details as {
       missingOIDCScope?: string[];
       missingOIDCClaims?: string[];
@@ -504,7 +519,7 @@ export class OAuthServer {
       grant.addResourceScope(indicator, scopes.join(" "));
     }
     const grantId = await grant.save();
-    await this.provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    await (await this.provider()).interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }
 
   /** The principal a signed-in browser acts as on the server's own pages (device approval). */

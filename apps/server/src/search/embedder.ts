@@ -1,5 +1,4 @@
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { type EmbeddingModel, embed, embedMany } from "ai";
+import type { EmbeddingModel } from "ai";
 import type { ServerConfig } from "../config";
 import type { Logger } from "../logger";
 
@@ -41,6 +40,7 @@ export class Embedder {
   async embedDocuments(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const abortSignal = signal ? AbortSignal.any([signal, AbortSignal.timeout(BATCH_TIMEOUT_MS)]) : AbortSignal.timeout(BATCH_TIMEOUT_MS);
     return this.#call(async () => {
+      const { embedMany } = await import("ai");
       const { embeddings } = await embedMany({ model: this.model, values: [...texts], maxRetries: 0, maxParallelCalls: 1, abortSignal });
       if (embeddings.length !== texts.length) throw new Error(`asked for ${texts.length} embeddings, got ${embeddings.length}`);
       return embeddings.map(unitVector);
@@ -52,6 +52,7 @@ export class Embedder {
     if (!this.available) return null;
     try {
       return await this.#call(async () => {
+        const { embed } = await import("ai");
         const { embedding } = await embed({
           model: this.model,
           value: text,
@@ -110,7 +111,7 @@ export function decodeVector(bytes: Uint8Array): Float32Array {
 }
 
 /** The embedding model the configuration names, or undefined (search ranks by words alone). */
-export function createEmbedder(config: ServerConfig, logger: Logger): Embedder | undefined {
+export async function createEmbedder(config: ServerConfig, logger: Logger): Promise<Embedder | undefined> {
   const { embeddingModel, modelProvider, modelBaseUrl, modelApiKey } = config;
   if (!embeddingModel) return undefined;
   if (modelProvider !== "openai-compatible" || !modelBaseUrl) {
@@ -120,6 +121,7 @@ export function createEmbedder(config: ServerConfig, logger: Logger): Embedder |
     );
     return undefined;
   }
+  const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
   const provider = createOpenAICompatible({ name: "embeddings", baseURL: modelBaseUrl, apiKey: modelApiKey });
   return new Embedder(provider.embeddingModel(embeddingModel), embeddingModel, logger);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { BurstyRateLimiter, type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { ServerConfig } from "../config";
 import type { Logger } from "../logger";
@@ -203,6 +203,7 @@ class RedisState implements SharedState {
   #subscriberReadyBefore = false;
 
   constructor(
+    RedisClient: typeof Redis,
     url: string,
     private readonly prefix: string,
     private readonly logger: Logger,
@@ -211,9 +212,9 @@ class RedisState implements SharedState {
     // instead of holding the request until it is back.
     const options = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false } as const;
     // Named, so `CLIENT LIST` shows whose they are: the instance's only two connections to Redis.
-    this.#client = new Redis(url, { ...options, connectionName: `${prefix}:commands` });
+    this.#client = new RedisClient(url, { ...options, connectionName: `${prefix}:commands` });
     // The subscriber queues its SUBSCRIBEs until connected, and ioredis subscribes again after a reconnect.
-    this.#subscriber = new Redis(url, {
+    this.#subscriber = new RedisClient(url, {
       ...options,
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,
@@ -367,7 +368,9 @@ class RedisState implements SharedState {
 /** The shared state `config` asks for: Redis when `redisUrl` is set, else this process. */
 export async function openSharedState(config: Pick<ServerConfig, "redisUrl" | "redisPrefix">, logger: Logger): Promise<SharedState> {
   if (!config.redisUrl) return new MemoryState();
-  const state = new RedisState(config.redisUrl, config.redisPrefix, logger);
+  // ioredis is loaded only for a server that shares its state through Redis.
+  const { Redis } = await import("ioredis");
+  const state = new RedisState(Redis, config.redisUrl, config.redisPrefix, logger);
   await state.ready();
   return state;
 }

@@ -22,7 +22,7 @@ import { AccessRefused, credentialAccess } from "./credential-access";
 import { type DocumentAccess, documentAccess } from "./document-access";
 import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
-import { RedisRelay } from "./redis-relay";
+import type { RedisRelay } from "./redis-relay";
 import { StorageQuota } from "./storage-quota";
 import { updateLimits } from "./update-limits";
 import { toBytes, toFetchRequest } from "./websocket-request";
@@ -78,7 +78,11 @@ export class SyncServer {
   /** With Redis configured: relays updates and awareness to the other instances, and locks stores. */
   readonly #relay: RedisRelay | undefined;
 
-  constructor(private readonly context: SyncDependencies) {
+  /** `relay`: with Redis configured, see {@link createRedisRelay} (loaded only then). */
+  constructor(
+    private readonly context: SyncDependencies,
+    relay?: RedisRelay,
+  ) {
     const { maxDocumentBytes, userQuotaBytes } = context.config;
     // A message carries one update plus a few bytes of framing; anything bigger is refused unread.
     const maxPayload = maxDocumentBytes + 64 * 1024;
@@ -88,8 +92,7 @@ export class SyncServer {
     // A store that failed is retried by DurableStore; its success runs afterStoreDocument, so the views follow.
     this.#durable = new DurableStore(this.store, context.logger, (name, bytes) => this.quota.measured(name, bytes));
     this.views = new ViewScheduler((name) => updateDocumentViews(context.db, this.store, name));
-    // On the shared state's Redis connections: an instance holds one pair for everything.
-    this.#relay = context.shared.redis ? new RedisRelay(context.shared, context.logger) : undefined;
+    this.#relay = relay;
     this.hocuspocus = new UnloadSafeHocuspocus<SyncContext>({
       name: "tandem",
       quiet: true,
@@ -234,4 +237,14 @@ export class SyncServer {
     await new Promise<void>((resolve) => this.#sockets.close(() => resolve()));
     await this.views.flush();
   }
+}
+
+/**
+ * The relay the shared state asks for: none without Redis; with it, Hocuspocus's Redis extension on the
+ * shared state's connections, loaded only then.
+ */
+export async function createRedisRelay({ shared, logger }: Pick<SyncDependencies, "shared" | "logger">): Promise<RedisRelay | undefined> {
+  if (!shared.redis) return undefined;
+  const { RedisRelay } = await import("./redis-relay");
+  return new RedisRelay(shared, logger);
 }

@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { API_BASE_PATH } from "@tandem/core";
 import { htmlPageHeaders } from "../http/html-page-headers";
+import { SERVER_PACKAGE_DIR } from "../server-files";
 
 /**
  * What a browser shows at `/`: the server's name, version and health, and where to go next (the
@@ -9,7 +11,7 @@ import { htmlPageHeaders } from "../http/html-page-headers";
  * script, and its one style block is allowed by hash, so the policy can forbid everything else.
  */
 
-const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(path.join(SERVER_PACKAGE_DIR, "package.json"), "utf8")) as { version: string }).version;
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1d1d1f}
 h1{margin-bottom:0}.version{color:#666;margin-top:0}.ok{color:#1a7f37;font-weight:600}code{font-size:.9em}

@@ -1,5 +1,4 @@
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { createRequire } from "node:module";
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { ConfigError, type ServerConfig } from "../../config";
 import { badRequest } from "../../http/errors";
@@ -46,13 +45,19 @@ export function assertModelConfig(config: ModelConfig): void {
 /** A function from a provider's model id to its language model. */
 type ModelFactory = (modelId: string) => LanguageModelV4;
 
+// The remote providers' SDKs are loaded only when one is configured; synchronously (require of an
+// ES module, Node 22.12+), as a catalog is made in one step.
+const requireProvider = createRequire(import.meta.url);
+
 function remoteFactory(config: ModelConfig): ModelFactory {
   if (config.modelProvider === "anthropic") {
+    const { createAnthropic } = requireProvider("@ai-sdk/anthropic") as typeof import("@ai-sdk/anthropic");
     // The base is always passed, so the SDK never falls back to ANTHROPIC_BASE_URL or ANTHROPIC_API_KEY
     // from the environment: what runs is what Tandem's own settings say.
     const anthropic = createAnthropic({ apiKey: config.modelApiKey, baseURL: config.modelBaseUrl ?? ANTHROPIC_BASE_URL });
     return (modelId) => anthropic.languageModel(modelId);
   }
+  const { createOpenAICompatible } = requireProvider("@ai-sdk/openai-compatible") as typeof import("@ai-sdk/openai-compatible");
   const compatible = createOpenAICompatible({
     name: "openai-compatible",
     baseURL: config.modelBaseUrl as string,

@@ -1,4 +1,4 @@
-import { isStepCount, type ModelMessage, streamText } from "ai";
+import type { ModelMessage } from "ai";
 import type { AppContext } from "../../context";
 import type { ResolvedModel } from "../models/model-catalog";
 import type { AnyAgentTool } from "../tools/agent-tool";
@@ -72,6 +72,8 @@ const NO_ANSWER = "I stopped before I had an answer: the request needed more ste
  * with the grant of whoever is asking; a tool outside that grant does not exist for the run.
  */
 export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult> {
+  // The AI SDK is loaded by the first run, not at start.
+  const { isStepCount, streamText } = await import("ai");
   const { app, grant } = request;
   const { agentMaxSteps, agentTimeoutMs } = app.config;
   const controller = new AbortController();

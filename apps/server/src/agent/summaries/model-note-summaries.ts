@@ -1,4 +1,3 @@
-import { generateText } from "ai";
 import { z } from "zod";
 import type { ModelCatalog } from "../models/model-catalog";
 import { newBlockNonce, renderBlock } from "../prompt/untrusted-blocks";
@@ -97,6 +96,7 @@ export class ModelNoteSummaries {
     try {
       const resolved = this.models.resolve();
       const nonce = newBlockNonce();
+      const { generateText } = await import("ai");
       const { text, usage } = await generateText({
         model: resolved.model,
         system:

@@ -1,4 +1,7 @@
-import { type JSONSchema7, jsonSchema, type ToolSet, tool, zodSchema } from "ai";
+import type { JSONSchema7 } from "@ai-sdk/provider";
+// The tool helpers come from the AI SDK's utilities, not from `ai`, which a run loads when it starts.
+import { jsonSchema, tool, zodSchema } from "@ai-sdk/provider-utils";
+import type { ToolSet } from "ai";
 import type { z } from "zod";
 import { ApiError } from "../../http/errors";
 import { newBlockNonce, renderBlock } from "../prompt/untrusted-blocks";

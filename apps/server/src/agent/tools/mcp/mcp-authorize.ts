@@ -6,19 +6,18 @@
 // callback completes only for the owner's browser (see mcp-routes.ts, `mcpOAuthCallback`).
 
 import { BlockList, isIP } from "node:net";
-import { auth, discoverOAuthServerInfo, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import type { AppContext } from "../../../context";
 import { ApiError } from "../../../http/errors";
 import { AddressRefused } from "./address-guard";
 import type { FetchLike } from "./guarded-fetch";
-import { refreshServer, remoteFetch } from "./mcp-connection";
+import { loadMcpClientSdk, type McpClientSdk, refreshServer, remoteFetch } from "./mcp-connection";
 import { hashState, type McpServerRow, openSealed, SEALED, serverConfig, updateServer } from "./mcp-store";
 import { StoredOAuthProvider } from "./stored-oauth-provider";
 
 /** What the server's 401 says about where its authorization lives, if it answers one. */
 async function probe(row: McpServerRow, fetchFn: FetchLike): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  const { LATEST_PROTOCOL_VERSION, extractWWWAuthenticateParams } = await loadMcpClientSdk();
   const response = await fetchFn(row.server_url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
@@ -74,11 +73,12 @@ export function authorizationUrlRefusal(url: URL, allowPrivate: boolean): string
 export async function startAuthorization(app: AppContext, row: McpServerRow, callbackUrl: string) {
   const { scope } = serverConfig(row);
   const provider = new StoredOAuthProvider(app, row.id, callbackUrl, "interactive", scope);
-  let result: Awaited<ReturnType<typeof auth>>;
+  let result: Awaited<ReturnType<McpClientSdk["auth"]>>;
   // Discovery and registration are several requests: together they get the time of one call.
   const fetchFn = remoteFetch(app, AbortSignal.timeout(app.config.toolServerTimeoutMs));
   try {
     const found = await probe(row, fetchFn);
+    const { auth } = await loadMcpClientSdk();
     result = await auth(provider, {
       serverUrl: row.server_url,
       resourceMetadataUrl: found.resourceMetadataUrl,
@@ -165,6 +165,7 @@ export async function completeAuthorization(
   const provider = new StoredOAuthProvider(app, row.id, callbackUrl, "interactive", scope);
   try {
     const fetchFn = remoteFetch(app, AbortSignal.timeout(app.config.toolServerTimeoutMs));
+    const { auth } = await loadMcpClientSdk();
     await auth(provider, { serverUrl: row.server_url, authorizationCode: answer.code, scope, fetchFn });
   } catch (error) {
     await updateServer(app.db, row.id, { oauth_verifier: null }, app.clock.now());
@@ -196,6 +197,7 @@ export async function revokeStoredAuthorization(app: AppContext, row: McpServerR
   const signal = AbortSignal.timeout(app.config.toolServerTimeoutMs);
   const fetchFn = remoteFetch(app, signal);
   try {
+    const { discoverOAuthServerInfo } = await loadMcpClientSdk();
     const info = await discoverOAuthServerInfo(row.server_url, { fetchFn });
     // OAuth metadata (RFC 8414) names it; the SDK's type of OpenID metadata does not.
     const endpoint = (info.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)?.revocation_endpoint;

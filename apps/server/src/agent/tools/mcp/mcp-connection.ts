@@ -3,12 +3,8 @@
 // that hangs holds only the call that waits on it, and each is bounded by a deadline. Outbound
 // requests go through the guarded fetch; OAuth through the SDK with our stored provider.
 
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { AppContext } from "../../../context";
 import { AddressRefused } from "./address-guard";
@@ -55,6 +51,16 @@ const short = (text: string) => (text.length > MAX_ERROR_CHARS ? `${text.slice(0
  * `deadline`, every request it makes ends with it: for flows of several requests (OAuth discovery,
  * registration, the token exchange) that take no signal of their own.
  */
+export type McpClientSdk = typeof import("./mcp-client-sdk");
+
+let sdk: Promise<McpClientSdk> | undefined;
+
+/** The MCP client SDK, loaded on first use. */
+export function loadMcpClientSdk(): Promise<McpClientSdk> {
+  sdk ??= import("./mcp-client-sdk");
+  return sdk;
+}
+
 export function remoteFetch(app: AppContext, deadline?: AbortSignal): FetchLike {
   const fetch = guardedFetch({
     allowPrivate: app.config.allowPrivateToolServers,
@@ -65,7 +71,12 @@ export function remoteFetch(app: AppContext, deadline?: AbortSignal): FetchLike 
   return (url, init = {}) => fetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, deadline]) : deadline });
 }
 
-function transportsFor(app: AppContext, row: McpServerRow, provider: StoredOAuthProvider): Array<() => Transport> {
+function transportsFor(
+  { StreamableHTTPClientTransport, SSEClientTransport }: McpClientSdk,
+  app: AppContext,
+  row: McpServerRow,
+  provider: StoredOAuthProvider,
+): Array<() => Transport> {
   const fetch = singleFlightRefresh(app, row.id, remoteFetch(app), provider);
   const url = new URL(row.server_url);
   const streamable = () => new StreamableHTTPClientTransport(url, { authProvider: provider, fetch });
@@ -77,7 +88,7 @@ function transportsFor(app: AppContext, row: McpServerRow, provider: StoredOAuth
 }
 
 /** Whether a failed Streamable HTTP connect means "an older server: try SSE" (a 4xx other than auth). */
-const olderServer = (error: unknown) =>
+const olderServer = (error: unknown, { StreamableHTTPError }: McpClientSdk) =>
   error instanceof StreamableHTTPError &&
   error.code !== undefined &&
   error.code >= 400 &&
@@ -87,6 +98,7 @@ const olderServer = (error: unknown) =>
 
 /** The integration status and message for a failure. */
 function describeFailure(
+  { UnauthorizedError, McpError, ErrorCode }: McpClientSdk,
   error: unknown,
   provider: StoredOAuthProvider,
   hadTokens: boolean,
@@ -135,12 +147,13 @@ export async function withRemoteServer<T>(
   const provider = new StoredOAuthProvider(app, row.id, undefined, "background", serverConfig(row).scope);
   // Once it needs reauthorization it keeps saying so (the SDK drops tokens that stopped working).
   const hadTokens = row.oauth_tokens !== null || row.status === "needs_reauth";
-  const candidates = transportsFor(app, row, provider);
+  const mcp = await loadMcpClientSdk();
+  const candidates = transportsFor(mcp, app, row, provider);
   // A call that works clears a failure, but not the note on tools skipped at the last listing.
   const healthy = { status: "connected" as const, ...(row.status === "connected" ? {} : { error: null }) };
   let failure: unknown;
   for (const [index, makeTransport] of candidates.entries()) {
-    const client = new Client({ name: "tandem", version: "1" }, { capabilities: {} });
+    const client = new mcp.Client({ name: "tandem", version: "1" }, { capabilities: {} });
     client.onerror = (error) => {
       const match = /larger than \d+ bytes/.exec(error instanceof Error ? error.message : String(error));
       if (!match) return;
@@ -163,14 +176,14 @@ export async function withRemoteServer<T>(
     } catch (error) {
       if (error instanceof RemoteToolError) throw error;
       failure = error;
-      if (!(index < candidates.length - 1 && olderServer(error))) break;
+      if (!(index < candidates.length - 1 && olderServer(error, mcp))) break;
     } finally {
       await client.close().catch(() => {});
     }
   }
   const unavailable = tooLarge
     ? new RemoteUnavailable(`the server's answer was ${tooLarge}`, "error")
-    : describeFailure(failure, provider, hadTokens, deadline.aborted, timeoutMs, row.id);
+    : describeFailure(mcp, failure, provider, hadTokens, deadline.aborted, timeoutMs, row.id);
   // A caller that went away says nothing about the server's health.
   if (!options.signal?.aborted) await markChecked(app, row.id, { status: unavailable.status, error: unavailable.message });
   throw unavailable;
