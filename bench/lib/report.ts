@@ -12,8 +12,8 @@ export function describeMachine(): string {
 export function describeSettings(settings: LoadSettings): string {
   return (
     `settings: ${settings.connections} connections, pipelining 1, ` +
-    `${settings.warmupSeconds} s warm-up then ${settings.seconds} s measured per target, ` +
-    "autocannon in a worker thread"
+    `${settings.warmupSeconds} s warm-up per target, then ${settings.rounds} rounds of ${settings.roundSeconds} s per target, ` +
+    "the targets alternating; autocannon in a worker thread"
   );
 }
 
