@@ -165,9 +165,10 @@ export async function measureInRounds(
     if (round % 2 === 1) order.reverse();
     const results: LoadResult[] = [];
     for (const i of order) {
-      results[i] = await loadOnce(targets[i] as LoadTarget, settings.connections, settings.roundSeconds);
+      const result = await loadOnce(targets[i] as LoadTarget, settings.connections, settings.roundSeconds);
+      results[i] = result;
+      perTarget[i]?.push(result);
     }
-    results.forEach((result, i) => perTarget[i]?.push(result));
     onRound?.(round, results);
   }
   return perTarget;
