@@ -1,0 +1,216 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteIntrospector,
+} from "kysely";
+import { bindableParameters } from "./sqlite3/sqlite3-connection";
+import { Sqlite3QueryCompiler } from "./sqlite3/sqlite3-dialect";
+
+/** SQLITE_BUSY and SQLITE_LOCKED: another connection holds what this read needs right now. */
+const BUSY_CODES: ReadonlySet<number> = new Set([5, 6]);
+
+/** Runs a query on the asynchronous connection instead; see {@link SyncReadsConfig.fallback}. */
+export type FallbackQuery = (query: CompiledQuery) => Promise<QueryResult<unknown>>;
+
+export interface SyncReadsConfig {
+  /** The database file, written by another connection (the `sqlite3` dialect's) in WAL mode. */
+  readonly filename: string;
+  /**
+   * Where a read goes when SQLite answers BUSY (rare in WAL mode: a reader waits only while the
+   * WAL index is rebuilt): the asynchronous connection, which may wait without blocking the
+   * event loop. This connection never waits: its busy timeout is zero.
+   */
+  readonly fallback: FallbackQuery;
+  /** How many prepared statements to keep. */
+  readonly statementCacheSize?: number;
+  /** How many answers to remember between two commits. */
+  readonly answerCacheSize?: number;
+}
+
+/** `node:sqlite`, where this Node has it without a flag (22.13 and later); undefined elsewhere. */
+export function nodeSqlite(): typeof import("node:sqlite") | undefined {
+  return process.getBuiltinModule("node:sqlite") as typeof import("node:sqlite") | undefined;
+}
+
+/** A statement's rows, shared by every caller that asks again before the database changes. */
+type Rows = readonly Readonly<Record<string, unknown>>[];
+
+/**
+ * Answers remembered by statement and parameters, all forgotten as soon as anything is committed
+ * to the database by any connection of any process: SQLite's `data_version` on this connection
+ * changes exactly then, and reading it costs a microsecond or two. So an answer is never older
+ * than the last commit, which is what a fresh read gives (a key revoked by the CLI, another
+ * process, is refused on the very next request); between commits the same read is not run again.
+ */
+class AnswersUntilChange {
+  readonly #answers = new Map<string, Rows>();
+  readonly #dataVersion: StatementSync;
+  #version: unknown;
+
+  constructor(
+    database: DatabaseSync,
+    private readonly capacity: number,
+  ) {
+    this.#dataVersion = database.prepare("pragma data_version");
+  }
+
+  /** Forgets every answer if the database changed since the last call. */
+  #checkVersion(): void {
+    const version = this.#dataVersion.get()?.data_version;
+    if (version !== this.#version) {
+      this.#answers.clear();
+      this.#version = version;
+    }
+  }
+
+  get(key: string): Rows | undefined {
+    this.#checkVersion();
+    return this.#answers.get(key);
+  }
+
+  set(key: string, rows: Rows): void {
+    // A bound rather than an eviction order: between two commits a few statements repeat.
+    if (this.#answers.size >= this.capacity) this.#answers.clear();
+    this.#answers.set(key, rows);
+  }
+}
+
+/** Rows frozen, since every later caller of the same read gets the same objects. */
+function frozen(rows: Record<string, unknown>[]): Rows {
+  for (const row of rows) Object.freeze(row);
+  return Object.freeze(rows);
+}
+
+class SyncReadConnection implements DatabaseConnection {
+  readonly #statements = new Map<string, StatementSync>();
+  readonly #answers: AnswersUntilChange;
+
+  constructor(
+    private readonly database: DatabaseSync,
+    private readonly config: SyncReadsConfig,
+  ) {
+    this.#answers = new AnswersUntilChange(database, config.answerCacheSize ?? 256);
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (statement) {
+      // Re-insert so the map's iteration order stays least-recently-used first.
+      this.#statements.delete(sql);
+    } else {
+      statement = this.database.prepare(sql);
+      const capacity = this.config.statementCacheSize ?? 64;
+      // Statements need no finalising: node:sqlite finalises them when they are collected.
+      if (this.#statements.size >= capacity) this.#statements.delete(this.#statements.keys().next().value as string);
+    }
+    this.#statements.set(sql, statement);
+    return statement;
+  }
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    let rows: Rows | undefined;
+    try {
+      const parameters = bindableParameters(compiledQuery.parameters) as Parameters<StatementSync["all"]>;
+      const key = `${compiledQuery.sql}\u0000${JSON.stringify(parameters)}`;
+      rows = this.#answers.get(key);
+      if (!rows) {
+        rows = frozen(this.#statement(compiledQuery.sql).all(...parameters) as Record<string, unknown>[]);
+        this.#answers.set(key, rows);
+      }
+    } catch (error) {
+      if (BUSY_CODES.has((error as { errcode?: number }).errcode ?? 0)) {
+        return this.config.fallback(compiledQuery) as Promise<QueryResult<R>>;
+      }
+      return Promise.reject(error);
+    }
+    return Promise.resolve({ rows: rows as R[] });
+  }
+
+  // biome-ignore lint/correctness/useYield: a read-only connection streams nothing; the interface wants the method.
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error("the synchronous read connection does not stream; use the main database");
+  }
+}
+
+class SyncReadsDriver implements Driver {
+  #database: DatabaseSync | undefined;
+  #connection: SyncReadConnection | undefined;
+
+  constructor(private readonly config: SyncReadsConfig) {}
+
+  async init(): Promise<void> {
+    const sqlite = nodeSqlite();
+    if (!sqlite) throw new Error("node:sqlite is not available in this Node");
+    // Read-only: nothing written here could bypass the writer's one-transaction-at-a-time queue.
+    const database = new sqlite.DatabaseSync(this.config.filename, { readOnly: true, timeout: 0 });
+    this.#database = database;
+    this.#connection = new SyncReadConnection(database, this.config);
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    if (!this.#connection) throw new Error("the SQLite read connection is closed");
+    return this.#connection;
+  }
+
+  async beginTransaction(): Promise<void> {
+    throw new Error("the synchronous read connection takes no transactions; use the main database");
+  }
+
+  async commitTransaction(): Promise<void> {}
+
+  async rollbackTransaction(): Promise<void> {}
+
+  async releaseConnection(): Promise<void> {}
+
+  async destroy(): Promise<void> {
+    this.#connection = undefined;
+    this.#database?.close();
+    this.#database = undefined;
+  }
+}
+
+/**
+ * A second, read-only connection to the SQLite file that answers on the calling thread
+ * (`node:sqlite`), for short indexed reads outside any transaction on the hot request path (the
+ * API key lookup, the folder listing). The `sqlite3` connection sends every statement through
+ * libuv's thread pool and back: on a busy two-core machine that hop (queueing the work, waking a
+ * pool thread, waking the event loop again) costs more than the statement itself, which runs in
+ * a few microseconds here.
+ *
+ * It reads what is committed, as the main connection does outside a transaction: a write this
+ * process committed is visible to the next read here (WAL), and so is every other process's.
+ * A read repeated before anything is committed anywhere answers the rows it answered last time
+ * ({@link AnswersUntilChange}): the answers are frozen, and only for reads whose rows depend on
+ * the database alone (no `now`, no `random()`). It never blocks the event loop waiting for a lock (busy timeout zero; a busy read goes to the
+ * main connection). Not for long scans: those would hold the event loop, and belong on the main
+ * connection, whose work runs off the main thread.
+ */
+export class SyncReadsDialect implements Dialect {
+  constructor(private readonly config: SyncReadsConfig) {}
+
+  createDriver(): Driver {
+    return new SyncReadsDriver(this.config);
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return new Sqlite3QueryCompiler();
+  }
+
+  createAdapter(): DialectAdapter {
+    return new SqliteAdapter();
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely's introspector is schema-agnostic.
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new SqliteIntrospector(db);
+  }
+}
