@@ -15,8 +15,8 @@ import {
 import { bindableParameters } from "./sqlite3/sqlite3-connection";
 import { Sqlite3QueryCompiler } from "./sqlite3/sqlite3-dialect";
 
-/** SQLITE_BUSY and SQLITE_LOCKED: another connection holds what this read needs right now. */
-const BUSY_CODES: ReadonlySet<number> = new Set([5, 6]);
+/** Kysely's nodes of statements that write; a read-only connection refuses them before SQLite does. */
+const WRITE_NODES: ReadonlySet<string> = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode", "MergeQueryNode"]);
 
 /** Runs a query on the asynchronous connection instead; see {@link SyncReadsConfig.fallback}. */
 export type FallbackQuery = (query: CompiledQuery) => Promise<QueryResult<unknown>>;
@@ -25,9 +25,10 @@ export interface SyncReadsConfig {
   /** The database file, written by another connection (the `sqlite3` dialect's) in WAL mode. */
   readonly filename: string;
   /**
-   * Where a read goes when SQLite answers BUSY (rare in WAL mode: a reader waits only while the
-   * WAL index is rebuilt): the asynchronous connection, which may wait without blocking the
-   * event loop. This connection never waits: its busy timeout is zero.
+   * Where a read goes when it fails here: the asynchronous connection, which answers or fails as
+   * it always did (its errors are the ones `storage-failure.ts` knows). The usual cause is BUSY,
+   * rare in WAL mode (a reader waits only while the WAL index is rebuilt); the main connection may
+   * wait for it without blocking the event loop, while this one never waits (busy timeout zero).
    */
   readonly fallback: FallbackQuery;
   /** How many prepared statements to keep. */
@@ -117,6 +118,9 @@ class SyncReadConnection implements DatabaseConnection {
   }
 
   executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    if (WRITE_NODES.has(compiledQuery.query.kind)) {
+      return Promise.reject(new Error("the read connection takes no writes; use the main database"));
+    }
     let rows: Rows | undefined;
     try {
       const parameters = bindableParameters(compiledQuery.parameters) as Parameters<StatementSync["all"]>;
@@ -126,11 +130,8 @@ class SyncReadConnection implements DatabaseConnection {
         rows = frozen(this.#statement(compiledQuery.sql).all(...parameters) as Record<string, unknown>[]);
         this.#answers.set(key, rows);
       }
-    } catch (error) {
-      if (BUSY_CODES.has((error as { errcode?: number }).errcode ?? 0)) {
-        return this.config.fallback(compiledQuery) as Promise<QueryResult<R>>;
-      }
-      return Promise.reject(error);
+    } catch {
+      return this.config.fallback(compiledQuery) as Promise<QueryResult<R>>;
     }
     return Promise.resolve({ rows: rows as R[] });
   }
@@ -190,8 +191,9 @@ class SyncReadsDriver implements Driver {
  * process committed is visible to the next read here (WAL), and so is every other process's.
  * A read repeated before anything is committed anywhere answers the rows it answered last time
  * ({@link AnswersUntilChange}): the answers are frozen, and only for reads whose rows depend on
- * the database alone (no `now`, no `random()`). It never blocks the event loop waiting for a lock (busy timeout zero; a busy read goes to the
- * main connection). Not for long scans: those would hold the event loop, and belong on the main
+ * the database alone (no `now`, no `random()`). It never blocks the event loop waiting for a
+ * lock (busy timeout zero): a read that fails here, busy or otherwise, goes to the main
+ * connection, which answers or fails as it always did. Not for long scans: those would hold the event loop, and belong on the main
  * connection, whose work runs off the main thread.
  */
 export class SyncReadsDialect implements Dialect {
