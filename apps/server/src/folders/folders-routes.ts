@@ -4,7 +4,11 @@ import { created, jsonWithField } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { createFolder, deleteFolder, listFoldersJson, updateFolder } from "./folders-service";
 
-export function folderHandlers({ db, database, sync }: AppContext): RouteHandlers<"listFolders" | "createFolder" | "updateFolder" | "deleteFolder"> {
+export function folderHandlers({
+  db,
+  database,
+  sync,
+}: AppContext): RouteHandlers<"listFolders" | "createFolder" | "updateFolder" | "deleteFolder"> {
   return {
     listFolders: async ({ input, principal }) => {
       const parentId = input.query.parentId;
