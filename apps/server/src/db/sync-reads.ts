@@ -53,7 +53,13 @@ type Rows = readonly Readonly<Record<string, unknown>>[];
  * process, is refused on the very next request); between commits the same read is not run again.
  */
 class AnswersUntilChange {
-  readonly #answers = new Map<string, Rows>();
+  /**
+   * By SQL text, then by parameters: a compiled statement's SQL is the same string object every
+   * time, whose hash V8 keeps, while a key joining it to the parameters would be a new string of a
+   * few kilobytes to hash on every read.
+   */
+  readonly #answers = new Map<string, Map<string, Rows>>();
+  #count = 0;
   readonly #dataVersion: StatementSync;
   #version: unknown;
 
@@ -68,20 +74,27 @@ class AnswersUntilChange {
   #checkVersion(): void {
     const version = this.#dataVersion.get()?.data_version;
     if (version !== this.#version) {
-      this.#answers.clear();
+      this.#clear();
       this.#version = version;
     }
   }
 
-  get(key: string): Rows | undefined {
-    this.#checkVersion();
-    return this.#answers.get(key);
+  #clear(): void {
+    this.#answers.clear();
+    this.#count = 0;
   }
 
-  set(key: string, rows: Rows): void {
+  get(sql: string, parameters: string): Rows | undefined {
+    this.#checkVersion();
+    return this.#answers.get(sql)?.get(parameters);
+  }
+
+  set(sql: string, parameters: string, rows: Rows): void {
     // A bound rather than an eviction order: between two commits a few statements repeat.
-    if (this.#answers.size >= this.capacity) this.#answers.clear();
-    this.#answers.set(key, rows);
+    if (this.#count >= this.capacity) this.#clear();
+    const bySql = this.#answers.get(sql) ?? new Map<string, Rows>();
+    this.#answers.set(sql, bySql.set(parameters, rows));
+    this.#count++;
   }
 }
 
@@ -124,11 +137,11 @@ class SyncReadConnection implements DatabaseConnection {
     let rows: Rows | undefined;
     try {
       const parameters = bindableParameters(compiledQuery.parameters) as Parameters<StatementSync["all"]>;
-      const key = `${compiledQuery.sql}\u0000${JSON.stringify(parameters)}`;
-      rows = this.#answers.get(key);
+      const key = JSON.stringify(parameters);
+      rows = this.#answers.get(compiledQuery.sql, key);
       if (!rows) {
         rows = frozen(this.#statement(compiledQuery.sql).all(...parameters) as Record<string, unknown>[]);
-        this.#answers.set(key, rows);
+        this.#answers.set(compiledQuery.sql, key, rows);
       }
     } catch {
       return this.config.fallback(compiledQuery) as Promise<QueryResult<R>>;
