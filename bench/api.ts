@@ -80,6 +80,23 @@ function printRound(round: number, [ours, bare]: readonly LoadResult[]): void {
   );
 }
 
+/**
+ * The same comparison by main-thread CPU time per request (bare's over ours, median of the
+ * rounds): what the throughput ratio would be if the servers' thread had the core to itself. It
+ * moves far less with load from elsewhere than throughput does, so it says whether a change helped
+ * when the machine is too busy for the throughput ratio to.
+ */
+function cpuRatioLine(oursRounds: readonly LoadResult[], bareRounds: readonly LoadResult[]): string {
+  const ratios = oursRounds.map((round, i) => ((bareRounds[i] as LoadResult).cpuMicrosPerRequest / round.cpuMicrosPerRequest) * 100);
+  if (ratios.some((ratio) => !Number.isFinite(ratio))) return "cpu per request: not measured (this Node has no process.threadCpuUsage)";
+  const ours = median(oursRounds.map((r) => r.cpuMicrosPerRequest));
+  const bare = median(bareRounds.map((r) => r.cpuMicrosPerRequest));
+  return (
+    `main-thread cpu per request: tandem ${ours.toFixed(0)} µs, bare ${bare.toFixed(0)} µs; ` +
+    `bare/ours median of rounds ${median(ratios).toFixed(1)}% (range ${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}%)`
+  );
+}
+
 function printReport(oursRounds: readonly LoadResult[], bareRounds: readonly LoadResult[]): boolean {
   const ours = combineRounds(oursRounds);
   const bare = combineRounds(bareRounds);
@@ -98,6 +115,7 @@ function printReport(oursRounds: readonly LoadResult[], bareRounds: readonly Loa
     `throughput ours/bare per round: ${ratios.map((r) => `${r.toFixed(1)}%`).join(", ")}`,
     `throughput ours/bare: median of rounds ${medianRatio.toFixed(1)}% (range ${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}%; all rounds together ${ratioPercent(ours, bare).toFixed(1)}%)`,
     `target: median ≥ ${TARGET_PERCENT}% of bare  ${verdict}`,
+    cpuRatioLine(oursRounds, bareRounds),
   ];
   const failures = ours.errors + ours.non2xx + bare.errors + bare.non2xx;
   if (failures > 0) {

@@ -43,6 +43,19 @@ export interface LoadResult {
    * when the thread competes for a core (the load generator and SQLite's pool run on the same machine).
    */
   readonly busyMicrosPerRequest: number;
+  /**
+   * Main-thread CPU time per completed request, in µs (user + system, `process.threadCpuUsage`):
+   * unlike the busy time it does not count time the thread waited for a core, so it moves little
+   * with load from elsewhere. NaN where Node has no per-thread CPU clock (before 23.9).
+   */
+  readonly cpuMicrosPerRequest: number;
+}
+
+/** This thread's CPU time in µs, or NaN where Node cannot tell. */
+function threadCpuMicros(): number {
+  if (typeof process.threadCpuUsage !== "function") return Number.NaN;
+  const { user, system } = process.threadCpuUsage();
+  return user + system;
 }
 
 const DEFAULTS: LoadSettings = { connections: 10, warmupSeconds: 2, rounds: 8, roundSeconds: 2 };
@@ -90,7 +103,9 @@ function load(target: LoadTarget, connections: number, seconds: number) {
  */
 export async function loadOnce(target: LoadTarget, connections: number, seconds: number): Promise<LoadResult> {
   const before = performance.eventLoopUtilization();
+  const cpuBefore = threadCpuMicros();
   const result = await load(target, connections, seconds);
+  const cpuMicros = threadCpuMicros() - cpuBefore;
   const loop = performance.eventLoopUtilization(before);
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
@@ -108,6 +123,7 @@ export async function loadOnce(target: LoadTarget, connections: number, seconds:
     eventLoopUtilization: loop.utilization,
     // `active` is in milliseconds.
     busyMicrosPerRequest: result.requests.total > 0 ? (loop.active * 1000) / result.requests.total : 0,
+    cpuMicrosPerRequest: result.requests.total > 0 ? cpuMicros / result.requests.total : Number.NaN,
   };
 }
 
@@ -127,6 +143,7 @@ export function combineRounds(rounds: readonly LoadResult[]): LoadResult {
   const completed = rounds.reduce((sum, r) => sum + r.completed, 0);
   const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
   const busyMicros = rounds.reduce((sum, r) => sum + r.busyMicrosPerRequest * r.completed, 0);
+  const cpuMicros = rounds.reduce((sum, r) => sum + r.cpuMicrosPerRequest * r.completed, 0);
   const statusCodes: Record<string, number> = {};
   for (const round of rounds) {
     for (const [code, count] of Object.entries(round.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
@@ -143,6 +160,7 @@ export function combineRounds(rounds: readonly LoadResult[]): LoadResult {
     statusCodes,
     eventLoopUtilization: seconds > 0 ? rounds.reduce((sum, r) => sum + r.eventLoopUtilization * r.seconds, 0) / seconds : 0,
     busyMicrosPerRequest: completed > 0 ? busyMicros / completed : 0,
+    cpuMicrosPerRequest: completed > 0 ? cpuMicros / completed : Number.NaN,
   };
 }
 
