@@ -62,6 +62,8 @@ class AnswersUntilChange {
   #count = 0;
   readonly #dataVersion: StatementSync;
   #version: unknown;
+  /** Whether `data_version` was read in the current run of microtasks (see {@link #checkVersion}). */
+  #checked = false;
 
   constructor(
     database: DatabaseSync,
@@ -70,13 +72,26 @@ class AnswersUntilChange {
     this.#dataVersion = database.prepare("pragma data_version");
   }
 
-  /** Forgets every answer if the database changed since the last call. */
+  /**
+   * Forgets every answer if the database changed since the version was last read. It is read once
+   * per run of microtasks: a request's reads (its key row, then its listing) run one after another
+   * as promise continuations of the one event that started them, and `process.nextTick` fires once
+   * they have all run, before the next event (another request's bytes, another query's completion)
+   * is handled. Every request those reads serve arrived before that event, so before the version
+   * was read: each sees every commit made before it arrived, as a fresh read would. Reading it
+   * takes a read lock and releases it (two system calls), once per request rather than per read.
+   */
   #checkVersion(): void {
+    if (this.#checked) return;
     const version = this.#dataVersion.get()?.data_version;
     if (version !== this.#version) {
       this.#clear();
       this.#version = version;
     }
+    this.#checked = true;
+    process.nextTick(() => {
+      this.#checked = false;
+    });
   }
 
   #clear(): void {
