@@ -1,22 +1,7 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type DatabaseIntrospector,
-  type Dialect,
-  type DialectAdapter,
-  type Driver,
-  type Kysely,
-  type QueryCompiler,
-  type QueryResult,
-  SqliteAdapter,
-  SqliteIntrospector,
-} from "kysely";
-import { bindableParameters } from "./sqlite3/sqlite3-connection";
-import { Sqlite3QueryCompiler } from "./sqlite3/sqlite3-dialect";
-
-/** Kysely's nodes of statements that write; a read-only connection refuses them before SQLite does. */
-const WRITE_NODES: ReadonlySet<string> = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode", "MergeQueryNode"]);
+import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from "kysely";
+import { bindableParameters, WRITE_NODES } from "./sqlite3/sqlite3-connection";
+import { Sqlite3Dialect } from "./sqlite3/sqlite3-dialect";
 
 /** Runs a query on the asynchronous connection instead; see {@link SyncReadsConfig.fallback}. */
 export type FallbackQuery = (query: CompiledQuery) => Promise<QueryResult<unknown>>;
@@ -146,6 +131,7 @@ class SyncReadConnection implements DatabaseConnection {
   }
 
   executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    // A read-only connection refuses writes before SQLite does.
     if (WRITE_NODES.has(compiledQuery.query.kind)) {
       return Promise.reject(new Error("the read connection takes no writes; use the main database"));
     }
@@ -224,23 +210,13 @@ class SyncReadsDriver implements Driver {
  * connection, which answers or fails as it always did. Not for long scans: those would hold the event loop, and belong on the main
  * connection, whose work runs off the main thread.
  */
-export class SyncReadsDialect implements Dialect {
-  constructor(private readonly config: SyncReadsConfig) {}
-
-  createDriver(): Driver {
-    return new SyncReadsDriver(this.config);
+export class SyncReadsDialect extends Sqlite3Dialect {
+  constructor(private readonly reads: SyncReadsConfig) {
+    // SQLite's compiler, adapter and introspector, as the main connection's; only the driver differs.
+    super({ filename: reads.filename });
   }
 
-  createQueryCompiler(): QueryCompiler {
-    return new Sqlite3QueryCompiler();
-  }
-
-  createAdapter(): DialectAdapter {
-    return new SqliteAdapter();
-  }
-
-  // biome-ignore lint/suspicious/noExplicitAny: Kysely's introspector is schema-agnostic.
-  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
-    return new SqliteIntrospector(db);
+  override createDriver(): Driver {
+    return new SyncReadsDriver(this.reads);
   }
 }

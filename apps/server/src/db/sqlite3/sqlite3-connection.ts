@@ -4,7 +4,7 @@ import type { StatementCache } from "./statement-cache";
 
 type Row = Record<string, unknown>;
 
-const WRITE_NODES = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode", "MergeQueryNode"]);
+export const WRITE_NODES: ReadonlySet<string> = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode", "MergeQueryNode"]);
 
 /**
  * Whether a query answers rows. Writes without RETURNING run with `Statement.run`, which reports

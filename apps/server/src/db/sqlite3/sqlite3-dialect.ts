@@ -130,7 +130,7 @@ const ROW_LOCK_MODIFIERS: ReadonlySet<string> = new Set(["ForUpdate", "ForNoKeyU
  * (`BEGIN IMMEDIATE`), so whatever a transaction reads stays as read until it commits, and a
  * `select … for update` written once for both dialects means exactly that here without the clause.
  */
-export class Sqlite3QueryCompiler extends SqliteQueryCompiler {
+class Sqlite3QueryCompiler extends SqliteQueryCompiler {
   protected override visitSelectModifier(node: SelectModifierNode): void {
     if (node.modifier !== undefined && ROW_LOCK_MODIFIERS.has(node.modifier)) return;
     super.visitSelectModifier(node);
