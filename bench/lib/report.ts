@@ -12,8 +12,8 @@ export function describeMachine(): string {
 export function describeSettings(settings: LoadSettings): string {
   return (
     `settings: ${settings.connections} connections, pipelining 1, ` +
-    `${settings.warmupSeconds} s warm-up then ${settings.seconds} s measured per target, ` +
-    "autocannon in a worker thread"
+    `${settings.warmupSeconds} s warm-up per target, then ${settings.rounds} rounds of ${settings.roundSeconds} s per target, ` +
+    "the targets alternating; autocannon in a worker thread"
   );
 }
 
@@ -38,7 +38,7 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 
 /** One row per target: throughput, latency, and every way a request can fail to be a 2xx. */
 export function formatLoadTable(results: readonly { name: string; result: LoadResult }[]): string {
-  const header = ["target", "req/s", "p50 ms", "p99 ms", "mean ms", "requests", "errors", "non-2xx", "loop busy", "µs/req"];
+  const header = ["target", "req/s", "p50 ms", "p99 ms", "mean ms", "requests", "errors", "non-2xx", "loop busy", "µs/req", "cpu µs/req"];
   const rows = results.map(({ name, result }) => [
     name,
     formatInteger(result.requestsPerSecond),
@@ -50,10 +50,12 @@ export function formatLoadTable(results: readonly { name: string; result: LoadRe
     formatInteger(result.non2xx),
     `${Math.round(result.eventLoopUtilization * 100)}%`,
     formatInteger(result.busyMicrosPerRequest),
+    Number.isNaN(result.cpuMicrosPerRequest) ? "n/a" : formatInteger(result.cpuMicrosPerRequest),
   ]);
   const legend = [
     "latency: 2xx responses only, whole ms (autocannon's resolution)",
     "loop busy, µs/req: this process's main thread, where the servers run: how busy it was, and its busy time per request",
+    "cpu µs/req: the main thread's CPU time per request (not counting time it waited for a core)",
   ].join("\n");
   return `${formatTable(header, rows)}\n${legend}`;
 }

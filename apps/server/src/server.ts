@@ -86,17 +86,8 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
   });
-  // The root page (or the first-run form), sign-in, OAuth metadata and the authorization server under /oauth.
-  app.use(
-    oauth.routes((_req, res) => {
-      const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
-      res.status(200).set(page.headers).send(page.html);
-    }),
-  );
-  // Share links' public face (the page /a/<token> and the JSON guest chat, outside /api/v1 as
-  // clients call it) and their v1 routes redeem tokens through one guard, so its limits are shared.
+  // Share links' public face (guestRouter) and their v1 routes redeem tokens through one guard, so its limits are shared.
   const shareGuard = new ShareGuard(context);
-  app.use(guestRouter(context, shareGuard));
   const api = buildApi(API_BASE_PATH, context.authenticator, {
     ...workspaceHandlers(context),
     ...folderHandlers(context),
@@ -131,10 +122,21 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...accountHandlers(context),
     ...mcpHandlers(context),
   });
-  // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON).
+  // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON): a POST to a
+  // path whose GET is in the route table, so it goes before the exact routes.
   app.use(mcpCallbackFormRouter(context));
-  // Right before the mount, so a request naming a route exactly goes straight to it.
+  // Early, so a request naming a route exactly (most API calls) goes straight to it without
+  // trying every page and OAuth route below: none of those is under the API's base path.
   app.use(api.exactRoutes);
+  // The root page (or the first-run form), sign-in, OAuth metadata and the authorization server under /oauth.
+  app.use(
+    oauth.routes((_req, res) => {
+      const page = renderHomePage({ documentsOpen: sync.hocuspocus.getDocumentsCount() });
+      res.status(200).set(page.headers).send(page.html);
+    }),
+  );
+  // Share links' public face: the page /a/<token> and the JSON guest chat, outside /api/v1 as clients call it.
+  app.use(guestRouter(context, shareGuard));
   app.use(API_BASE_PATH, api.router);
   // Tandem as an MCP server, outside the v1 API: its own wire (JSON-RPC) and its own metadata.
   app.use(mcpRouter(context));
@@ -168,7 +170,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     shared.limiter("requests", { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
     shared.limiter("auth-failures", { perMinute: config.authFailuresPerMinute, burst: config.authFailureBurst }),
   );
-  authenticator.addVerifier(new ApiKeyVerifier(database.db));
+  authenticator.addVerifier(new ApiKeyVerifier(database.db, database.reads));
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator, shared };
   const sync = new SyncServer(base, await createRedisRelay(base));

@@ -4,7 +4,7 @@ import type { StatementCache } from "./statement-cache";
 
 type Row = Record<string, unknown>;
 
-const WRITE_NODES = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode", "MergeQueryNode"]);
+export const WRITE_NODES: ReadonlySet<string> = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode", "MergeQueryNode"]);
 
 /**
  * Whether a query answers rows. Writes without RETURNING run with `Statement.run`, which reports
@@ -29,7 +29,7 @@ function bindable(value: unknown): unknown {
  * already, and the compiled query's own array is handed over as it is (sqlite3 copies the values
  * before the call returns); only a boolean, bigint or Date costs a converted copy.
  */
-function bindableParameters(parameters: readonly unknown[]): readonly unknown[] {
+export function bindableParameters(parameters: readonly unknown[]): readonly unknown[] {
   for (const value of parameters) {
     if (typeof value === "boolean" || typeof value === "bigint" || value instanceof Date) return parameters.map(bindable);
   }

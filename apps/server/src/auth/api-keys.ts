@@ -224,8 +224,15 @@ export class ApiKeyVerifier implements CredentialVerifier {
   readonly #lastUsedWritten = new Map<string, number>();
   readonly #lookups: KeyLookups;
 
-  constructor(private readonly db: Kysely<Schema>) {
-    this.#lookups = new KeyLookups(db);
+  /**
+   * @param db where `last_used_at` is written
+   * @param reads where key rows are read (`Database.reads`: on SQLite, without a trip through the thread pool)
+   */
+  constructor(
+    private readonly db: Kysely<Schema>,
+    reads: Kysely<Schema> = db,
+  ) {
+    this.#lookups = new KeyLookups(reads);
   }
 
   async verify(token: string): Promise<Principal | null> {

@@ -4,11 +4,19 @@ import { Sqlite3Dialect } from "@tandem/kysely-sqlite3";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
+import { nodeSqlite, SyncReadsDialect } from "./sync-reads";
 
 export type { Dialect };
 
 export interface Database {
   readonly db: Kysely<Schema>;
+  /**
+   * For short reads outside a transaction on the hot request path (a credential's row, a
+   * listing): on SQLite a read-only connection that answers on the event loop's thread without a
+   * trip through the thread pool (`sync-reads.ts`); on PostgreSQL, and on a Node without
+   * `node:sqlite`, the same as `db`. Never for writes or long scans.
+   */
+  readonly reads: Kysely<Schema>;
   readonly dialect: Dialect;
   /** Where the data lives, for logs: a file path or a URL without its password. */
   readonly location: string;
@@ -97,5 +105,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     await db.destroy().catch(() => {});
     throw error;
   }
-  return { db, dialect, location, close: () => db.destroy() };
+  const main = db;
+  // Opened on its first query (Kysely initialises a driver lazily), so a CLI command never opens it.
+  const reads =
+    dialect === "sqlite" && nodeSqlite()
+      ? new Kysely<Schema>({ dialect: new SyncReadsDialect({ filename: location, fallback: (query) => main.executeQuery(query) }) })
+      : db;
+  return {
+    db,
+    reads,
+    dialect,
+    location,
+    close: async () => {
+      if (reads !== db) await reads.destroy();
+      await db.destroy();
+    },
+  };
 }

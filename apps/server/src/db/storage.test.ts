@@ -84,7 +84,8 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
     const user = await createUser(database.db, { username: "keyholder" });
     const key = await createApiKey(database.db, { userId: user.id, scopes: ["os.notes:read"], label: "ro" });
     expect(key.apiKey).toMatch(/^svc_sk_[0-9A-Za-z]{44}$/);
-    const verifier = new ApiKeyVerifier(database.db);
+    // As the server reads keys: from `reads` (on SQLite, the synchronous connection that remembers answers).
+    const verifier = new ApiKeyVerifier(database.db, database.reads);
     const principal = await verifier.verify(key.apiKey);
     expect(principal?.userId).toBe(user.id);
     expect(principal?.credential.kind === "api_key" && [...principal.credential.scopes]).toEqual(["os.notes:read"]);
@@ -110,7 +111,7 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
     );
     const [revokedEarly, revokedLate, ...valid] = keys as [(typeof keys)[0], (typeof keys)[0], ...(typeof keys)[0][]];
     await revokeApiKey(database.db, revokedEarly.keyId);
-    const verifier = new ApiKeyVerifier(database.db);
+    const verifier = new ApiKeyVerifier(database.db, database.reads);
     const tampered = (token: string) => `${token.slice(0, -1)}${token.endsWith("a") ? "b" : "a"}`;
     // Many checks at once are batched into shared statements; each must get its own answer.
     const checks = Array.from({ length: 40 }, (_, i) => {
@@ -129,6 +130,26 @@ describe.each(dialects)("storage on %s", (dialect, makeFixture) => {
     await other.close();
     const after = await Promise.all([revokedLate, ...valid].map((key) => verifier.verify(key.apiKey)));
     expect(after.map((principal) => principal !== null)).toEqual([false, ...valid.map(() => true)]);
+  });
+
+  it("reads what was last committed, by this connection or another process's, however often it was read before", async () => {
+    const user = await createUser(database.db, { username: "reread" });
+    const nameOf = async () =>
+      (await database.reads.selectFrom("users").select("username").where("id", "=", user.id).executeTakeFirstOrThrow()).username;
+    expect(await nameOf()).toBe("reread");
+    expect(await nameOf()).toBe("reread");
+    await database.db.updateTable("users").set({ username: "reread2" }).where("id", "=", user.id).execute();
+    expect(await nameOf()).toBe("reread2");
+    const other = await fixture.open();
+    await other.db.updateTable("users").set({ username: "reread3" }).where("id", "=", user.id).execute();
+    await other.close();
+    expect(await nameOf()).toBe("reread3");
+    if (dialect === "sqlite") {
+      // A read-only connection: no write can go past the writer's one-transaction-at-a-time queue.
+      expect(database.reads).not.toBe(database.db);
+      await expect(database.reads.updateTable("users").set({ username: "nope" }).where("id", "=", user.id).execute()).rejects.toThrow();
+      expect(await nameOf()).toBe("reread3");
+    }
   });
 
   it("records when a key was last used", async () => {

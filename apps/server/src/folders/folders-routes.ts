@@ -4,12 +4,16 @@ import { created, jsonWithField } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { createFolder, deleteFolder, listFoldersJson, updateFolder } from "./folders-service";
 
-export function folderHandlers({ db, sync }: AppContext): RouteHandlers<"listFolders" | "createFolder" | "updateFolder" | "deleteFolder"> {
+export function folderHandlers({
+  db,
+  database,
+  sync,
+}: AppContext): RouteHandlers<"listFolders" | "createFolder" | "updateFolder" | "deleteFolder"> {
   return {
     listFolders: async ({ input, principal }) => {
       const parentId = input.query.parentId;
       const parent = parentId === "root" || parentId === "null" ? "root" : parentId;
-      return jsonWithField({ success: true }, "folders", await listFoldersJson(db, principal.userId, parent));
+      return jsonWithField({ success: true }, "folders", await listFoldersJson(database.reads, principal.userId, parent));
     },
     createFolder: async ({ input, principal }) => {
       const result = await createFolder(db, sync, principal.userId, input.body);
