@@ -165,6 +165,8 @@ export interface ServerProcess {
   syncUrl: string;
   /** SIGTERM, as a service manager stops it: the server stores its documents and exits. */
   stop(): Promise<number | null>;
+  /** SIGKILL (`kill -9`): the process dies at once, storing nothing and removing no lease. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -198,6 +200,10 @@ export function spawnServerProcess(storageArgs: string[], env: NodeJS.ProcessEnv
           stop: async () => {
             child.kill("SIGTERM");
             return exited;
+          },
+          kill: async () => {
+            child.kill("SIGKILL");
+            await exited;
           },
         });
       }

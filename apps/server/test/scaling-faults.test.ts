@@ -1,0 +1,273 @@
+import type { HocuspocusProvider } from "@hocuspocus/provider";
+import { NOTE_FRAGMENT, noteDocName, TandemClient } from "@tandem/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as Y from "yjs";
+import type { RunningServer } from "../src/server";
+import { type PrivateRedis, startPrivateRedis, startTcpForwarder, type TcpForwarder } from "./fault-helpers";
+import {
+  createPostgresSchema,
+  POSTGRES_URL,
+  randomRedisPrefix,
+  type ServerProcess,
+  spawnServerProcess,
+  startAnotherInstance,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "./harness";
+import { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy";
+import { openDoc, type SyncedDoc } from "./sync-client";
+
+/**
+ * Faults of a deployment of several instances (issue 24, docs/scaling.md "When a part fails"):
+ * three instances behind a round-robin proxy (two in this process, one a real process of its own, so
+ * it can be killed), on PostgreSQL reached through a TCP forwarder the test cuts, and on a Redis of
+ * this file's own that the test kills and starts again. Whatever a client saw acknowledged (a sync
+ * edit synced, a REST call answered 2xx) must be there afterwards.
+ */
+
+const paragraphs = (doc: Y.Doc) =>
+  doc
+    .getXmlFragment(NOTE_FRAGMENT)
+    .toArray()
+    .map((node) => (node instanceof Y.XmlElement ? node.toArray().map(String).join("") : ""))
+    .join("\n");
+
+/** Appends a paragraph to a note's body, as an editor typing at the end would. */
+function appendParagraph(doc: Y.Doc, text: string): void {
+  const paragraph = new Y.XmlElement("paragraph");
+  paragraph.insert(0, [new Y.XmlText(text)]);
+  doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
+}
+
+/** Resolves once the server acknowledged every change the provider sent (it reconnects meanwhile if it must). */
+function acknowledged(provider: HocuspocusProvider, timeoutMs = 20_000): Promise<void> {
+  if (provider.unsyncedChanges === 0 && provider.isSynced) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      provider.off("unsyncedChanges", check);
+      reject(new Error(`not acknowledged in ${timeoutMs} ms (${provider.unsyncedChanges} unsynced)`));
+    }, timeoutMs);
+    const check = () => {
+      if (provider.unsyncedChanges !== 0) return;
+      clearTimeout(timer);
+      provider.off("unsyncedChanges", check);
+      resolve();
+    };
+    provider.on("unsyncedChanges", check);
+  });
+}
+
+/** Resolves once `check` holds, tested now and at each of the document's updates. */
+function until(doc: Y.Doc, check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  if (check()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      doc.off("update", onUpdate);
+      reject(new Error(`timed out waiting for ${what}`));
+    }, timeoutMs);
+    const onUpdate = () => {
+      if (!check()) return;
+      clearTimeout(timer);
+      doc.off("update", onUpdate);
+      resolve();
+    };
+    doc.on("update", onUpdate);
+  });
+}
+
+describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (PostgreSQL + Redis)", () => {
+  let redis: PrivateRedis;
+  let postgres: TcpForwarder;
+  let schema: Awaited<ReturnType<typeof createPostgresSchema>>;
+  let one: TestServer;
+  let two: RunningServer;
+  let three: ServerProcess;
+  let proxy: RoundRobinProxy;
+  let alice: TestUser;
+  /** Alice's client through the proxy. */
+  let client: TandemClient;
+  let syncUrl: string;
+  const open: SyncedDoc[] = [];
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    postgres = await startTcpForwarder(Number(new URL(POSTGRES_URL as string).port || 5432));
+    schema = await createPostgresSchema(POSTGRES_URL as string);
+    const viaForwarder = new URL(schema.url);
+    viaForwarder.port = String(postgres.port);
+    const shared = { secretKey: `faults-${randomRedisPrefix()}`, redisUrl: redis.url, redisPrefix: randomRedisPrefix() };
+    one = await startTestServer({ ...shared, databaseUrl: viaForwarder.toString() });
+    two = await startAnotherInstance(one);
+    three = await spawnServerProcess(["--database-url", viaForwarder.toString(), "--redis-url", redis.url], {
+      TANDEM_SECRET_KEY: shared.secretKey,
+      TANDEM_REDIS_PREFIX: shared.redisPrefix,
+    });
+    proxy = await startRoundRobinProxy([one.server.url, two.url, three.url]);
+    alice = await one.addUser("alice");
+    client = new TandemClient({ baseUrl: `${proxy.url}/api/v1`, token: alice.apiKey, validateResponses: true });
+    syncUrl = `${proxy.url.replace("http", "ws")}/sync`;
+  });
+  afterAll(async () => {
+    for (const editor of open) editor.close();
+    await proxy?.close();
+    await three?.stop();
+    await two?.close();
+    await one?.stop();
+    await schema?.drop();
+    await postgres?.close();
+    await redis?.stop();
+  });
+
+  async function createNote(title: string): Promise<{ id: number; docName: string }> {
+    const { note } = (await client.call("createNote", { body: { title, content: "" } })).result;
+    return { id: note.id, docName: noteDocName(note.uuid) };
+  }
+
+  async function editor(url: string, docName: string): Promise<SyncedDoc> {
+    const synced = await openDoc(url, alice.apiKey, docName);
+    open.push(synced);
+    expect(synced.outcome).toBe("synced");
+    return synced;
+  }
+
+  /** The note's text as the server answers it through the proxy (any instance). */
+  async function storedText(id: number): Promise<string> {
+    return (await client.call("getNote", { params: { id } })).note.markdown;
+  }
+
+  it("Redis restarted mid-session: edits keep being acknowledged, nothing is lost, and relaying resumes by itself", async () => {
+    const note = await createNote("Through a Redis restart");
+    const onOne = await editor(one.server.syncUrl, note.docName);
+    const onThree = await editor(three.syncUrl, note.docName);
+    appendParagraph(onOne.doc, "before the restart");
+    await until(onThree.doc, () => paragraphs(onThree.doc).includes("before the restart"), "the edit relayed before the restart");
+
+    await redis.kill();
+    // Each instance still takes (and stores) what comes in through it.
+    appendParagraph(onOne.doc, "during the outage, through one");
+    appendParagraph(onThree.doc, "during the outage, through three");
+    await Promise.all([acknowledged(onOne.provider), acknowledged(onThree.provider)]);
+    // REST writes may be refused (503) while Redis is away; those answered 2xx count.
+    const todos: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const answer = await client.raw("createTodo", { body: { title: `todo during the outage ${i}` } });
+      expect([201, 503]).toContain(answer.status);
+      if (answer.status === 201) todos.push(`todo during the outage ${i}`);
+    }
+
+    await redis.start();
+    // Relaying resumes by itself: an edit after the restart reaches the other instance, and with it what each missed.
+    appendParagraph(onOne.doc, "after the restart");
+    await until(onThree.doc, () => paragraphs(onThree.doc).includes("after the restart"), "an edit relayed after the restart");
+    const all = ["before the restart", "during the outage, through one", "during the outage, through three", "after the restart"];
+    await until(onThree.doc, () => all.every((line) => paragraphs(onThree.doc).includes(line)), "both instances level");
+    await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "both instances level");
+    await acknowledged(onOne.provider);
+    onOne.close();
+    onThree.close();
+
+    // Stored: whichever instance answers, every acknowledged line is there.
+    await expect
+      .poll(() => storedText(note.id), { timeout: 15_000, interval: 250 })
+      .toSatisfy((text: string) => all.every((line) => text.includes(line)));
+    const titles = (await client.call("listTodos", { query: {} })).result.todos.map((todo) => todo.title);
+    for (const title of todos) expect(titles).toContain(title);
+    // And REST writes are taken again once Redis is back.
+    expect((await client.raw("createTodo", { body: { title: "after the restart" } })).status).toBe(201);
+  });
+
+  it("PostgreSQL briefly unreachable: requests needing storage answer 503 (no 500, no hang), then recover with nothing lost", async () => {
+    const note = await createNote("Through a database outage");
+    const onOne = await editor(one.server.syncUrl, note.docName);
+    const onThree = await editor(three.syncUrl, note.docName);
+    appendParagraph(onOne.doc, "before the outage");
+    await acknowledged(onOne.provider);
+
+    await postgres.cut();
+    // Every instance answers 503 for what needs storage, at once.
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      const read = await client.raw("listNotes", { query: {} });
+      expect(read.status).toBe(503);
+      const write = await client.raw("createTodo", { body: { title: "refused" } });
+      expect(write.status).toBe(503);
+      expect(write.body).toMatchObject({ success: false, error: "storage_unavailable" });
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+    // Live editing goes on (kept in memory, stored when the database is back).
+    appendParagraph(onOne.doc, "during the outage, through one");
+    appendParagraph(onThree.doc, "during the outage, through three");
+    await Promise.all([acknowledged(onOne.provider), acknowledged(onThree.provider)]);
+    const all = ["before the outage", "during the outage, through one", "during the outage, through three"];
+    await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "the edits relayed during the outage");
+
+    await postgres.restore();
+    await expect.poll(async () => (await client.raw("listNotes", { query: {} })).status, { timeout: 15_000, interval: 250 }).toBe(200);
+    onOne.close();
+    onThree.close();
+    // The stores that failed are retried until they go through; nothing acknowledged is lost.
+    await expect
+      .poll(() => storedText(note.id), { timeout: 20_000, interval: 250 })
+      .toSatisfy((text: string) => all.every((line) => text.includes(line)));
+    const titles = (await client.call("listTodos", { query: {} })).result.todos.map((todo) => todo.title);
+    expect(titles).not.toContain("refused");
+  });
+
+  it("kill -9 of one instance while clients edit through the URL: they reconnect, and every acknowledged edit is there", async () => {
+    const note = await createNote("Through a crash");
+    // Editors spread over the instances by the proxy; which instance each landed on is learnt from the in-process ones.
+    const editors: SyncedDoc[] = [];
+    const onThree: SyncedDoc[] = [];
+    const countHere = () => one.server.context.sync.hocuspocus.getConnectionsCount() + two.context.sync.hocuspocus.getConnectionsCount();
+    for (let i = 0; i < 6; i++) {
+      const before = countHere();
+      const synced = await editor(syncUrl, note.docName);
+      (countHere() > before ? editors : onThree).push(synced);
+    }
+    expect(onThree.length).toBeGreaterThanOrEqual(2);
+    editors.push(...onThree.slice(1));
+    // One editor on the instance about to die edits, sees it acknowledged, and leaves: only the instances hold its edit.
+    const leaver = onThree[0] as SyncedDoc;
+    appendParagraph(leaver.doc, "acknowledged by three, then its editor left");
+    await acknowledged(leaver.provider);
+    leaver.close();
+
+    const acked: string[] = ["acknowledged by three, then its editor left"];
+    const restAcked: string[] = [];
+    let killed: Promise<void> | undefined;
+    /** Each editor types line after line, each once the previous one was acknowledged; three dies after a few. */
+    const typing = editors.map(async (synced, e) => {
+      for (let i = 0; i < 6; i++) {
+        const line = `editor ${e} line ${i}`;
+        appendParagraph(synced.doc, line);
+        await acknowledged(synced.provider);
+        acked.push(line);
+        if (acked.length === 6) killed = three.kill();
+      }
+    });
+    /** REST writes through the URL meanwhile; a request cut by the kill is not acknowledged. */
+    const writing = (async () => {
+      for (let i = 0; i < 8; i++) {
+        const title = `todo ${i} through the crash`;
+        const answer = await client.raw("createTodo", { body: { title } }).catch(() => undefined);
+        if (answer?.status === 201) restAcked.push(title);
+      }
+    })();
+    await Promise.all([...typing, writing]);
+    await killed;
+    expect(killed).toBeDefined();
+
+    // The clients of the dead instance reconnected through the URL and converged with everyone.
+    for (const synced of editors) {
+      await until(synced.doc, () => acked.every((line) => paragraphs(synced.doc).includes(line)), "every acknowledged line");
+    }
+    for (const synced of editors) synced.close();
+    await expect
+      .poll(() => storedText(note.id), { timeout: 20_000, interval: 250 })
+      .toSatisfy((text: string) => acked.every((line) => text.includes(line)));
+    const titles = (await client.call("listTodos", { query: {} })).result.todos.map((todo) => todo.title);
+    for (const title of restAcked) expect(titles).toContain(title);
+    expect(restAcked.length).toBeGreaterThan(0);
+  }, 90_000);
+});
