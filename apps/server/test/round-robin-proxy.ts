@@ -22,7 +22,7 @@ const DOWN_FOR_MS = 2000;
  * that died) is skipped for a while and the request or upgrade goes to the next one; only when
  * every target refuses does the client get a 502 (or its upgrade is cut).
  */
-export async function startRoundRobinProxy(targets: string[]): Promise<RoundRobinProxy> {
+export async function startRoundRobinProxy(targets: string[], options: { port?: number } = {}): Promise<RoundRobinProxy> {
   if (targets.length === 0) throw new Error("a round-robin proxy needs at least one target");
   const upstreams = targets.map((target) => ({ url: new URL(target), downUntil: 0 }));
   let turn = 0;
@@ -112,7 +112,8 @@ export async function startRoundRobinProxy(targets: string[]): Promise<RoundRobi
     attempt(order());
   });
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  // A fixed port lets a test stop the proxy and start it again at the same URL (clients "offline", then back).
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
