@@ -11,7 +11,7 @@ import {
   type TestUser,
 } from "@tandem/server/testing";
 import { type RoundRobinProxy, startRoundRobinProxy } from "@tandem/server/testing/round-robin-proxy";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import * as Y from "yjs";
 import type { Host } from "../src/host/host";
 import { HubClient, startTestHost, tempDir, waitFor } from "./host-harness";

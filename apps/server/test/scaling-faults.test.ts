@@ -3,6 +3,7 @@ import { NOTE_FRAGMENT, noteDocName, TandemClient } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
 import type { RunningServer } from "../src/server";
+import { ok, StreamReader } from "./delegation-fixture";
 import { type PrivateRedis, startPrivateRedis, startTcpForwarder, type TcpForwarder } from "./fault-helpers";
 import {
   createPostgresSchema,
@@ -97,7 +98,8 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     const viaForwarder = new URL(schema.url);
     viaForwarder.port = String(postgres.port);
     const shared = { secretKey: `faults-${randomRedisPrefix()}`, redisUrl: redis.url, redisPrefix: randomRedisPrefix() };
-    one = await startTestServer({ ...shared, databaseUrl: viaForwarder.toString() });
+    // A slow fallback tick (the ping interval caps it): a stream event arriving within 10 s came through Redis.
+    one = await startTestServer({ ...shared, databaseUrl: viaForwarder.toString(), streamPollMs: 20_000, streamPingMs: 30_000 });
     two = await startAnotherInstance(one);
     three = await spawnServerProcess(["--database-url", viaForwarder.toString(), "--redis-url", redis.url], {
       TANDEM_SECRET_KEY: shared.secretKey,
@@ -118,6 +120,21 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     await postgres?.close();
     await redis?.stop();
   });
+
+  /** The fixtures' view of the server through the proxy. */
+  const via = { fetch: (pathAndQuery: string, init?: RequestInit) => fetch(`${proxy.url}${pathAndQuery}`, init) } as TestServer;
+  /** The same, straight to one instance. */
+  const through = (server: RunningServer) =>
+    ({ fetch: (pathAndQuery: string, init?: RequestInit) => fetch(`${server.url}${pathAndQuery}`, init) }) as TestServer;
+
+  /** Another user, connected with alice both ways (so they may message each other). */
+  async function contact(name: string): Promise<TestUser> {
+    const other = await one.addUser(name);
+    await ok(via, alice.apiKey, "POST", "/network/request", { to: other.username });
+    await ok(via, other.apiKey, "POST", "/network/request", { to: alice.username });
+    return other;
+  }
+  const contentOf = (event: { data: Record<string, unknown> }) => (event.data.message as { content?: string } | undefined)?.content;
 
   async function createNote(title: string): Promise<{ id: number; docName: string }> {
     const { note } = (await client.call("createNote", { body: { title, content: "" } })).result;
@@ -143,7 +160,14 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     appendParagraph(onOne.doc, "before the restart");
     await until(onThree.doc, () => paragraphs(onThree.doc).includes("before the restart"), "the edit relayed before the restart");
 
+    const other = await createNote("Opened while Redis is away");
+    const erin = await contact("erin");
+    const stream = StreamReader.openAgentStream(through(two), alice);
+    await expect.poll(() => stream.status).toBe(200);
+
     await redis.kill();
+    // A client opening a document open nowhere (its instance must subscribe first) gets in once Redis is back.
+    const late = openDoc(syncUrl, alice.apiKey, other.docName);
     // Each instance still takes (and stores) what comes in through it.
     appendParagraph(onOne.doc, "during the outage, through one");
     appendParagraph(onThree.doc, "during the outage, through three");
@@ -166,6 +190,18 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     await acknowledged(onOne.provider);
     onOne.close();
     onThree.close();
+    const lateEditor = await late;
+    open.push(lateEditor);
+    expect(lateEditor.outcome).toBe("synced");
+    // Stream wake-ups resume too: a message posted on one reaches the stream held on two well before
+    // the fallback tick (20 s here), whether its wake-up or the resync on resubscribing brings it.
+    await ok(through(one.server), erin.apiKey, "POST", "/agent/message", {
+      to: alice.username,
+      message: "after the restart",
+      mode: "human",
+    });
+    await stream.until((s) => s.events.some((e) => contentOf(e) === "after the restart"), 10_000);
+    await stream.close();
 
     // Stored: whichever instance answers, every acknowledged line is there.
     await expect
@@ -184,26 +220,45 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     appendParagraph(onOne.doc, "before the outage");
     await acknowledged(onOne.provider);
 
+    const other = await createNote("Opened during the outage");
+    const dave = await contact("dave");
+    const stream = StreamReader.openAgentStream(through(two), alice);
+    await expect.poll(() => stream.status).toBe(200);
+
     await postgres.cut();
-    // Every instance answers 503 for what needs storage, at once.
-    for (let i = 0; i < 3; i++) {
-      const started = Date.now();
-      const read = await client.raw("listNotes", { query: {} });
-      expect(read.status).toBe(503);
-      const write = await client.raw("createTodo", { body: { title: "refused" } });
-      expect(write.status).toBe(503);
-      expect(write.body).toMatchObject({ success: false, error: "storage_unavailable" });
-      expect(Date.now() - started).toBeLessThan(10_000);
+    let late: Promise<SyncedDoc>;
+    try {
+      // A client opening a document meanwhile is told to come back (not refused), and gets in once the database is.
+      late = openDoc(syncUrl, alice.apiKey, other.docName);
+      // Every instance answers 503 for what needs storage, at once.
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        const read = await client.raw("listNotes", { query: {} });
+        expect(read.status).toBe(503);
+        const write = await client.raw("createTodo", { body: { title: "refused" } });
+        expect(write.status).toBe(503);
+        expect(write.body).toMatchObject({ success: false, error: "storage_unavailable" });
+        expect(Date.now() - started).toBeLessThan(10_000);
+      }
+      // Editors keep typing: what an instance can check it takes (kept in memory, stored later); what it
+      // cannot (an owner's quota to read) it asks the client to send again once storage is back.
+      appendParagraph(onOne.doc, "during the outage, through one");
+      appendParagraph(onThree.doc, "during the outage, through three");
+    } finally {
+      await postgres.restore();
     }
-    // Live editing goes on (kept in memory, stored when the database is back).
-    appendParagraph(onOne.doc, "during the outage, through one");
-    appendParagraph(onThree.doc, "during the outage, through three");
     await Promise.all([acknowledged(onOne.provider), acknowledged(onThree.provider)]);
     const all = ["before the outage", "during the outage, through one", "during the outage, through three"];
-    await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "the edits relayed during the outage");
-
-    await postgres.restore();
+    await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "the edits of both instances");
     await expect.poll(async () => (await client.raw("listNotes", { query: {} })).status, { timeout: 15_000, interval: 250 }).toBe(200);
+    const lateEditor = await late;
+    open.push(lateEditor);
+    expect(lateEditor.outcome).toBe("synced");
+    // The stream held through the outage still carries what is written after it.
+    await ok(via, dave.apiKey, "POST", "/agent/message", { to: alice.username, message: "after the outage", mode: "human" });
+    await stream.until((s) => s.events.some((e) => contentOf(e) === "after the outage"), 10_000);
+    expect(stream.ended).toBe(false);
+    await stream.close();
     onOne.close();
     onThree.close();
     // The stores that failed are retried until they go through; nothing acknowledged is lost.

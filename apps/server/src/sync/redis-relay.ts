@@ -15,6 +15,7 @@ import {
 import RedisClient from "ioredis";
 import type { Logger } from "pino";
 import { applyAwarenessUpdate } from "y-protocols/awareness";
+import { retryLaterOnOutage } from "./retry-later";
 
 /** How long a store may hold a document's lock in Redis (it is released as soon as the store ends). */
 const LOCK_TTL_MS = 5000;
@@ -130,7 +131,12 @@ export class RedisRelay extends Redis {
    */
   override async afterLoadDocument(payload: afterLoadDocumentPayload): Promise<void> {
     try {
-      await super.afterLoadDocument(payload);
+      // Subscribing failed (Redis unreachable): the client is told to come back, not refused.
+      await retryLaterOnOutage(
+        payload.context,
+        () => super.afterLoadDocument(payload),
+        () => true,
+      );
     } catch (error) {
       payload.document.destroy();
       throw error;
