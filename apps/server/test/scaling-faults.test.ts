@@ -17,7 +17,7 @@ import {
   type TestUser,
 } from "./harness";
 import { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy";
-import { openDoc, type SyncedDoc } from "./sync-client";
+import { appendParagraph, openDoc, type SyncedDoc, until } from "./sync-client";
 
 /**
  * Faults of a deployment of several instances (issue 24, docs/scaling.md "When a part fails"):
@@ -33,13 +33,6 @@ const paragraphs = (doc: Y.Doc) =>
     .toArray()
     .map((node) => (node instanceof Y.XmlElement ? node.toArray().map(String).join("") : ""))
     .join("\n");
-
-/** Appends a paragraph to a note's body, as an editor typing at the end would. */
-function appendParagraph(doc: Y.Doc, text: string): void {
-  const paragraph = new Y.XmlElement("paragraph");
-  paragraph.insert(0, [new Y.XmlText(text)]);
-  doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
-}
 
 /** Resolves once the server acknowledged every change the provider sent (it reconnects meanwhile if it must). */
 function acknowledged(provider: HocuspocusProvider, timeoutMs = 20_000): Promise<void> {
@@ -59,23 +52,8 @@ function acknowledged(provider: HocuspocusProvider, timeoutMs = 20_000): Promise
   });
 }
 
-/** Resolves once `check` holds, tested now and at each of the document's updates. */
-function until(doc: Y.Doc, check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  if (check()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      doc.off("update", onUpdate);
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    const onUpdate = () => {
-      if (!check()) return;
-      clearTimeout(timer);
-      doc.off("update", onUpdate);
-      resolve();
-    };
-    doc.on("update", onUpdate);
-  });
-}
+/** How long a client may take to come back (reconnecting with its backoff) and catch up. */
+const PATIENCE = 20_000;
 
 describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (PostgreSQL + Redis)", () => {
   let redis: PrivateRedis;
@@ -158,7 +136,7 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     const onOne = await editor(one.server.syncUrl, note.docName);
     const onThree = await editor(three.syncUrl, note.docName);
     appendParagraph(onOne.doc, "before the restart");
-    await until(onThree.doc, () => paragraphs(onThree.doc).includes("before the restart"), "the edit relayed before the restart");
+    await until(onThree.doc, () => paragraphs(onThree.doc).includes("before the restart"), "the edit relayed before the restart", PATIENCE);
 
     const other = await createNote("Opened while Redis is away");
     const erin = await contact("erin");
@@ -183,10 +161,10 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     await redis.start();
     // Relaying resumes by itself: an edit after the restart reaches the other instance, and with it what each missed.
     appendParagraph(onOne.doc, "after the restart");
-    await until(onThree.doc, () => paragraphs(onThree.doc).includes("after the restart"), "an edit relayed after the restart");
+    await until(onThree.doc, () => paragraphs(onThree.doc).includes("after the restart"), "an edit relayed after the restart", PATIENCE);
     const all = ["before the restart", "during the outage, through one", "during the outage, through three", "after the restart"];
-    await until(onThree.doc, () => all.every((line) => paragraphs(onThree.doc).includes(line)), "both instances level");
-    await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "both instances level");
+    await until(onThree.doc, () => all.every((line) => paragraphs(onThree.doc).includes(line)), "both instances level", PATIENCE);
+    await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "both instances level", PATIENCE);
     await acknowledged(onOne.provider);
     onOne.close();
     onThree.close();
@@ -249,7 +227,7 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     }
     await Promise.all([acknowledged(onOne.provider), acknowledged(onThree.provider)]);
     const all = ["before the outage", "during the outage, through one", "during the outage, through three"];
-    await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "the edits of both instances");
+    await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "the edits of both instances", PATIENCE);
     await expect.poll(async () => (await client.raw("listNotes", { query: {} })).status, { timeout: 15_000, interval: 250 }).toBe(200);
     const lateEditor = await late;
     open.push(lateEditor);
@@ -315,7 +293,7 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
 
     // The clients of the dead instance reconnected through the URL and converged with everyone.
     for (const synced of editors) {
-      await until(synced.doc, () => acked.every((line) => paragraphs(synced.doc).includes(line)), "every acknowledged line");
+      await until(synced.doc, () => acked.every((line) => paragraphs(synced.doc).includes(line)), "every acknowledged line", PATIENCE);
     }
     for (const synced of editors) synced.close();
     await expect

@@ -1,11 +1,11 @@
-import { jsonToText, NOTE_FRAGMENT, noteDocName, readNoteBody, readTodos, TandemClient, todosDocName } from "@tandem/core";
+import { jsonToText, noteDocName, readNoteBody, readTodos, TandemClient, todosDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as Y from "yjs";
+import type * as Y from "yjs";
 import type { RunningServer } from "../src/server";
 import { agentPair, type Bridge, call, ok, openGrant, StreamReader, type WireReceipt } from "./delegation-fixture";
 import { POSTGRES_URL, REDIS_URL, randomRedisPrefix, startAnotherInstance, startTestServer, type TestServer } from "./harness";
 import { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy";
-import { openDoc, type SyncedDoc } from "./sync-client";
+import { appendParagraph, openDoc, type SyncedDoc, until } from "./sync-client";
 
 /**
  * The full flows (issue 24, "Proven the way it will be run"): three instances on one PostgreSQL
@@ -14,30 +14,6 @@ import { openDoc, type SyncedDoc } from "./sync-client";
  */
 
 const bodyText = (doc: Y.Doc) => jsonToText(readNoteBody(doc));
-
-/** Resolves once `check` holds, tested now and at each of the document's updates (no polling). */
-function until(doc: Y.Doc, check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  if (check()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      doc.off("update", onUpdate);
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    const onUpdate = () => {
-      if (!check()) return;
-      clearTimeout(timer);
-      doc.off("update", onUpdate);
-      resolve();
-    };
-    doc.on("update", onUpdate);
-  });
-}
-
-function appendParagraph(doc: Y.Doc, text: string): void {
-  const paragraph = new Y.XmlElement("paragraph");
-  paragraph.insert(0, [new Y.XmlText(text)]);
-  doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
-}
 
 describe.skipIf(!POSTGRES_URL)("the full flows through one URL over three instances (PostgreSQL + Redis)", () => {
   let one: TestServer;
