@@ -195,8 +195,9 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     const note = await createNote("Through a database outage");
     const onOne = await editor(one.server.syncUrl, note.docName);
     const onThree = await editor(three.syncUrl, note.docName);
-    appendParagraph(onOne.doc, "before the outage");
-    await acknowledged(onOne.provider);
+    appendParagraph(onOne.doc, "before the outage, through one");
+    appendParagraph(onThree.doc, "before the outage, through three");
+    await Promise.all([acknowledged(onOne.provider), acknowledged(onThree.provider)]);
 
     const other = await createNote("Opened during the outage");
     const dave = await contact("dave");
@@ -218,15 +219,20 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
         expect(write.body).toMatchObject({ success: false, error: "storage_unavailable" });
         expect(Date.now() - started).toBeLessThan(10_000);
       }
-      // Editors keep typing: what an instance can check it takes (kept in memory, stored later); what it
-      // cannot (an owner's quota to read) it asks the client to send again once storage is back.
+      // Editors of open documents keep editing: their instances take and relay the edits (kept in memory,
+      // stored once the database is back), checked against the quota last read.
       appendParagraph(onOne.doc, "during the outage, through one");
       appendParagraph(onThree.doc, "during the outage, through three");
+      await Promise.all([acknowledged(onOne.provider), acknowledged(onThree.provider)]);
     } finally {
       await postgres.restore();
     }
-    await Promise.all([acknowledged(onOne.provider), acknowledged(onThree.provider)]);
-    const all = ["before the outage", "during the outage, through one", "during the outage, through three"];
+    const all = [
+      "before the outage, through one",
+      "before the outage, through three",
+      "during the outage, through one",
+      "during the outage, through three",
+    ];
     await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "the edits of both instances", PATIENCE);
     await expect.poll(async () => (await client.raw("listNotes", { query: {} })).status, { timeout: 15_000, interval: 250 }).toBe(200);
     const lateEditor = await late;
