@@ -179,6 +179,13 @@ export function spawnServerProcess(storageArgs: string[], env: NodeJS.ProcessEnv
     stdio: ["ignore", "ignore", "pipe"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  /** The last lines it logged: shown if it exits on its own after listening (a crash to explain). */
+  const tail: string[] = [];
+  let stopping = false;
+  void exited.then((code) => {
+    if (!stopping && tail.length > 0)
+      console.error(`tandem-server serve exited with ${code} by itself; its last lines:\n${tail.join("\n")}`);
+  });
   return new Promise((resolve, reject) => {
     let buffered = "";
     child.once("error", reject);
@@ -189,6 +196,8 @@ export function spawnServerProcess(storageArgs: string[], env: NodeJS.ProcessEnv
       for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
         const line = buffered.slice(0, end);
         buffered = buffered.slice(end + 1);
+        tail.push(line.slice(0, 2000));
+        if (tail.length > 10) tail.shift();
         if (!line.includes("tandem server listening")) continue;
         const url = (JSON.parse(line) as { url: string }).url;
         const sync = new URL(url);
@@ -198,10 +207,12 @@ export function spawnServerProcess(storageArgs: string[], env: NodeJS.ProcessEnv
           apiUrl: `${url}${API_BASE_PATH}`,
           syncUrl: `${sync.origin}/sync`,
           stop: async () => {
+            stopping = true;
             child.kill("SIGTERM");
             return exited;
           },
           kill: async () => {
+            stopping = true;
             child.kill("SIGKILL");
             await exited;
           },

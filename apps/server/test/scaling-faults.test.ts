@@ -1,7 +1,9 @@
 import type { HocuspocusProvider } from "@hocuspocus/provider";
 import { NOTE_FRAGMENT, noteDocName, TandemClient } from "@tandem/core";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
+import { isStorageFailure } from "../src/db/storage-failure";
 import type { RunningServer } from "../src/server";
 import { ok, StreamReader } from "./delegation-fixture";
 import { type PrivateRedis, startPrivateRedis, startTcpForwarder, type TcpForwarder } from "./fault-helpers";
@@ -204,9 +206,22 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
     const stream = StreamReader.openAgentStream(through(two), alice);
     await expect.poll(() => stream.status).toBe(200);
 
+    // A transaction open across the cut, its connection checked out and idle between two statements (as
+    // during a store's merge): the dropped connection must fail its next statement, not end the process.
+    let cutDone = () => {};
+    const untilCut = new Promise<void>((resolve) => {
+      cutDone = resolve;
+    });
+    const held = one.server.context.db.transaction().execute(async (trx) => {
+      await sql`select 1`.execute(trx);
+      await untilCut;
+      await sql`select 1`.execute(trx);
+    });
     await postgres.cut();
+    cutDone();
     let late: Promise<SyncedDoc>;
     try {
+      await expect(held).rejects.toSatisfy(isStorageFailure);
       // A client opening a document meanwhile is told to come back (not refused), and gets in once the database is.
       late = openDoc(syncUrl, alice.apiKey, other.docName);
       // Every instance answers 503 for what needs storage, at once.
@@ -224,14 +239,26 @@ describe.skipIf(!POSTGRES_URL)("faults of several instances behind one URL (Post
       appendParagraph(onOne.doc, "during the outage, through one");
       appendParagraph(onThree.doc, "during the outage, through three");
       await Promise.all([acknowledged(onOne.provider), acknowledged(onThree.provider)]);
+      // Access checked again meanwhile (as when a revocation is signalled) cannot be read: that is no revocation.
+      await one.server.context.sync.connections.recheck();
     } finally {
       await postgres.restore();
     }
+    // The editor whose check could not be made comes back by itself and goes on.
+    appendParagraph(onOne.doc, "after the outage, through one");
+    await acknowledged(onOne.provider);
+    await until(
+      onThree.doc,
+      () => paragraphs(onThree.doc).includes("after the outage, through one"),
+      "the edit after the outage",
+      PATIENCE,
+    );
     const all = [
       "before the outage, through one",
       "before the outage, through three",
       "during the outage, through one",
       "during the outage, through three",
+      "after the outage, through one",
     ];
     await until(onOne.doc, () => all.every((line) => paragraphs(onOne.doc).includes(line)), "the edits of both instances", PATIENCE);
     await expect.poll(async () => (await client.raw("listNotes", { query: {} })).status, { timeout: 15_000, interval: 250 }).toBe(200);

@@ -24,6 +24,11 @@ export function isUnavailable(error: unknown): boolean {
   return isStorageFailure(error) || (error instanceof ApiError && error.status === 503);
 }
 
+/** Closes the socket of the connection whose context this is with {@link TRY_AGAIN_LATER} (no socket, nothing). */
+export function askToRetryLater(context: unknown): void {
+  (context as Record<symbol, (() => void) | undefined> | undefined)?.[RETRY_LATER]?.();
+}
+
 /**
  * Runs a hook's work; if it fails because storage is unavailable, closes the connection's socket
  * with {@link TRY_AGAIN_LATER} (direct connections, REST writes, have no socket: they get the error).
@@ -32,7 +37,7 @@ export async function retryLaterOnOutage<T>(context: unknown, work: () => Promis
   try {
     return await work();
   } catch (error) {
-    if (unavailable(error)) (context as Record<symbol, (() => void) | undefined> | undefined)?.[RETRY_LATER]?.();
+    if (unavailable(error)) askToRetryLater(context);
     throw error;
   }
 }
