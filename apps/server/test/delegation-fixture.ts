@@ -185,6 +185,12 @@ export class StreamReader {
     return new StreamReader((signal) => ts.fetch(`/api/v1/local-realtime/stream?${query}`, { headers, signal }));
   }
 
+  /** Opens a person's `GET /agent/stream` with their key (the same frames, without `endpointId`). */
+  static openAgentStream(ts: TestServer, user: Pick<TestUser, "apiKey">, cursor = "0") {
+    const headers = { authorization: `Bearer ${user.apiKey}`, accept: "text/event-stream" };
+    return new StreamReader((signal) => ts.fetch(`/api/v1/agent/stream?cursor=${cursor}`, { headers, signal }));
+  }
+
   get lastCursor(): string | undefined {
     return this.events.at(-1)?.cursor;
   }

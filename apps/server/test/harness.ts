@@ -173,6 +173,8 @@ export interface ServerProcess {
   syncUrl: string;
   /** SIGTERM, as a service manager stops it: the server stores its documents and exits. */
   stop(): Promise<number | null>;
+  /** SIGKILL (`kill -9`): the process dies at once, storing nothing and removing no lease. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -185,6 +187,13 @@ export function spawnServerProcess(storageArgs: string[], env: NodeJS.ProcessEnv
     stdio: ["ignore", "ignore", "pipe"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  /** The last lines it logged: shown if it exits on its own after listening (a crash to explain). */
+  const tail: string[] = [];
+  let stopping = false;
+  void exited.then((code) => {
+    if (!stopping && tail.length > 0)
+      console.error(`tandem-server serve exited with ${code} by itself; its last lines:\n${tail.join("\n")}`);
+  });
   return new Promise((resolve, reject) => {
     let buffered = "";
     child.once("error", reject);
@@ -195,6 +204,8 @@ export function spawnServerProcess(storageArgs: string[], env: NodeJS.ProcessEnv
       for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
         const line = buffered.slice(0, end);
         buffered = buffered.slice(end + 1);
+        tail.push(line.slice(0, 2000));
+        if (tail.length > 10) tail.shift();
         if (!line.includes("tandem server listening")) continue;
         const url = (JSON.parse(line) as { url: string }).url;
         const sync = new URL(url);
@@ -204,8 +215,14 @@ export function spawnServerProcess(storageArgs: string[], env: NodeJS.ProcessEnv
           apiUrl: `${url}${API_BASE_PATH}`,
           syncUrl: `${sync.origin}/sync`,
           stop: async () => {
+            stopping = true;
             child.kill("SIGTERM");
             return exited;
+          },
+          kill: async () => {
+            stopping = true;
+            child.kill("SIGKILL");
+            await exited;
           },
         });
       }

@@ -19,27 +19,9 @@ import {
   type TestUser,
 } from "./harness";
 import { startRoundRobinProxy } from "./round-robin-proxy";
-import { openDoc, type SyncedDoc } from "./sync-client";
+import { appendParagraph, openDoc, type SyncedDoc, until } from "./sync-client";
 
 const bodyText = (doc: Y.Doc) => jsonToText(readNoteBody(doc));
-
-/** Resolves once `check` holds, tested now and at each of the document's updates (no polling). */
-function until(doc: Y.Doc, check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  if (check()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      doc.off("update", onUpdate);
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    const onUpdate = () => {
-      if (!check()) return;
-      clearTimeout(timer);
-      doc.off("update", onUpdate);
-      resolve();
-    };
-    doc.on("update", onUpdate);
-  });
-}
 
 /** Resolves once the awareness states (every client's) satisfy `check`, tested at each awareness change. */
 function untilAwareness(provider: HocuspocusProvider, check: (states: Record<string, unknown>[]) => boolean): Promise<void> {
@@ -60,13 +42,6 @@ function untilAwareness(provider: HocuspocusProvider, check: (states: Record<str
 /** Whether some client's awareness names `name` as its user. */
 const someUser = (name: string) => (states: Record<string, unknown>[]) =>
   states.some((state) => (state.user as { name?: string } | undefined)?.name === name);
-
-/** Appends a paragraph to a note's body, as an editor typing at the end would. */
-function appendParagraph(doc: Y.Doc, text: string): void {
-  const paragraph = new Y.XmlElement("paragraph");
-  paragraph.insert(0, [new Y.XmlText(text)]);
-  doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
-}
 
 function closed(synced: SyncedDoc): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) =>

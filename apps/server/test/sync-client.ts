@@ -1,4 +1,5 @@
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from "@hocuspocus/provider";
+import { NOTE_FRAGMENT } from "@tandem/core";
 import WebSocket from "ws";
 import * as Y from "yjs";
 
@@ -35,4 +36,29 @@ export async function openDoc(url: string, token: string, documentName: string, 
       socket.destroy();
     },
   };
+}
+
+/** Resolves once `check` holds, tested now and at each of the document's updates (no polling). */
+export function until(doc: Y.Doc, check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  if (check()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      doc.off("update", onUpdate);
+      reject(new Error(`timed out waiting for ${what}`));
+    }, timeoutMs);
+    const onUpdate = () => {
+      if (!check()) return;
+      clearTimeout(timer);
+      doc.off("update", onUpdate);
+      resolve();
+    };
+    doc.on("update", onUpdate);
+  });
+}
+
+/** Appends a paragraph to a note's body, as an editor typing at the end would. */
+export function appendParagraph(doc: Y.Doc, text: string): void {
+  const paragraph = new Y.XmlElement("paragraph");
+  paragraph.insert(0, [new Y.XmlText(text)]);
+  doc.getXmlFragment(NOTE_FRAGMENT).push([paragraph]);
 }

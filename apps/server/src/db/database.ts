@@ -88,6 +88,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10, types });
     // An idle client that loses its connection emits here; without a listener it would crash the process.
     pool.on("error", () => {});
+    // So does a client checked out of the pool (the pool listens only while it is idle) whose connection
+    // drops between two statements, in a transaction say: the database restarting, or the network to it
+    // cut, ended the process (exit 1). Heard here, the next statement on that client fails instead (its
+    // request answers 503, a store is retried) and the pool drops it when it is released.
+    pool.on("connect", (client) => client.on("error", () => {}));
     db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
     dialect = "postgres";
     location = redactDatabaseUrl(options.databaseUrl);

@@ -4,6 +4,7 @@ import type { Schema } from "../db/schema";
 import type { Logger } from "../logger";
 import { readAccessEpoch } from "./access-epoch";
 import type { DocumentAccess } from "./document-access";
+import { askToRetryLater, isUnavailable } from "./retry-later";
 
 /** What the guard needs of a connection's context (REST writes have none of it). */
 export interface GuardedContext {
@@ -101,11 +102,21 @@ export class ConnectionGuard {
       for (const connection of document.getConnections()) {
         const { token } = connection.context as GuardedContext;
         // Fail closed: a check that cannot complete ends the connection (the client reconnects and is checked afresh).
-        const access = token === undefined ? null : await this.check(token, document.name).catch(() => null);
+        let unavailable = false;
+        const access =
+          token === undefined
+            ? null
+            : await this.check(token, document.name).catch((error: unknown) => {
+                unavailable = isUnavailable(error);
+                return null;
+              });
         if (access === "write") continue;
         // Read-only first, so updates already queued on the connection are refused too.
         connection.readOnly = true;
-        if (access === null) connection.close(REVOKED);
+        // Storage unreachable is no revocation: the socket closes with "try again later", and the client,
+        // reconnecting once storage is back, is checked afresh (a document closed as revoked would stay closed).
+        if (unavailable) askToRetryLater(connection.context);
+        else if (access === null) connection.close(REVOKED);
       }
     }
   }

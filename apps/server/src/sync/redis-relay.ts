@@ -16,6 +16,7 @@ import type RedisClient from "ioredis";
 import type { Logger } from "pino";
 import { applyAwarenessUpdate } from "y-protocols/awareness";
 import type { SharedState } from "../shared/shared-state";
+import { retryLaterOnOutage } from "./retry-later";
 
 /** How long a store may hold a document's lock in Redis (it is released as soon as the store ends). */
 const LOCK_TTL_MS = 5000;
@@ -151,9 +152,16 @@ export class RedisRelay extends Redis {
    */
   override async afterLoadDocument(payload: afterLoadDocumentPayload): Promise<void> {
     try {
-      // The shared subscriber would wait for Redis to come back, however long: fail the load now.
-      if (!this.reachable) throw new Error("Redis, which relays documents between instances, is unreachable");
-      await super.afterLoadDocument(payload);
+      // Subscribing failed (Redis unreachable): the client is told to come back, not refused.
+      await retryLaterOnOutage(
+        payload.context,
+        async () => {
+          // The shared subscriber would wait for Redis to come back, however long: fail the load now.
+          if (!this.reachable) throw new Error("Redis, which relays documents between instances, is unreachable");
+          await super.afterLoadDocument(payload);
+        },
+        () => true,
+      );
     } catch (error) {
       payload.document.destroy();
       throw error;

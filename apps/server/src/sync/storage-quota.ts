@@ -3,6 +3,7 @@ import type { JSONContent } from "@tiptap/core";
 import { type Kysely, sql } from "kysely";
 import * as Y from "yjs";
 import type { Schema } from "../db/schema";
+import { isStorageFailure } from "../db/storage-failure";
 import { ApiError } from "../http/errors";
 
 export type QuotaRefusal = "document_too_large" | "storage_quota_exceeded";
@@ -123,6 +124,17 @@ export class StorageQuota {
   async #userBytes(owner: number): Promise<number> {
     const cached = this.#usage.get(owner);
     if (cached && Date.now() - cached.at < USAGE_TTL_MS) return cached.bytes;
+    try {
+      return await this.#sumUserBytes(owner);
+    } catch (error) {
+      // The database unreachable: the last sum stands (growth since is counted by `grew`), so editors
+      // of open documents keep editing through a brief outage instead of being sent away.
+      if (cached && isStorageFailure(error)) return cached.bytes;
+      throw error;
+    }
+  }
+
+  async #sumUserBytes(owner: number): Promise<number> {
     const documents = await this.db
       .selectFrom("documents")
       .select(sql<number>`coalesce(sum(length(state)), 0)`.as("bytes"))

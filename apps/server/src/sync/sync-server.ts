@@ -23,6 +23,7 @@ import { type DocumentAccess, documentAccess } from "./document-access";
 import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
 import type { RedisRelay } from "./redis-relay";
+import { retryLaterContext, retryLaterOnOutage } from "./retry-later";
 import { StorageQuota } from "./storage-quota";
 import { updateLimits } from "./update-limits";
 import { toBytes, toFetchRequest } from "./websocket-request";
@@ -98,11 +99,14 @@ export class SyncServer {
       quiet: true,
       debounce: STORE_DEBOUNCE_MS,
       maxDebounce: STORE_MAX_DEBOUNCE_MS,
-      onAuthenticate: async ({ token, documentName, connectionConfig }) => {
+      onAuthenticate: async ({ token, documentName, connectionConfig, context: connectionContext }) => {
         const epoch = this.connections.epoch;
-        const principal = await this.context.authenticator.verify(token);
+        // The database unreachable is no refusal: the client is told to come back (retry-later.ts).
+        const { principal, access } = await retryLaterOnOutage(connectionContext, async () => {
+          const principal = await this.context.authenticator.verify(token);
+          return { principal, access: principal && (await this.accessOf(principal, documentName)) };
+        });
         if (!principal) throw new AccessRefused("unauthorized", documentName);
-        const access = await this.accessOf(principal, documentName);
         if (!access) throw new AccessRefused("forbidden", documentName);
         connectionConfig.readOnly = access === "read";
         return { userId: principal.userId, token, epoch } satisfies SyncContext;
@@ -110,8 +114,9 @@ export class SyncServer {
       connected: async ({ context }) => {
         this.connections.admitted(context);
       },
-      onLoadDocument: async ({ documentName, document }) => {
-        this.quota.measured(documentName, await this.store.loadInto(documentName, document));
+      onLoadDocument: async ({ documentName, document, context: connectionContext }) => {
+        const bytes = await retryLaterOnOutage(connectionContext, () => this.store.loadInto(documentName, document));
+        this.quota.measured(documentName, bytes);
       },
       // Views follow what is stored, never run ahead of it: a crash cannot leave them showing
       // edits the documents lost. One that fails is recomputed at the next store or start.
@@ -206,7 +211,7 @@ export class SyncServer {
   /** Takes over an HTTP upgrade aimed at the sync path. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.#sockets.handleUpgrade(request, socket, head, (websocket) => {
-      const connection = this.hocuspocus.handleConnection(websocket, toFetchRequest(request));
+      const connection = this.hocuspocus.handleConnection(websocket, toFetchRequest(request), retryLaterContext(websocket) as never);
       websocket.on("message", (data) => connection.handleMessage(toBytes(data)));
       websocket.on("close", (code, reason) => connection.handleClose({ code, reason: reason.toString() }));
       websocket.on("error", (error) => this.context.logger.debug({ err: error }, "sync socket error"));

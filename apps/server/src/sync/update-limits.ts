@@ -1,6 +1,7 @@
 import type { Extension } from "@hocuspocus/server";
 import { MAX_TYPE_DEPTH } from "@tandem/core";
 import type { Logger } from "pino";
+import { retryLaterOnOutage } from "./retry-later";
 import type { StorageQuota } from "./storage-quota";
 import { UNKNOWN_PARENT, updateDepth } from "./update-depth";
 
@@ -39,8 +40,11 @@ export function updateLimits(quota: StorageQuota, logger: Logger): Extension {
       const depth = updateDepth(document, payload);
       if (depth === UNKNOWN_PARENT) throw refuse("unknown_parent");
       if (depth > MAX_TYPE_DEPTH) throw refuse("too_deeply_nested");
-      const owner = await quota.ownerOf(documentName);
-      const refusal = await quota.refusal(documentName, owner, payload.length);
+      // A quota that cannot be read (the database unreachable) refuses nothing: the client comes back later.
+      const { owner, refusal } = await retryLaterOnOutage(context, async () => {
+        const owner = await quota.ownerOf(documentName);
+        return { owner, refusal: await quota.refusal(documentName, owner, payload.length) };
+      });
       if (refusal) throw refuse(refusal);
       quota.grew(documentName, owner, payload.length);
     },
