@@ -11,6 +11,8 @@ import type { AppContext } from "../context";
 import { ApiError } from "../http/errors";
 import { SESSION_DECISION_PATH } from "../runtime/pairing-page";
 import { decidePairing } from "../runtime/pairing-service";
+import { announceAccessChange } from "../shared/access-changes";
+import { bumpAccessEpoch } from "../sync/access-epoch";
 import { createUser } from "../users/users-service";
 import { OAuthAccessTokenVerifier } from "./access-token-verifier";
 import { listConnectedApps, revokeConnectedApp } from "./connected-apps";
@@ -105,6 +107,7 @@ export class OAuthServer {
       secure: this.#issuer.startsWith("https:"),
     });
     this.#callback = this.#provider.callback() as unknown as (req: Request, res: Response) => void;
+    this.#provider.on("grant.revoked", () => void this.#grantRevoked());
     const { api, mcp } = resourcesOf(this.#issuer);
     this.context.authenticator.addVerifier(
       new OAuthAccessTokenVerifier(this.context.db, {
@@ -113,6 +116,21 @@ export class OAuthServer {
         publicKey: publicJwk(this.keys.signingKey),
       }),
     );
+  }
+
+  /**
+   * The provider revoked a grant itself (its refresh token revoked at the revocation endpoint, or
+   * reused): its access tokens already fail, and the sync sockets they opened close, here at once,
+   * on the other instances at the signal (or their next look at the access epoch).
+   */
+  async #grantRevoked(): Promise<void> {
+    try {
+      await bumpAccessEpoch(this.context.db);
+      await this.context.sync.connections.recheck();
+      announceAccessChange(this.context.shared);
+    } catch (error) {
+      this.context.logger.warn({ err: error }, "could not re-check sync access after a revoked grant");
+    }
   }
 
   #handle(req: Request, res: Response): void {
