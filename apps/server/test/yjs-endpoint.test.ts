@@ -1,4 +1,5 @@
 import { jsonToText, NOTE_FRAGMENT, noteDocName, readNoteBody, todosDocName, workspaceDocName } from "@tandem/core";
+import { decodeJwt, decodeProtectedHeader, importJWK, SignJWT } from "jose";
 import * as encoding from "lib0/encoding";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +8,7 @@ import { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
 import { setPassword } from "../src/auth/passwords";
+import { loadProviderKeys } from "../src/oauth/provider-keys";
 import type { RunningServer } from "../src/server";
 import { YJS_AWARENESS_MAX_BYTES, YJS_SUBPROTOCOL } from "../src/sync/yjs-endpoint";
 import { call, storages } from "./delegation-fixture";
@@ -281,6 +283,27 @@ describe.each(storages("yjs endpoint"))("y-websocket clients on /yjs (%s)", (sto
     const again = openYjs(t.server, noteDocName(note.uuid), { token: editor.access });
     expect(await again.closed).toEqual({ code: 4401, reason: "unauthorized" });
     again.close();
+  });
+
+  it("verifies an access token past its expiry for re-checks of open sockets, by its grant; a new socket is refused it", async () => {
+    const app = await registerClient(t, "http://127.0.0.1:53685/callback", "Expiring app");
+    const { access } = await oauthTokens(t, new Browser(t), app, alice, "os.notes:read");
+    // The same token as the server signs it, but expired a minute ago.
+    const { signingKey } = await loadProviderKeys(t.server.context.db, t.server.context.secrets);
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await new SignJWT({ ...decodeJwt(access), iat: now - 900, exp: now - 60 })
+      .setProtectedHeader(decodeProtectedHeader(access) as { alg: string })
+      .sign(await importJWK(signingKey, "ES256"));
+    tokens.push(access, expired);
+    const { authenticator } = t.server.context;
+    expect(await authenticator.verify(expired)).toBeNull();
+    expect((await authenticator.verify(expired, { acceptExpired: true }))?.userId).toBe(alice.userId);
+    expect(await authenticator.verify(`${expired.slice(0, -4)}AAAA`, { acceptExpired: true })).toBeNull();
+    const late = openYjs(t.server, workspaceDocName(alice.userId), { token: expired });
+    expect(await late.closed).toEqual({ code: 4401, reason: "unauthorized" });
+    late.close();
+    expect((await call(t, alice.apiKey, "DELETE", `/account/connected-apps/${app.clientId}`)).status).toBe(200);
+    expect(await authenticator.verify(expired, { acceptExpired: true })).toBeNull();
   });
 
   it("tells a viewer its changes are refused, stores none of them, and keeps it live", async () => {
