@@ -21,7 +21,7 @@ import {
   type TestServer,
   type TestUser,
 } from "./harness";
-import { authorize, Browser, pkce, type RegisteredClient, registerClient, tokenRequest } from "./oauth-flow";
+import { authorize, Browser, exchangeCode, pkce, type RegisteredClient, registerClient } from "./oauth-flow";
 import { openDoc, type SyncedDoc } from "./sync-client";
 
 const KiB = 1024;
@@ -39,13 +39,7 @@ async function oauthTokens(
 ): Promise<{ access: string; refresh: string }> {
   const { verifier, challenge } = pkce();
   const callback = await authorize(t, browser, client, { scope, username: user.username, password: PASSWORD, challenge });
-  const tokens = await tokenRequest(t, {
-    grant_type: "authorization_code",
-    code: callback.searchParams.get("code") ?? "",
-    redirect_uri: client.redirectUri,
-    client_id: client.clientId,
-    code_verifier: verifier,
-  });
+  const tokens = await exchangeCode(t, client, callback.searchParams.get("code") ?? "", verifier);
   if (tokens.status !== 200) throw new Error(`no tokens: ${JSON.stringify(tokens.body)}`);
   return { access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string };
 }
