@@ -102,6 +102,11 @@ export const ServerConfigSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024 * 1024),
+  /** Sockets one credential (an API key, an app's grant) may hold open on `/yjs` at once, over every instance: one per document. */
+  yjsSocketsPerCredential: z.coerce.number().int().positive().default(100),
+  /** Awareness messages (cursors) one `/yjs` socket may send: at once, then per second. */
+  yjsAwarenessBurst: z.coerce.number().int().positive().default(120),
+  yjsAwarenessPerSecond: z.coerce.number().positive().default(30),
   /**
    * Which model the agent layer talks to: `local` (the embedded default: a deterministic agent that
    * needs no network), `openai-compatible` (chat completions: Ollama, llama.cpp, vLLM, LM Studio,
@@ -191,6 +196,9 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   teamSeats: ["TANDEM_TEAM_SEATS"],
   maxDocumentBytes: ["TANDEM_MAX_DOCUMENT_BYTES"],
   userQuotaBytes: ["TANDEM_USER_QUOTA_BYTES"],
+  yjsSocketsPerCredential: ["TANDEM_YJS_SOCKETS_PER_CREDENTIAL"],
+  yjsAwarenessBurst: ["TANDEM_YJS_AWARENESS_BURST"],
+  yjsAwarenessPerSecond: ["TANDEM_YJS_AWARENESS_PER_SECOND"],
   modelProvider: ["TANDEM_MODEL_PROVIDER"],
   modelBaseUrl: ["TANDEM_MODEL_BASE_URL"],
   modelApiKey: ["TANDEM_MODEL_API_KEY"],

@@ -138,6 +138,24 @@ export async function tokenRequest(
   return { status: response.status, body: (await response.json()) as Record<string, string> };
 }
 
+/** Exchanges an authorization code at the token endpoint, as a public client with PKCE does (`extra`: a `resource`). */
+export function exchangeCode(
+  t: TestServer,
+  client: RegisteredClient,
+  code: string,
+  verifier: string,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, string> }> {
+  return tokenRequest(t, {
+    grant_type: "authorization_code",
+    code,
+    redirect_uri: client.redirectUri,
+    client_id: client.clientId,
+    code_verifier: verifier,
+    ...extra,
+  });
+}
+
 /**
  * The whole flow as a browser and a CLI do it: authorize, sign in (unless the browser already is),
  * consent with `decision`, and answer where the browser ends up (the client's callback).

@@ -9,6 +9,7 @@ import {
   authorize,
   authorizeUrl,
   Browser,
+  exchangeCode,
   formAction,
   formField,
   pkce,
@@ -53,13 +54,7 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
     const callback = await authorize(t, browser, client, { scope, username: user.username, password: PASSWORD, challenge, decision });
     const code = callback.searchParams.get("code");
     if (!code) return { callback, browser, tokens: null };
-    const tokens = await tokenRequest(t, {
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: client.redirectUri,
-      client_id: client.clientId,
-      code_verifier: verifier,
-    });
+    const tokens = await exchangeCode(t, client, code, verifier);
     return { callback, browser, tokens };
   }
 
@@ -250,13 +245,7 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
       password: PASSWORD,
       challenge,
     });
-    const tokens = await tokenRequest(t, {
-      grant_type: "authorization_code",
-      code: callback.searchParams.get("code") ?? "",
-      redirect_uri: other.redirectUri,
-      client_id: other.clientId,
-      code_verifier: verifier,
-    });
+    const tokens = await exchangeCode(t, other, callback.searchParams.get("code") ?? "", verifier);
     const access = tokens.body.access_token as string;
     expect((await call(t, access, "GET", "/os/notes")).status).toBe(200);
     const list = await call<{ apps: Array<Record<string, unknown>> }>(t, bob.apiKey, "GET", "/account/connected-apps");
@@ -313,13 +302,7 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
       password: PASSWORD,
       challenge,
     });
-    const tokens = await tokenRequest(t, {
-      grant_type: "authorization_code",
-      code: callback.searchParams.get("code") ?? "",
-      redirect_uri: other.redirectUri,
-      client_id: other.clientId,
-      code_verifier: verifier,
-    });
+    const tokens = await exchangeCode(t, other, callback.searchParams.get("code") ?? "", verifier);
     expect((await new Browser(t).get("/account")).headers.get("location")).toBe("/signin?next=%2Faccount");
     const page = await (await browser.get("/account")).text();
     expect(page).toContain("&lt;b&gt;Page&lt;/b&gt; app");
@@ -344,14 +327,7 @@ describe.each(storages("oauth"))("the OAuth 2.1 authorization server (%s)", (sto
       challenge,
       extra: { resource: `${t.server.url}/mcp` },
     });
-    const tokens = await tokenRequest(t, {
-      grant_type: "authorization_code",
-      code: callback.searchParams.get("code") ?? "",
-      redirect_uri: client.redirectUri,
-      client_id: client.clientId,
-      code_verifier: verifier,
-      resource: `${t.server.url}/mcp`,
-    });
+    const tokens = await exchangeCode(t, client, callback.searchParams.get("code") ?? "", verifier, { resource: `${t.server.url}/mcp` });
     expect(tokens.status).toBe(200);
     const payload = JSON.parse(Buffer.from((tokens.body.access_token as string).split(".")[1] ?? "", "base64url").toString()) as Record<
       string,

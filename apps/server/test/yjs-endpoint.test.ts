@@ -1,4 +1,5 @@
 import { jsonToText, NOTE_FRAGMENT, noteDocName, readNoteBody, todosDocName, workspaceDocName } from "@tandem/core";
+import { decodeJwt, decodeProtectedHeader, importJWK, SignJWT } from "jose";
 import * as encoding from "lib0/encoding";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,9 +7,11 @@ import WebSocket from "ws";
 import { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
+import { setPassword } from "../src/auth/passwords";
+import { loadProviderKeys } from "../src/oauth/provider-keys";
 import type { RunningServer } from "../src/server";
-import { YJS_AWARENESS_MAX_BYTES, YJS_SOCKETS_PER_CREDENTIAL, YJS_SUBPROTOCOL } from "../src/sync/yjs-endpoint";
-import { storages } from "./delegation-fixture";
+import { YJS_AWARENESS_MAX_BYTES, YJS_SUBPROTOCOL } from "../src/sync/yjs-endpoint";
+import { call, storages } from "./delegation-fixture";
 import {
   POSTGRES_URL,
   REDIS_URL,
@@ -18,9 +21,28 @@ import {
   type TestServer,
   type TestUser,
 } from "./harness";
+import { authorize, Browser, exchangeCode, pkce, type RegisteredClient, registerClient } from "./oauth-flow";
 import { openDoc, type SyncedDoc } from "./sync-client";
 
 const KiB = 1024;
+/** The sockets a credential may hold on these servers: a few, so reaching the bound is cheap. */
+const SOCKETS_PER_CREDENTIAL = 4;
+const PASSWORD = "correct horse battery";
+
+/** An app's tokens through the whole OAuth flow (authorize, sign in, consent, code exchange). */
+async function oauthTokens(
+  t: TestServer,
+  browser: Browser,
+  client: RegisteredClient,
+  user: TestUser,
+  scope: string,
+): Promise<{ access: string; refresh: string }> {
+  const { verifier, challenge } = pkce();
+  const callback = await authorize(t, browser, client, { scope, username: user.username, password: PASSWORD, challenge });
+  const tokens = await exchangeCode(t, client, callback.searchParams.get("code") ?? "", verifier);
+  if (tokens.status !== 200) throw new Error(`no tokens: ${JSON.stringify(tokens.body)}`);
+  return { access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string };
+}
 /** Long enough for a loaded machine; nothing here measures time. */
 const PATIENCE = { timeout: 20_000, interval: 50 };
 
@@ -118,9 +140,12 @@ describe.each(storages("yjs endpoint"))("y-websocket clients on /yjs (%s)", (sto
   beforeAll(async () => {
     // Everything the server logs, down to debug, to show that no credential is among it.
     const logger = pino({ level: "debug" }, { write: (line: string) => logs.push(line) });
-    t = await startTestServer({ maxDocumentBytes: 64 * KiB, accessLog: "debug" }, storage, logger);
+    // A quota below the document limit: one update can break the quota without being too large a document.
+    const limits = { maxDocumentBytes: 64 * KiB, userQuotaBytes: 48 * KiB, yjsSocketsPerCredential: SOCKETS_PER_CREDENTIAL };
+    t = await startTestServer({ ...limits, accessLog: "debug" }, storage, logger);
     alice = await t.addUser("alice");
     bob = await t.addUser("bob");
+    await setPassword(t.server.context.db, alice.userId, PASSWORD);
     tokens.push(alice.apiKey, bob.apiKey);
   });
   afterAll(() => t.stop());
@@ -209,6 +234,72 @@ describe.each(storages("yjs endpoint"))("y-websocket clients on /yjs (%s)", (sto
     again.close();
   });
 
+  it("takes an app's OAuth access token as /sync does, with its scopes; revoking the app or its refresh token closes its sockets", async () => {
+    const browser = new Browser(t);
+    const editorApp = await registerClient(t, "http://127.0.0.1:53682/callback", "Editor app");
+    const readerApp = await registerClient(t, "http://127.0.0.1:53683/callback", "Reader app");
+    const editor = await oauthTokens(t, browser, editorApp, alice, "offline_access os.notes:read os.notes:write");
+    const reader = await oauthTokens(t, browser, readerApp, alice, "offline_access os.notes:read");
+    tokens.push(editor.access, editor.refresh, reader.access, reader.refresh);
+    const note = await noteOf(alice, "Through an app", "start");
+    const yjs = openYjs(t.server, noteDocName(note.uuid), { token: editor.access });
+    const hocuspocus = await openDoc(t.server.syncUrl, editor.access, noteDocName(note.uuid));
+    const readOnly = openYjs(t.server, noteDocName(note.uuid), { protocol: reader.access });
+    const noTodosScope = openYjs(t.server, todosDocName(alice.userId), { token: reader.access });
+    try {
+      expect(hocuspocus.outcome).toBe("synced");
+      await Promise.all([yjs.synced, readOnly.synced]);
+      appendParagraph(yjs.doc, "written by an app");
+      await expect.poll(() => bodyText(hocuspocus.doc), PATIENCE).toContain("written by an app");
+      // Her own note, but the token may only read notes: its changes are refused.
+      appendParagraph(readOnly.doc, "not by a reader");
+      await expect.poll(() => readOnly.denied, PATIENCE).toContain("read_only");
+      expect(await noTodosScope.closed).toEqual({ code: 4403, reason: "forbidden" });
+
+      // Disconnected with a key, as the account page does: both its sockets close, /yjs's and /sync's.
+      expect((await call(t, alice.apiKey, "DELETE", `/account/connected-apps/${editorApp.clientId}`)).status).toBe(200);
+      expect(await yjs.closed).toEqual({ code: 4403, reason: "access_revoked" });
+      await expect.poll(() => hocuspocus.provider.isAuthenticated, PATIENCE).toBe(false);
+      // The app revoking its refresh token revokes its grant: its socket closes too.
+      const revoked = await t.fetch("/oauth/token/revocation", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token: reader.refresh, token_type_hint: "refresh_token", client_id: readerApp.clientId }).toString(),
+      });
+      expect(revoked.status).toBe(200);
+      expect(await readOnly.closed).toEqual({ code: 4403, reason: "access_revoked" });
+    } finally {
+      for (const client of [yjs, readOnly, noTodosScope]) client.close();
+      hocuspocus.close();
+    }
+    expect(await storedBody(alice, note.id)).toContain("written by an app");
+    expect(await storedBody(alice, note.id)).not.toContain("not by a reader");
+    const again = openYjs(t.server, noteDocName(note.uuid), { token: editor.access });
+    expect(await again.closed).toEqual({ code: 4401, reason: "unauthorized" });
+    again.close();
+  });
+
+  it("verifies an access token past its expiry for re-checks of open sockets, by its grant; a new socket is refused it", async () => {
+    const app = await registerClient(t, "http://127.0.0.1:53685/callback", "Expiring app");
+    const { access } = await oauthTokens(t, new Browser(t), app, alice, "os.notes:read");
+    // The same token as the server signs it, but expired a minute ago.
+    const { signingKey } = await loadProviderKeys(t.server.context.db, t.server.context.secrets);
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await new SignJWT({ ...decodeJwt(access), iat: now - 900, exp: now - 60 })
+      .setProtectedHeader(decodeProtectedHeader(access) as { alg: string })
+      .sign(await importJWK(signingKey, "ES256"));
+    tokens.push(access, expired);
+    const { authenticator } = t.server.context;
+    expect(await authenticator.verify(expired)).toBeNull();
+    expect((await authenticator.verify(expired, { acceptExpired: true }))?.userId).toBe(alice.userId);
+    expect(await authenticator.verify(`${expired.slice(0, -4)}AAAA`, { acceptExpired: true })).toBeNull();
+    const late = openYjs(t.server, workspaceDocName(alice.userId), { token: expired });
+    expect(await late.closed).toEqual({ code: 4401, reason: "unauthorized" });
+    late.close();
+    expect((await call(t, alice.apiKey, "DELETE", `/account/connected-apps/${app.clientId}`)).status).toBe(200);
+    expect(await authenticator.verify(expired, { acceptExpired: true })).toBeNull();
+  });
+
   it("tells a viewer its changes are refused, stores none of them, and keeps it live", async () => {
     const folderId = (await alice.client.call("createFolder", { body: { path: "For Bob" } })).folder.id;
     const note = await noteOf(alice, "Read me", "original", folderId);
@@ -227,7 +318,7 @@ describe.each(storages("yjs endpoint"))("y-websocket clients on /yjs (%s)", (sto
     expect(await storedBody(alice, note.id)).not.toContain("defaced");
   });
 
-  it("refuses oversized and deeply nested updates with final close codes, storing neither", { timeout: 60_000 }, async () => {
+  it("refuses oversized, deeply nested and over-quota updates with final close codes, storing none", { timeout: 60_000 }, async () => {
     const note = await noteOf(alice, "Limits", "small");
     const big = openYjs(t.server, noteDocName(note.uuid), { token: alice.apiKey });
     const deep = openYjs(t.server, noteDocName(note.uuid), { token: alice.apiKey });
@@ -249,6 +340,19 @@ describe.each(storages("yjs endpoint"))("y-websocket clients on /yjs (%s)", (sto
       deep.close();
     }
     expect((await storedBody(alice, note.id)).trim()).toBe("small");
+
+    // Within the document limit, past the owner's quota.
+    const carol = await t.addUser("carol");
+    const carols = await noteOf(carol, "Quota", "small");
+    const filling = openYjs(t.server, noteDocName(carols.uuid), { token: carol.apiKey });
+    try {
+      await filling.synced;
+      appendParagraph(filling.doc, "z".repeat(50 * KiB));
+      expect(await filling.closed).toEqual({ code: 4413, reason: "storage_quota_exceeded" });
+    } finally {
+      filling.close();
+    }
+    expect((await storedBody(carol, carols.id)).trim()).toBe("small");
   });
 
   it("closes a socket flooding awareness or sending a huge state, one past the sockets a key may hold, and a frame y-websocket never sends", {
@@ -273,7 +377,7 @@ describe.each(storages("yjs endpoint"))("y-websocket clients on /yjs (%s)", (sto
       expect(await garbage.closed).toBe(4400);
 
       // The watcher holds one socket; the rest up to the bound are opened here.
-      const held = await Promise.all(Array.from({ length: YJS_SOCKETS_PER_CREDENTIAL - 1 }, () => rawSocket(t.server, name, alice.apiKey)));
+      const held = await Promise.all(Array.from({ length: SOCKETS_PER_CREDENTIAL - 1 }, () => rawSocket(t.server, name, alice.apiKey)));
       const past = await rawSocket(t.server, name, alice.apiKey);
       expect(await past.closed).toBe(4529);
       const one = held.pop();
@@ -308,9 +412,10 @@ describe.skipIf(!POSTGRES_URL)("y-websocket across instances (PostgreSQL + Redis
   let alice: TestUser;
 
   beforeAll(async () => {
-    one = await startTestServer({ redisUrl: REDIS_URL, redisPrefix: randomRedisPrefix() }, "postgres");
+    one = await startTestServer({ redisUrl: REDIS_URL, redisPrefix: randomRedisPrefix(), yjsSocketsPerCredential: 2 }, "postgres");
     two = await startAnotherInstance(one);
     alice = await one.addUser("alice");
+    await setPassword(one.server.context.db, alice.userId, PASSWORD);
   });
   afterAll(async () => {
     await two?.close();
@@ -331,6 +436,35 @@ describe.skipIf(!POSTGRES_URL)("y-websocket across instances (PostgreSQL + Redis
     } finally {
       yjs.close();
       hocuspocus.close();
+    }
+  });
+
+  it("counts a credential's sockets over both instances; an app disconnected through one closes its socket on the other", async () => {
+    const name = workspaceDocName(alice.userId);
+    const onOne = openYjs(one.server, name, { token: alice.apiKey });
+    const onTwo = openYjs(two, name, { token: alice.apiKey });
+    const app = await registerClient(one, "http://127.0.0.1:53684/callback", "App across instances");
+    const { access } = await oauthTokens(one, new Browser(one), app, alice, "os.notes:read os.notes:write");
+    const byApp = openYjs(one.server, name, { token: access });
+    try {
+      await Promise.all([onOne.synced, onTwo.synced, byApp.synced]);
+      // The key holds both its sockets, one on each instance: a third is refused on either.
+      for (const server of [one.server, two]) expect(await (await rawSocket(server, name, alice.apiKey)).closed).toBe(4529);
+      onTwo.close();
+      // Its slot goes back as instance two sees the socket close (and before that instance's next take).
+      await expect.poll(() => two.context.sync.hocuspocus.documents.get(name)?.getConnectionsCount() ?? 0, PATIENCE).toBe(0);
+      const reopened = openYjs(two, name, { token: alice.apiKey });
+      await reopened.synced;
+      reopened.close();
+
+      const disconnected = await fetch(`${two.url}/api/v1/account/connected-apps/${app.clientId}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${alice.apiKey}` },
+      });
+      expect(disconnected.status).toBe(200);
+      expect(await byApp.closed).toEqual({ code: 4403, reason: "access_revoked" });
+    } finally {
+      for (const client of [onOne, onTwo, byApp]) client.close();
     }
   });
 });

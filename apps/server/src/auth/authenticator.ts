@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { RouteAuth, Scope } from "@tandem/core";
 import { forbidden, invalidCredential, missingCredential, tooManyRequests } from "../http/errors";
-import type { CredentialVerifier, Principal } from "./principal";
+import type { CredentialVerifier, Principal, VerifyOptions } from "./principal";
 import type { RateLimiter } from "./rate-limiter";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -48,9 +48,9 @@ export class Authenticator {
   }
 
   /** The principal behind a token, or null; used by sync as well as HTTP. */
-  async verify(token: string): Promise<Principal | null> {
+  async verify(token: string, options?: VerifyOptions): Promise<Principal | null> {
     const verifier = this.#verifiers.find((v) => token.startsWith(v.prefix));
-    return verifier ? verifier.verify(token) : null;
+    return verifier ? verifier.verify(token, options) : null;
   }
 
   /**

@@ -49,7 +49,16 @@ export type DevicePrincipal = Principal<DeviceCredential>;
  */
 export interface CredentialVerifier {
   readonly prefix: string;
-  verify(token: string): Promise<Principal | null>;
+  verify(token: string, options?: VerifyOptions): Promise<Principal | null>;
+}
+
+export interface VerifyOptions {
+  /**
+   * Accept an access token past its expiry (its signature, issuer, audience and grant still
+   * checked): an open sync socket is re-checked against what it was opened with, and what ends it
+   * is its grant revoked, not the quarter-hour an access token lives.
+   */
+  readonly acceptExpired?: boolean;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Schema } from "../db/schema";
+import { bumpAccessEpoch } from "../sync/access-epoch";
 
 export interface ConnectedAppSummary {
   clientId: string;
@@ -79,7 +80,8 @@ export async function clientNames(db: Kysely<Schema>, clientIds: string[]): Prom
 
 /**
  * Disconnects a client from the user's account: its grants and everything minted under them
- * (refresh tokens, codes) are deleted, and access tokens die with the grant they name.
+ * (refresh tokens, codes) are deleted, and access tokens die with the grant they name; the access
+ * epoch moves with them, so every instance re-checks the sync sockets they opened.
  * Answers how many grants went; 0 when the client had none for this user.
  */
 export async function revokeConnectedApp(db: Kysely<Schema>, userId: number, clientId: string): Promise<number> {
@@ -95,6 +97,7 @@ export async function revokeConnectedApp(db: Kysely<Schema>, userId: number, cli
     if (ids.length === 0) return 0;
     await tx.deleteFrom("oauth_models").where("grant_id", "in", ids).execute();
     await tx.deleteFrom("oauth_models").where("model", "=", "Grant").where("id", "in", ids).execute();
+    await bumpAccessEpoch(tx);
     return ids.length;
   });
 }

@@ -12,6 +12,8 @@ import { ApiError } from "../http/errors";
 import { MCP_PATH } from "../mcp-server/mcp-route";
 import { SESSION_DECISION_PATH } from "../runtime/pairing-page";
 import { decidePairing } from "../runtime/pairing-service";
+import { announceAccessChange } from "../shared/access-changes";
+import { bumpAccessEpoch } from "../sync/access-epoch";
 import { createUser } from "../users/users-service";
 import { OAuthAccessTokenVerifier } from "./access-token-verifier";
 import { listConnectedApps, revokeConnectedApp } from "./connected-apps";
@@ -121,9 +123,26 @@ export class OAuthServer {
         logger: this.context.logger,
         secure: this.#issuer.startsWith("https:"),
       });
+      // Grants the provider revokes itself are only ever revoked through it, so after it loaded.
+      provider.on("grant.revoked", () => void this.#grantRevoked());
       return { provider, callback: provider.callback() as unknown as (req: Request, res: Response) => void };
     });
     return this.#provider;
+  }
+
+  /**
+   * The provider revoked a grant itself (its refresh token revoked at the revocation endpoint, or
+   * reused): its access tokens already fail, and the sync sockets they opened close, here at once,
+   * on the other instances at the signal (or their next look at the access epoch).
+   */
+  async #grantRevoked(): Promise<void> {
+    try {
+      await bumpAccessEpoch(this.context.db);
+      await this.context.sync.connections.recheck();
+      announceAccessChange(this.context.shared);
+    } catch (error) {
+      this.context.logger.warn({ err: error }, "could not re-check sync access after a revoked grant");
+    }
   }
 
   #handle(req: Request, res: Response, next: express.NextFunction): void {

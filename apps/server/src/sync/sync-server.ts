@@ -18,7 +18,7 @@ import { reconcileViews, updateDocumentViews } from "../views/document-views";
 import { claimNotes, noteOwner } from "../views/note-ownership";
 import { ViewScheduler } from "../views/view-scheduler";
 import { ConnectionGuard, type GuardedContext } from "./connection-guard";
-import { AccessRefused, credentialAccess } from "./credential-access";
+import { AccessRefused, credentialAccess, credentialKey } from "./credential-access";
 import { type DocumentAccess, documentAccess } from "./document-access";
 import { DocumentRepaired, DocumentStore } from "./document-store";
 import { DurableStore } from "./durable-store";
@@ -129,7 +129,20 @@ export class SyncServer {
       // an unload comes before DurableStore's.
       extensions: [...(this.#relay ? [this.#relay] : []), updateLimits(this.quota, context.logger), this.#durable.extension()],
     });
-    this.yjs = new YjsEndpoint(this.hocuspocus, maxPayload, context.logger);
+    this.yjs = new YjsEndpoint(this.hocuspocus, {
+      maxPayload,
+      limits: {
+        socketsPerCredential: context.config.yjsSocketsPerCredential,
+        awarenessBurst: context.config.yjsAwarenessBurst,
+        awarenessPerSecond: context.config.yjsAwarenessPerSecond,
+      },
+      identify: async (token) => {
+        const principal = await context.authenticator.verify(token);
+        return principal && credentialKey(principal);
+      },
+      shared: context.shared,
+      logger: context.logger,
+    });
     this.connections = new ConnectionGuard(this.hocuspocus, context.db, (token, name) => this.accessFor(token, name), context.logger);
   }
 
@@ -150,8 +163,9 @@ export class SyncServer {
     return allowed === "read" ? "read" : access;
   }
 
+  /** An open socket's re-check: its credential as it opened with it (an access token past its expiry included). */
   private async accessFor(token: string, documentName: string): Promise<DocumentAccess | null> {
-    const principal = await this.context.authenticator.verify(token);
+    const principal = await this.context.authenticator.verify(token, { acceptExpired: true });
     return principal ? this.accessOf(principal, documentName) : null;
   }
 

@@ -8,6 +8,7 @@ import * as encoding from "lib0/encoding";
 import { type WebSocket, WebSocketServer } from "ws";
 import { writePermissionDenied } from "y-protocols/auth";
 import type { Logger } from "../logger";
+import type { SharedState } from "../shared/shared-state";
 import { REVOKED } from "./connection-guard";
 import type { AccessRefusal } from "./credential-access";
 import type { RefusalReason } from "./update-limits";
@@ -19,15 +20,25 @@ export const YJS_PATH = "/yjs";
 /** The subprotocol a browser offers, beside its credential, to send the credential without a query parameter. */
 export const YJS_SUBPROTOCOL = "tandem";
 
-/** Sockets one credential may hold open at once on one instance: with y-websocket, one per document. */
-export const YJS_SOCKETS_PER_CREDENTIAL = 100;
-
 /** The largest awareness message a client may send (a cursor and a name take a few hundred bytes). */
 export const YJS_AWARENESS_MAX_BYTES = 64 * 1024;
 
-/** Awareness messages a socket may send at once, then per second: far above a cursor following fast typing. */
-export const YJS_AWARENESS_BURST = 120;
-export const YJS_AWARENESS_PER_SECOND = 30;
+/**
+ * What bounds one client on `/yjs` (settings: docs/operating.md): the sockets one credential
+ * holds open at once over every instance (y-websocket opens one per document), and the awareness
+ * messages one socket may send at once, then per second (far above a cursor following fast typing).
+ */
+export interface YjsLimits {
+  readonly socketsPerCredential: number;
+  readonly awarenessBurst: number;
+  readonly awarenessPerSecond: number;
+}
+
+/** Who a credential is, for counting its sockets (`credentialKey`); null when it is none that syncs. */
+export type CredentialIdentity = (token: string) => Promise<string | null>;
+
+/** The shared-state slots a `/yjs` socket holds while open, one per socket, under its credential. */
+const SOCKET_SLOTS = "yjs-sockets";
 
 const UPDATE_REFUSALS = {
   document_too_large: 4413,
@@ -120,15 +131,17 @@ class YjsSocket implements WebSocketLike {
   readonly #websocket: WebSocket;
   /** The document's name as Hocuspocus frames it, put in front of each message from the client. */
   readonly #address: Uint8Array;
-  readonly #awareness = new TokenBucket(YJS_AWARENESS_BURST, YJS_AWARENESS_PER_SECOND);
+  readonly #awareness: TokenBucket;
   #ending = false;
 
   constructor(
     websocket: WebSocket,
     readonly documentName: string,
+    limits: YjsLimits,
     private readonly onEnd: (reason: YjsCloseReason) => void,
   ) {
     this.#websocket = websocket;
+    this.#awareness = new TokenBucket(limits.awarenessBurst, limits.awarenessPerSecond);
     this.#address = frame((encoder) => encoding.writeVarString(encoder, documentName));
   }
 
@@ -219,6 +232,12 @@ class YjsSocket implements WebSocketLike {
     this.#websocket.close(YJS_CLOSE_CODES[reason], reason);
   }
 
+  /** Refuses the socket before Hocuspocus sees it, as Hocuspocus refuses one. */
+  refuse(reason: YjsCloseReason): void {
+    this.#tell(reason);
+    this.end(reason);
+  }
+
   /** y-protocols' "permission denied", which y-websocket's provider logs with the reason. */
   #tell(reason: string): void {
     this.#websocket.send(
@@ -273,19 +292,25 @@ function withoutCredential(request: IncomingMessage, url: URL): Request {
  * ecosystem's `WebsocketProvider`). Each socket is handed to the same Hocuspocus as `/sync`'s
  * through {@link YjsSocket}, so authentication, access and its re-checks, update limits, quotas,
  * read-only connections, storage and the relay between instances are `/sync`'s own. Added here:
- * what one socket per document needs (a bound on sockets per credential) and what y-websocket
- * clients send unchecked (awareness, bounded in size and rate).
+ * what one socket per document needs (a bound on sockets per credential, counted in the shared
+ * state, so over every instance) and what y-websocket clients send unchecked (awareness, bounded in
+ * size and rate).
  */
 export class YjsEndpoint {
   readonly #sockets: WebSocketServer;
-  /** Open sockets per credential, on this instance. */
-  readonly #open = new Map<string, number>();
 
   constructor(
     private readonly hocuspocus: Hocuspocus,
-    maxPayload: number,
-    private readonly logger: Logger,
+    private readonly dependencies: {
+      readonly maxPayload: number;
+      readonly limits: YjsLimits;
+      /** Who a credential is (`credentialKey`), to count its sockets under. */
+      readonly identify: CredentialIdentity;
+      readonly shared: SharedState;
+      readonly logger: Logger;
+    },
   ) {
+    const { maxPayload } = dependencies;
     this.#sockets = new WebSocketServer({
       noServer: true,
       maxPayload,
@@ -300,37 +325,59 @@ export class YjsEndpoint {
   }
 
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.#sockets.handleUpgrade(request, socket, head, (websocket) => this.#accept(websocket, request));
+    this.#sockets.handleUpgrade(request, socket, head, (websocket) => void this.#accept(websocket, request));
   }
 
-  #accept(websocket: WebSocket, request: IncomingMessage): void {
+  /**
+   * Admits a socket: its credential must be one that syncs and hold a free socket slot; then the
+   * socket is handed to Hocuspocus, which checks the credential against the document. What the
+   * client sends meanwhile (y-websocket sends at once) waits, checked, and follows in order.
+   */
+  async #accept(websocket: WebSocket, request: IncomingMessage): Promise<void> {
+    const { logger, limits } = this.dependencies;
     const url = new URL(request.url ?? "/", "http://localhost");
     const name = documentNameOf(url.pathname);
     const token = credentialOf(url, request);
-    const open = token === undefined ? 0 : (this.#open.get(token) ?? 0);
-    if (token === undefined || name === undefined || open >= YJS_SOCKETS_PER_CREDENTIAL) {
-      const reason = token === undefined ? "unauthorized" : name === undefined ? "forbidden" : "too_many_documents";
+    if (token === undefined || name === undefined) {
+      const reason = token === undefined ? "unauthorized" : "forbidden";
       websocket.close(YJS_CLOSE_CODES[reason], reason);
       return;
     }
-    this.#open.set(token, open + 1);
-
-    const yjs = new YjsSocket(websocket, name, (reason) =>
-      this.logger.debug({ document: name, code: YJS_CLOSE_CODES[reason], reason }, "yjs socket closed by the server"),
+    const yjs = new YjsSocket(websocket, name, limits, (reason) =>
+      logger.debug({ document: name, code: YJS_CLOSE_CODES[reason], reason }, "yjs socket closed by the server"),
     );
-    const connection = this.hocuspocus.handleConnection(yjs, withoutCredential(request, url));
-    connection.handleMessage(yjs.authentication(token));
+    websocket.on("error", (error) => logger.debug({ err: error }, "yjs socket error"));
+    const waiting: Uint8Array[] = [];
+    let connection: ReturnType<Hocuspocus["handleConnection"]> | undefined;
+    let release: (() => void) | undefined;
+    let closed = false;
     websocket.on("message", (data) => {
       const message = yjs.fromClient(toBytes(data));
-      if (message) connection.handleMessage(message);
+      if (!message) return;
+      if (connection) connection.handleMessage(message);
+      else waiting.push(message);
     });
     websocket.on("close", (code, reason) => {
-      const left = (this.#open.get(token) ?? 1) - 1;
-      if (left > 0) this.#open.set(token, left);
-      else this.#open.delete(token);
-      connection.handleClose({ code, reason: reason.toString() });
+      closed = true;
+      release?.();
+      connection?.handleClose({ code, reason: reason.toString() });
     });
-    websocket.on("error", (error) => this.logger.debug({ err: error }, "yjs socket error"));
+
+    try {
+      const credential = await this.dependencies.identify(token);
+      if (credential === null) return yjs.refuse("unauthorized");
+      release = (await this.dependencies.shared.acquireSlot(SOCKET_SLOTS, credential, limits.socketsPerCredential)) ?? undefined;
+    } catch (error) {
+      logger.warn({ err: error }, "could not admit a yjs socket");
+      return yjs.end("reset");
+    }
+    if (!release) return yjs.refuse("too_many_documents");
+    // Gone while it waited (or refused by a check of its first messages): the slot goes back at once.
+    if (closed || websocket.readyState !== websocket.OPEN) return release();
+
+    connection = this.hocuspocus.handleConnection(yjs, withoutCredential(request, url));
+    connection.handleMessage(yjs.authentication(token));
+    for (const message of waiting.splice(0)) connection.handleMessage(message);
   }
 
   /** Ends the sockets still open (Hocuspocus has closed their documents by now). */
