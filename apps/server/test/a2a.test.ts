@@ -4,9 +4,11 @@ import { type Client, ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk
 import { ALL_SCOPES } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
+import { setPassword } from "../src/auth/passwords";
 import { grantAgentAccess, ok, storages } from "./delegation-fixture";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { authorize, Browser, pkce, registerClient, tokenRequest } from "./oauth-flow";
 
 /**
  * A2A for a person's agent, driven by the official SDK's client: the card, `message/send` and
@@ -101,8 +103,8 @@ describe.each(storages("a2a suite"))("A2A for a person's agent (%s)", (storage) 
       },
       securityRequirements: [{ schemes: { apiKey: {} } }, { schemes: { oauth: { list: ["agent.message:send"] } } }],
     });
-    expect(card.skills).toHaveLength(1);
-    // Unknown agents and people named like a number are 404, card and endpoint alike.
+    expect((card as { skills: unknown[] }).skills).toHaveLength(1);
+    // An unknown agent, and a handle that names a person rather than their agent, are 404, card and endpoint alike.
     for (const path of ["/a2a/nobody_coo/.well-known/agent-card.json", "/a2a/alice/.well-known/agent-card.json"]) {
       expect((await t.fetch(path)).status).toBe(404);
     }
@@ -157,6 +159,32 @@ describe.each(storages("a2a suite"))("A2A for a person's agent (%s)", (storage) 
       id: 7,
       result: { kind: "message", role: "agent", parts: [{ kind: "text", text: ANSWER }] },
     });
+  });
+
+  it("takes an OAuth access token allowed to send messages as the person, and refuses one that is not", async () => {
+    const password = "correct horse battery";
+    await setPassword(t.server.context.db, bob.userId, password);
+    const app = await registerClient(t);
+    const tokenFor = async (scope: string) => {
+      const { verifier, challenge } = pkce();
+      const callback = await authorize(t, new Browser(t), app, { scope, username: bob.username, password, challenge });
+      const code = callback.searchParams.get("code") ?? "";
+      const fields = {
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: app.redirectUri,
+        client_id: app.clientId,
+        code_verifier: verifier,
+      };
+      return (await tokenRequest(t, fields)).body.access_token ?? "";
+    };
+    const allowed = await clientFor("alice_coo", await tokenFor("agent.message:send"));
+    expect(textOf((await allowed.sendMessage(userMessage("Via OAuth?"))) as Message)).toBe(ANSWER);
+    const requestsBefore = fake.requests.length;
+    const refused = await rpc("alice_coo", await tokenFor("os.notes:read"), "{}");
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: { data: { error: "insufficient_scope" } } });
+    expect(fake.requests.length).toBe(requestsBefore);
   });
 
   it("refuses a caller without a grant: 403, nothing run, nothing stored", async () => {
