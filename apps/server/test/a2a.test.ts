@@ -108,6 +108,7 @@ describe.each(storages("a2a suite"))("A2A for a person's agent (%s)", (storage) 
     for (const path of ["/a2a/nobody_coo/.well-known/agent-card.json", "/a2a/alice/.well-known/agent-card.json"]) {
       expect((await t.fetch(path)).status).toBe(404);
     }
+    expect((await t.fetch("/a2a/alice_coo")).status).toBe(405);
     const missing = await rpc("nobody_coo", bob.apiKey, "{}");
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ jsonrpc: "2.0", error: { data: { error: "agent_not_found" } } });
