@@ -18,9 +18,9 @@ import { startSeededTandem } from "./lib/seeded-tandem";
 import { type BenchTandem, startBenchTandem } from "./lib/tandem";
 
 const QUESTION = "What do my notes say about the budget review?";
-const HEADER = ["measurement (sequential, one keep-alive connection)", "n", "p50", "p90", "p99", "mean", "target p50", "verdict"];
+export const HEADER = ["measurement (sequential, one keep-alive connection)", "n", "p50", "p90", "p99", "mean", "target p50", "verdict"];
 
-function row(name: string, stats: LatencyStats, target?: number): string[] {
+export function row(name: string, stats: LatencyStats, target?: number): string[] {
   return [
     name,
     String(stats.count),
@@ -34,7 +34,7 @@ function row(name: string, stats: LatencyStats, target?: number): string[] {
 }
 
 /** Times `count` sequential runs of each operation, interleaved, after `warmup` rounds. */
-async function interleaved(count: number, warmup: number, operations: readonly (() => Promise<unknown>)[]): Promise<LatencyStats[]> {
+export async function interleaved(count: number, warmup: number, operations: readonly (() => Promise<unknown>)[]): Promise<LatencyStats[]> {
   const samples = operations.map(() => [] as number[]);
   for (let i = 0; i < warmup + count; i++) {
     for (const [index, operation] of operations.entries()) {
@@ -75,7 +75,7 @@ function postJson(agent: http.Agent, url: string, headers: Record<string, string
 }
 
 /** A second person with a key, made contacts (both rows) with the benchmark user and given `permissions` by them. */
-async function addPeer(tandem: BenchTandem, ownerId: number, permissions?: Record<string, unknown>) {
+export async function addPeer(tandem: BenchTandem, ownerId: number, permissions?: Record<string, unknown>) {
   const { db } = tandem.server.context;
   const peer = await createUser(db, { username: "peer" });
   const key = await createApiKey(db, { userId: peer.id, scopes: ALL_SCOPES, label: "benchmark" });

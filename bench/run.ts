@@ -51,6 +51,10 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "POST /agent/message: human mode vs /healthz (target p50 ≤ 5 ms); <username>_coo RPC on the local provider over 10,000 notes (target p50 ≤ 150 ms)",
     load: () => import("./messaging"),
   },
+  a2a: {
+    summary: "A2A SendMessage / message/send to bench_coo vs POST /agent/message to it, same run (target: overhead p50 ≤ 5 ms)",
+    load: () => import("./a2a"),
+  },
   heartbeat: {
     summary:
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",

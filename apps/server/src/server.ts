@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { API_BASE_PATH } from "@tandem/core";
 import express from "express";
+import { a2aRouter } from "./a2a/a2a-route";
 import { accumulateHandlers } from "./accumulate/accumulate-routes";
 import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { modelBriefingWriter } from "./agent/briefing/model-writer";
@@ -140,6 +141,8 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
   app.use(API_BASE_PATH, api.router);
   // Tandem as an MCP server, outside the v1 API: its own wire (JSON-RPC) and its own metadata.
   app.use(mcpRouter(context));
+  // A2A for Tandem's agents, outside the v1 API too: its JSON-RPC wire and its agent cards.
+  app.use(a2aRouter(context));
   app.use(notFoundHandler);
   app.use(errorHandler(context.logger));
   return app;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { a2aOpenApiPaths } from "./a2a-openapi";
 import { routes } from "./api";
 import { ErrorBody } from "./api/common";
 import type { RouteDefinition } from "./api/route";
@@ -95,7 +96,8 @@ export function buildOpenApiDocument(serverUrl = API_BASE_PATH): JsonSchema {
       description: "Workspace and delegation API of a Tandem server. Every error body is {success:false, error, message}.",
     },
     servers: [{ url: serverUrl }],
-    paths,
+    // A2A lives at the server's root, outside the v1 base: those paths name their own server.
+    paths: { ...paths, ...a2aOpenApiPaths(serverUrl.endsWith(API_BASE_PATH) ? serverUrl.slice(0, -API_BASE_PATH.length) || "/" : "/") },
     components: {
       schemas: { Error: jsonSchema(ErrorBody, "output") },
       securitySchemes: {

@@ -77,7 +77,9 @@ export function renderApiReference(document: Json): string {
   const basePath = (document.servers as { url: string }[] | undefined)?.[0]?.url ?? "";
   const paths = document.paths as Record<string, Record<string, Json>>;
   const byTag = new Map<string, string[]>();
-  for (const [path, operations] of Object.entries(paths)) {
+  for (const [path, { servers, ...operations }] of Object.entries(paths)) {
+    // A path outside the base (A2A, at the root) names its own server.
+    const pathBase = (servers as { url: string }[] | undefined)?.[0]?.url.replace(/\/$/, "") ?? basePath;
     for (const [method, operation] of Object.entries(operations)) {
       const tag = (operation.tags as string[])[0] ?? "other";
       const parameters = (operation.parameters as Json[]).map(
@@ -96,9 +98,9 @@ export function renderApiReference(document: Json): string {
       const scope = scopes.map((name) => `<span class="scope">${escapeHtml(String(name))}</span>`).join(" ");
       const credential = `<span class="auth">${escapeHtml(String(operation["x-credential"]))}</span>`;
       const section = `<section id="${escapeHtml(String(operation.operationId))}">
-<h3><span class="method ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(basePath + path)}</code> ${credential} ${scope}</h3>
+<h3><span class="method ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(pathBase + path)}</code> ${credential} ${scope}</h3>
 <p>${escapeHtml(String(operation.summary))}</p>
-<pre class="curl">${escapeHtml(curlExample(basePath, path, method, operation))}</pre>
+<pre class="curl">${escapeHtml(curlExample(pathBase, path, method, operation))}</pre>
 ${parameters.length ? `<h4>Parameters</h4><ul>${parameters.join("")}</ul>` : ""}
 ${body ? `<details><summary>Request body</summary>${schemaBlock(body.content["application/json"].schema)}</details>` : ""}
 ${success && successBody && mediaType !== "text/html" ? `<details><summary>Response ${success[0]}${mediaType === "application/json" ? "" : ` (${escapeHtml(mediaType ?? "")})`}</summary>${schemaBlock(successBody.schema)}</details>` : ""}
