@@ -1,7 +1,7 @@
 import type { AgentCard } from "@a2a-js/sdk";
 import { A2A_PROTOCOL_VERSION } from "@a2a-js/sdk";
 import { A2A_LEGACY_PROTOCOL_VERSION } from "@a2a-js/sdk/compat/v0_3";
-import { OAUTH_MOUNT_PATH } from "../oauth/oauth-provider";
+import { OAUTH_MOUNT_PATH } from "../oauth/oauth-paths";
 import type { A2AAgent } from "./a2a-agents";
 
 /** The OAuth scope an app needs to message as the person (the same as for `POST /agent/message`). */
