@@ -47,6 +47,7 @@ const FOLDER_GROUPS = {
   // The agent (docs/agent.md, docs/mcp.md, docs/mcp-servers.md).
   agent: "agent", // already the group's folder
   "mcp-server": "agent",
+  a2a: "agent",
   // Delegation (docs/delegation/: runtime, grants, approvals, delegations, realtime).
   runtime: "delegation",
   grants: "delegation",
