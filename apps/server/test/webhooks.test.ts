@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { agentPair, call, ok, openGrant, storages, userEvents } from "./delegation-fixture";
-import { type Answer, type ReceivedWebhook, WebhookReceiver } from "./fakes/webhook-receiver";
+import { type Answer, WebhookReceiver } from "./fakes/webhook-receiver";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 interface Endpoint {
@@ -82,8 +82,6 @@ describe.each(storages("webhooks suite"))("webhooks (%s)", (storage) => {
       },
       { timeout: 10_000, interval: 20 },
     );
-
-  const at = (path: string) => (w: ReceivedWebhook) => w.path === path;
 
   it("creates an endpoint with its secret shown once, lists and reads it without the secret, updates and deletes it", async () => {
     const alice = await user("alice");
