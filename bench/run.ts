@@ -51,6 +51,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "POST /agent/message: human mode vs /healthz (target p50 ≤ 5 ms); <username>_coo RPC on the local provider over 10,000 notes (target p50 ≤ 150 ms)",
     load: () => import("./messaging"),
   },
+  webhooks: {
+    summary:
+      "message → message.received verified by a local Standard Webhooks receiver (target p50 ≤ 50 ms); 10,000 deliveries drained while the receiver fails half",
+    load: () => import("./webhooks"),
+  },
   heartbeat: {
     summary:
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",

@@ -24,7 +24,7 @@ type EndpointRow = Selectable<WebhookEndpointsTable>;
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 60 * 60 * 1000;
 /** Longest Retry-After honoured; a longer one waits this long. */
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
-/** Deliveries one worker sends at once. */
+/** Deliveries one worker has in flight at most. */
 const BATCH = 50;
 /** The lease outlives the longest attempt by this much, so a slow attempt is never taken over. */
 const LEASE_MARGIN_MS = 30_000;
@@ -37,6 +37,12 @@ interface AttemptOutcome {
   readonly error: string | null;
   readonly retryAfterMs: number | null;
   readonly durationMs: number;
+}
+
+interface Outcome {
+  readonly delivery: DeliveryRow;
+  readonly endpoint: EndpointRow | undefined;
+  readonly outcome: AttemptOutcome | "shutdown" | "disabled";
 }
 
 /** Retry-After as seconds or an HTTP date, in ms from now; null when absent or unreadable. */
@@ -66,6 +72,11 @@ export class WebhookWorker {
   readonly #shutdown = new AbortController();
   #running: Promise<void> | undefined;
   #again = false;
+  /** Attempts sent or being recorded; claims never take more than {@link BATCH} minus these. */
+  readonly #inFlight = new Set<Promise<void>>();
+  /** Outcomes waiting for the next recording transaction (group commit). */
+  #unrecorded: Outcome[] = [];
+  #recording: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
 
@@ -110,18 +121,60 @@ export class WebhookWorker {
     this.#unsubscribe?.();
     clearInterval(this.#timer);
     await this.#running;
+    await Promise.all(this.#inFlight);
   }
 
+  /**
+   * Claims as many due deliveries as there is room for and sends each on its own: a slow receiver
+   * holds its own slot, never the others'. Finished attempts free their slot and wake the worker.
+   */
   async #drain(): Promise<void> {
     for (;;) {
-      const claimed = await this.#claim();
+      const room = BATCH - this.#inFlight.size;
+      if (room <= 0 || this.#shutdown.signal.aborted) return;
+      const claimed = await this.#claim(room);
       if (claimed.length === 0) return;
-      await Promise.all(claimed.map((delivery) => this.#deliver(delivery)));
-      if (claimed.length < BATCH || this.#shutdown.signal.aborted) return;
+      const endpointIds = [...new Set(claimed.map((delivery) => delivery.endpoint_id))];
+      const endpoints = new Map(
+        (await this.#app.db.selectFrom("webhook_endpoints").selectAll().where("id", "in", endpointIds).execute()).map((row) => [
+          row.id,
+          row,
+        ]),
+      );
+      for (const delivery of claimed) {
+        const attempt = this.#attempt(delivery, endpoints.get(delivery.endpoint_id)).finally(() => {
+          this.#inFlight.delete(attempt);
+          this.wake();
+        });
+        this.#inFlight.add(attempt);
+      }
+      if (claimed.length < room) return;
     }
   }
 
-  async #claim(): Promise<DeliveryRow[]> {
+  /** One attempt, recorded with whatever else finished meanwhile. */
+  async #attempt(delivery: DeliveryRow, endpoint: EndpointRow | undefined): Promise<void> {
+    // Deleted meanwhile: its deliveries went with it. Disabled: ends without a try.
+    const outcome = !endpoint || endpoint.status !== "enabled" ? ("disabled" as const) : await this.#send(endpoint, delivery);
+    this.#unrecorded.push({ delivery, endpoint, outcome });
+    await this.#flush();
+  }
+
+  /** Records every outcome waiting, in one transaction at a time. */
+  async #flush(): Promise<void> {
+    while (this.#recording) await this.#recording.catch(() => {});
+    if (this.#unrecorded.length === 0) return;
+    const batch = this.#unrecorded;
+    this.#unrecorded = [];
+    this.#recording = this.#record(batch)
+      .catch((error: unknown) => this.#app.logger.error({ err: error }, "webhook outcomes not recorded; their leases will run out"))
+      .finally(() => {
+        this.#recording = undefined;
+      });
+    await this.#recording;
+  }
+
+  async #claim(limit: number): Promise<DeliveryRow[]> {
     const { db, clock, config } = this.#app;
     const now = clock.iso();
     const until = new Date(clock.now().getTime() + config.webhookTimeoutMs + LEASE_MARGIN_MS).toISOString();
@@ -132,7 +185,7 @@ export class WebhookWorker {
       .where("next_attempt_at", "<=", now)
       .where((eb) => eb.or([eb("lease_expires_at", "is", null), eb("lease_expires_at", "<", now)]))
       .orderBy("next_attempt_at")
-      .limit(BATCH);
+      .limit(limit);
     return db
       .updateTable("webhook_deliveries")
       .set({ lease_token: newId("lease"), lease_expires_at: until })
@@ -141,28 +194,6 @@ export class WebhookWorker {
       .where((eb) => eb.or([eb("lease_expires_at", "is", null), eb("lease_expires_at", "<", now)]))
       .returningAll()
       .execute();
-  }
-
-  async #deliver(delivery: DeliveryRow): Promise<void> {
-    const { db } = this.#app;
-    const endpoint = await db.selectFrom("webhook_endpoints").selectAll().where("id", "=", delivery.endpoint_id).executeTakeFirst();
-    if (!endpoint) return; // deleted meanwhile: its deliveries went with it
-    if (endpoint.status !== "enabled") {
-      await this.#settle(delivery, { status: "failed", next: null, error: "the endpoint is disabled" });
-      return;
-    }
-    const outcome = await this.#send(endpoint, delivery);
-    if (outcome === "shutdown") {
-      // Handed back untried: the next instance (or this one, restarted) sends it at once.
-      await db
-        .updateTable("webhook_deliveries")
-        .set({ lease_token: null, lease_expires_at: null })
-        .where("id", "=", delivery.id)
-        .where("lease_token", "=", delivery.lease_token)
-        .execute();
-      return;
-    }
-    await this.#record(endpoint, delivery, outcome);
   }
 
   async #send(endpoint: EndpointRow, delivery: DeliveryRow): Promise<AttemptOutcome | "shutdown"> {
@@ -209,68 +240,88 @@ export class WebhookWorker {
     }
   }
 
-  /** Records an attempt and what follows from it, in one transaction, if the lease is still ours. */
-  async #record(endpoint: EndpointRow, delivery: DeliveryRow, outcome: AttemptOutcome): Promise<void> {
+  /** Records each attempt and what follows from it, in one transaction, where the lease is still ours. */
+  async #record(results: readonly Outcome[]): Promise<void> {
     const { db, clock, config, realtime } = this.#app;
     const now = clock.now();
     const nowIso = now.toISOString();
-    const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
-    const gone = outcome.statusCode === 410;
-    const attempts = delivery.attempt_count + 1;
-    const delays = config.webhookRetryDelaysMs;
-    const retryIn = outcome.retryAfterMs ?? delays[attempts - 1];
-    const failingSince = endpoint.failing_since ?? nowIso;
-    const failedTooLong = !ok && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_FAILING_MS;
-    const next = ok || gone || failedTooLong || retryIn === undefined ? null : new Date(now.getTime() + withJitter(retryIn)).toISOString();
     const events = realtime.batch();
     await db.transaction().execute(async (tx) => {
-      const settled = await tx
-        .updateTable("webhook_deliveries")
-        .set({
-          status: ok ? "succeeded" : next ? "pending" : "failed",
-          attempt_count: attempts,
-          next_attempt_at: next,
-          lease_token: null,
-          lease_expires_at: null,
-          last_status_code: outcome.statusCode,
-          last_error: outcome.error,
-          updated_at: nowIso,
-        })
-        .where("id", "=", delivery.id)
-        .where("lease_token", "=", delivery.lease_token)
-        .executeTakeFirst();
-      // Lost the lease (the endpoint was deleted, or the attempt outlived it): another holder records.
-      if (Number(settled.numUpdatedRows) === 0) return;
-      await tx
-        .insertInto("webhook_attempts")
-        .values({
-          delivery_id: delivery.id,
-          attempted_at: nowIso,
-          status_code: outcome.statusCode,
-          duration_ms: outcome.durationMs,
-          error: outcome.error,
-          next_attempt_at: next,
-        })
-        .execute();
-      if (ok) {
+      for (const { delivery, endpoint, outcome } of results) {
+        const ours = (qb: ReturnType<typeof tx.updateTable<"webhook_deliveries">>) =>
+          qb.where("id", "=", delivery.id).where("lease_token", "=", delivery.lease_token);
+        if (outcome === "shutdown") {
+          // Handed back untried: the next instance (or this one, restarted) sends it at once.
+          await ours(tx.updateTable("webhook_deliveries").set({ lease_token: null, lease_expires_at: null })).execute();
+          continue;
+        }
+        if (outcome === "disabled" || !endpoint) {
+          await ours(
+            tx.updateTable("webhook_deliveries").set({
+              status: "failed",
+              next_attempt_at: null,
+              last_error: "the endpoint is disabled",
+              lease_token: null,
+              lease_expires_at: null,
+              updated_at: nowIso,
+            }),
+          ).execute();
+          continue;
+        }
+        const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
+        const gone = outcome.statusCode === 410;
+        const attempts = delivery.attempt_count + 1;
+        const retryIn = outcome.retryAfterMs ?? config.webhookRetryDelaysMs[attempts - 1];
+        const failingSince = endpoint.failing_since ?? nowIso;
+        const failedTooLong = !ok && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_FAILING_MS;
+        const next = ok || gone || failedTooLong || retryIn === undefined ? null : new Date(now.getTime() + withJitter(retryIn)).toISOString();
+        const settled = await ours(
+          tx.updateTable("webhook_deliveries").set({
+            status: ok ? "succeeded" : next ? "pending" : "failed",
+            attempt_count: attempts,
+            next_attempt_at: next,
+            lease_token: null,
+            lease_expires_at: null,
+            last_status_code: outcome.statusCode,
+            last_error: outcome.error,
+            updated_at: nowIso,
+          }),
+        ).executeTakeFirst();
+        // Lost the lease (the endpoint was deleted, or the attempt outlived it): another holder records.
+        if (Number(settled.numUpdatedRows) === 0) continue;
         await tx
-          .updateTable("webhook_endpoints")
-          .set({ failing_since: null })
-          .where("id", "=", endpoint.id)
-          .where("failing_since", "is not", null)
+          .insertInto("webhook_attempts")
+          .values({
+            delivery_id: delivery.id,
+            attempted_at: nowIso,
+            status_code: outcome.statusCode,
+            duration_ms: outcome.durationMs,
+            error: outcome.error,
+            next_attempt_at: next,
+          })
           .execute();
-        return;
-      }
-      const reason = gone ? "gone" : failedTooLong ? "failing" : null;
-      await tx
-        .updateTable("webhook_endpoints")
-        .set({
-          failing_since: failingSince,
-          ...(reason ? { status: "disabled" as const, disabled_reason: reason, updated_at: nowIso } : {}),
-        })
-        .where("id", "=", endpoint.id)
-        .execute();
-      if (reason && endpoint.status === "enabled") {
+        if (ok) {
+          if (endpoint.failing_since !== null) {
+            await tx.updateTable("webhook_endpoints").set({ failing_since: null }).where("id", "=", endpoint.id).execute();
+            endpoint.failing_since = null;
+          }
+          continue;
+        }
+        if (endpoint.failing_since === null) {
+          await tx.updateTable("webhook_endpoints").set({ failing_since: nowIso }).where("id", "=", endpoint.id).execute();
+          endpoint.failing_since = nowIso;
+        }
+        const reason = gone ? "gone" : failedTooLong ? "failing" : null;
+        if (!reason) continue;
+        // Only the first to disable it tells the owner (several deliveries, or instances, may see it fail at once).
+        const disabled = await tx
+          .updateTable("webhook_endpoints")
+          .set({ status: "disabled", disabled_reason: reason, updated_at: nowIso })
+          .where("id", "=", endpoint.id)
+          .where("status", "=", "enabled")
+          .executeTakeFirst();
+        endpoint.status = "disabled";
+        if (Number(disabled.numUpdatedRows) === 0) continue;
         await events.appendToUserStream(tx, endpoint.owner_id, WEBHOOK_DISABLED_EVENT, {
           webhookId: endpoint.id,
           url: endpoint.url,
@@ -280,22 +331,5 @@ export class WebhookWorker {
       }
     });
     events.publish();
-  }
-
-  /** Ends a delivery without an attempt (its endpoint is disabled). */
-  async #settle(delivery: DeliveryRow, to: { status: "failed"; next: null; error: string }): Promise<void> {
-    await this.#app.db
-      .updateTable("webhook_deliveries")
-      .set({
-        status: to.status,
-        next_attempt_at: to.next,
-        last_error: to.error,
-        lease_token: null,
-        lease_expires_at: null,
-        updated_at: this.#app.clock.iso(),
-      })
-      .where("id", "=", delivery.id)
-      .where("lease_token", "=", delivery.lease_token)
-      .execute();
   }
 }
