@@ -117,14 +117,19 @@ class Receiver {
 
 async function wire<T>(client: KeepAliveClient, method: string, path: string, body?: unknown): Promise<T> {
   const answer = await client.request(method, `/api/v1${path}`, body);
-  if (answer.status < 200 || answer.status >= 300) throw new Error(`${method} ${path} answered ${answer.status}: ${answer.body.slice(0, 300)}`);
+  if (answer.status < 200 || answer.status >= 300)
+    throw new Error(`${method} ${path} answered ${answer.status}: ${answer.body.slice(0, 300)}`);
   return JSON.parse(answer.body) as T;
 }
 
 /** A POST of `body` straight to the receiver, unsigned: what delivering costs without Tandem. */
 function barePost(url: string, agent: http.Agent, body: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json", "webhook-id": `bare_${Math.random()}` } });
+    const req = http.request(url, {
+      method: "POST",
+      agent,
+      headers: { "content-type": "application/json", "webhook-id": `bare_${Math.random()}` },
+    });
     req.on("response", (res) => {
       res.resume();
       res.on("end", () => resolve());
@@ -134,7 +139,13 @@ function barePost(url: string, agent: http.Agent, body: string): Promise<void> {
   });
 }
 
-const row = (label: string, stats: LatencyStats) => [label, formatMs(stats.p50Ms), formatMs(stats.p90Ms), formatMs(stats.p99Ms), String(stats.count)];
+const row = (label: string, stats: LatencyStats) => [
+  label,
+  formatMs(stats.p50Ms),
+  formatMs(stats.p90Ms),
+  formatMs(stats.p99Ms),
+  String(stats.count),
+];
 
 export async function run(): Promise<void> {
   console.log(describeMachine());
@@ -256,7 +267,11 @@ export async function run(): Promise<void> {
         [
           ["Tandem: queued (event transactions of 500)", (queuedMs / 1000).toFixed(2), ""],
           ["Tandem: queued → all succeeded", (drainMs / 1000).toFixed(2), Math.round(DRAIN / (drainMs / 1000)).toLocaleString("en-US")],
-          ["floor: bare POSTs, 50 at a time, none failing", (bareDrainMs / 1000).toFixed(2), Math.round(DRAIN / (bareDrainMs / 1000)).toLocaleString("en-US")],
+          [
+            "floor: bare POSTs, 50 at a time, none failing",
+            (bareDrainMs / 1000).toFixed(2),
+            Math.round(DRAIN / (bareDrainMs / 1000)).toLocaleString("en-US"),
+          ],
         ],
       ),
     );

@@ -144,7 +144,8 @@ export class WebhookWorker {
       for (const delivery of claimed) {
         const attempt = this.#attempt(delivery, endpoints.get(delivery.endpoint_id)).finally(() => {
           this.#inFlight.delete(attempt);
-          this.wake();
+          // Claim again once half the slots are free: one claim per freed slot would be a write each.
+          if (this.#inFlight.size <= BATCH / 2) this.wake();
         });
         this.#inFlight.add(attempt);
       }
@@ -274,7 +275,8 @@ export class WebhookWorker {
         const retryIn = outcome.retryAfterMs ?? config.webhookRetryDelaysMs[attempts - 1];
         const failingSince = endpoint.failing_since ?? nowIso;
         const failedTooLong = !ok && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_FAILING_MS;
-        const next = ok || gone || failedTooLong || retryIn === undefined ? null : new Date(now.getTime() + withJitter(retryIn)).toISOString();
+        const next =
+          ok || gone || failedTooLong || retryIn === undefined ? null : new Date(now.getTime() + withJitter(retryIn)).toISOString();
         const settled = await ours(
           tx.updateTable("webhook_deliveries").set({
             status: ok ? "succeeded" : next ? "pending" : "failed",
