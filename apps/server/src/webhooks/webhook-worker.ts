@@ -156,7 +156,7 @@ export class WebhookWorker {
   /** One attempt, recorded with whatever else finished meanwhile. */
   async #attempt(delivery: DeliveryRow, endpoint: EndpointRow | undefined): Promise<void> {
     // Deleted meanwhile: its deliveries went with it. Disabled: ends without a try.
-    const outcome = !endpoint || endpoint.status !== "enabled" ? ("disabled" as const) : await this.#send(endpoint, delivery);
+    const outcome = endpoint?.status !== "enabled" ? ("disabled" as const) : await this.#send(endpoint, delivery);
     this.#unrecorded.push({ delivery, endpoint, outcome });
     await this.#flush();
   }
