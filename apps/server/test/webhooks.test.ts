@@ -212,6 +212,24 @@ describe.each(storages("webhooks suite"))("webhooks (%s)", (storage) => {
     expect(enabled.webhook).toMatchObject({ status: "enabled", disabledReason: null, failingSince: null });
   });
 
+  it("an endpoint failing for 5 days is disabled and its owner told", async () => {
+    const alice = await user("alice");
+    // The first failure asks for an hour's wait, so the next try comes only once the clock has moved.
+    const hook = await endpoint(alice, ALL_EVENTS, { status: 500, headers: { "retry-after": "3600" } }, { status: 500 });
+    const test = await ok<{ delivery: Delivery }>(ts, alice.apiKey, "POST", `/webhooks/${hook.webhook.id}/test`);
+    await vi.waitFor(async () => expect((await deliveries(alice, hook.webhook.id))[0]?.attemptCount).toBe(1), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    ts.server.context.clock.advance(5 * 24 * 60 * MINUTE);
+    const failed = await settled(alice, hook.webhook.id, test.delivery.id, "failed");
+    expect(failed.attempts.map((a) => a.statusCode)).toEqual([500, 500]);
+    const now = await ok<{ webhook: Endpoint }>(ts, alice.apiKey, "GET", `/webhooks/${hook.webhook.id}`);
+    expect(now.webhook).toMatchObject({ status: "disabled", disabledReason: "failing" });
+    const told = (await userEvents(ts, alice)).filter((e) => e.type === "webhook.disabled");
+    expect(told.map((e) => e.data)).toEqual([expect.objectContaining({ webhookId: hook.webhook.id, reason: "failing" })]);
+  });
+
   it("a redirect is a failure (never followed), and a receiver that does not answer times out", async () => {
     const alice = await user("alice");
     const target = receiver.newPath();
