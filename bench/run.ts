@@ -55,6 +55,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
     summary: "A2A SendMessage / message/send to bench_coo vs POST /agent/message to it, same run (target: overhead p50 ≤ 5 ms)",
     load: () => import("./a2a"),
   },
+  webhooks: {
+    summary:
+      "message → message.received verified by a local Standard Webhooks receiver (target p50 ≤ 50 ms); 10,000 deliveries drained while the receiver fails half",
+    load: () => import("./webhooks"),
+  },
   heartbeat: {
     summary:
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",

@@ -161,6 +161,31 @@ export const ServerConfigSchema = z.object({
     .default(false),
   /** The longest one call to a remote tool server may take (connect included), in ms. */
   toolServerTimeoutMs: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /**
+   * Lets webhook receivers live at loopback, private, link-local or metadata addresses. Off by
+   * default, for the same reason as tool servers; on for tests and single-machine installs.
+   */
+  allowPrivateWebhooks: z
+    .union([z.boolean(), z.enum(["1", "0", "true", "false"])])
+    .transform((value) => value === true || value === "1" || value === "true")
+    .default(false),
+  /** How long one webhook attempt may take before it counts as failed, in ms (Standard Webhooks: 15 s). */
+  webhookTimeoutMs: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /**
+   * The waits before each retry of a failed delivery, in ms, comma-separated (jitter is added). The
+   * default is the contract's 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h; tests shorten it.
+   */
+  webhookRetryDelaysMs: z
+    .union([
+      z
+        .string()
+        .regex(/^\d+(,\d+){0,19}$/, { error: "a comma-separated list of up to 20 waits in ms" })
+        .transform((list) => list.split(",").map(Number)),
+      z.array(z.number().int().min(0)).min(1).max(20),
+    ])
+    .default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000]),
+  /** How often the webhook worker looks for due deliveries besides being woken by new ones, in ms. */
+  webhookPollMs: z.coerce.number().int().min(10).max(600_000).default(1_000),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -218,6 +243,10 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   secretKey: ["TANDEM_SECRET_KEY"],
   allowPrivateToolServers: ["TANDEM_ALLOW_PRIVATE_TOOL_SERVERS"],
   toolServerTimeoutMs: ["TANDEM_TOOL_SERVER_TIMEOUT_MS"],
+  allowPrivateWebhooks: ["TANDEM_ALLOW_PRIVATE_WEBHOOKS"],
+  webhookTimeoutMs: ["TANDEM_WEBHOOK_TIMEOUT_MS"],
+  webhookRetryDelaysMs: ["TANDEM_WEBHOOK_RETRY_DELAYS_MS"],
+  webhookPollMs: ["TANDEM_WEBHOOK_POLL_MS"],
 };
 
 export class ConfigError extends Error {

@@ -62,6 +62,9 @@ import { systemHandlers } from "./system/system-routes";
 import { teamHandlers } from "./team/team-routes";
 import { todoHandlers } from "./todos/todos-routes";
 import { trashHandlers } from "./trash/trash-routes";
+import { wireWebhookEvents } from "./webhooks/webhook-events";
+import { webhookHandlers } from "./webhooks/webhook-routes";
+import { WebhookWorker } from "./webhooks/webhook-worker";
 import { workspaceHandlers } from "./workspace/workspace-routes";
 
 export interface RunningServer {
@@ -122,6 +125,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...teamHandlers(context),
     ...accountHandlers(context),
     ...mcpHandlers(context),
+    ...webhookHandlers(context),
   });
   // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON): a POST to a
   // path whose GET is in the route table, so it goes before the exact routes.
@@ -199,6 +203,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   context.maintenance.add("heartbeat.schedule", () => heartbeats.tick());
   // Other instances' revocations reach this one's sync connections and streams at once.
   const unfollowAccess = followAccessChanges(shared, { connections: sync.connections, realtime: context.realtime, logger });
+  wireWebhookEvents(context);
+  const webhooks = new WebhookWorker(context);
   const oauth = await OAuthServer.create(context);
   const app = buildApp(context, sync, heartbeats, oauth);
   const server = createServer(app);
@@ -238,6 +244,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // Before the first request can arrive: the issuer may be the address just bound.
   oauth.start(url);
   context.maintenance.start();
+  webhooks.start();
   indexer?.schedule();
   logger.info({ url, storage: database.dialect, location: database.location }, "tandem server listening");
 
@@ -252,6 +259,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       server.closeIdleConnections();
       // Heartbeat runs going are ended (and recorded) first: the scheduler's task waits for them.
       await heartbeats.stop();
+      await webhooks.stop();
       await context.maintenance.stop();
       await sync.close();
       await indexer?.stop();

@@ -1,11 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { noteRoutes, type RouteDefinition } from "@tandem/core";
+import { noteRoutes, type RouteDefinition, webhookRoutes } from "@tandem/core";
 import { OPENID_SCOPES, RESOURCE_SCOPES } from "../src/oauth/oauth-scopes";
 
 /**
  * The parts of the docs that restate the code, generated from it so they cannot drift: the notes
- * routes table of docs/api.md (from the route table, `packages/core/src/api/notes.ts`) and the
+ * routes table of docs/api.md (from the route table, `packages/core/src/api/notes.ts`), the webhook
+ * routes table of docs/webhooks.md and the
  * OAuth scope list of docs/oauth.md (from the scopes the server advertises). Each lives between
  * `<!-- docs:tables NAME … -->` and `<!-- /docs:tables NAME -->`; everything outside is prose
  * and left alone. `npm run docs:tables` rewrites the regions; api-reference.test.ts fails while
@@ -25,6 +26,7 @@ interface Region {
 const REGIONS: Record<string, Region> = {
   "notes-routes": { file: "api.md", render: (current) => routeTable(Object.values(noteRoutes), current) },
   "oauth-scopes": { file: "oauth.md", render: () => scopeList([...OPENID_SCOPES, ...RESOURCE_SCOPES]) },
+  "webhook-routes": { file: "webhooks.md", render: (current) => routeTable(Object.values(webhookRoutes), current) },
 };
 
 /** `/os/notes/:id` as the docs write it: `/os/notes/{id}`. */

@@ -779,6 +779,53 @@ export interface McpServersTable {
   updated_at: string;
 }
 
+/** A webhook receiver of one owner (migration 0035). */
+export interface WebhookEndpointsTable {
+  id: string;
+  owner_id: number;
+  url: string;
+  description: Generated<string>;
+  /** JSON array of event types. */
+  events: string;
+  /** `whsec_…`, sealed with the SecretBox. */
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: string | null;
+  status: "enabled" | "disabled";
+  disabled_reason: string | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The outbox: one event for one endpoint; `id` is the `webhook-id` header. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  event_type: string;
+  /** The exact JSON body sent (and signed) on every attempt. */
+  payload: string;
+  status: "pending" | "succeeded" | "failed";
+  attempt_count: Generated<number>;
+  next_attempt_at: string | null;
+  lease_token: string | null;
+  lease_expires_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  next_attempt_at: string | null;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -834,6 +881,9 @@ export interface Schema {
   oauth_models: OAuthModelsTable;
   oauth_secrets: OAuthSecretsTable;
   mcp_servers: McpServersTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   sign_in_counts: SignInCountsTable;
   sign_in_addresses: SignInAddressesTable;
 }

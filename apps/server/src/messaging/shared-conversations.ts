@@ -5,6 +5,7 @@ import type { AppContext } from "../context";
 import type { AgentConversationsTable, ConversationMembersTable, Schema } from "../db/schema";
 import { ApiError, notFound } from "../http/errors";
 import type { PersonRow } from "../network/network-people";
+import { enqueueWebhookEvent, summarize } from "../webhooks/webhook-outbox";
 
 type Deps = Pick<AppContext, "db" | "clock" | "realtime">;
 export type ConversationRow = Omit<Selectable<AgentConversationsTable>, "id"> & { id: number };
@@ -205,6 +206,13 @@ export async function postMessages(deps: Deps, posts: readonly Post[], extra: Re
         post.requestId === undefined ? (await activeMemberIds(tx, post.conversationId)).filter((id) => id !== post.author.id) : [];
       for (const userId of recipients) {
         await events.appendToUserStream(tx, userId, MESSAGE_EVENT, { ...extra, conversationId: post.conversationId, message });
+        await enqueueWebhookEvent(tx, events, deps.clock, userId, "message.received", {
+          conversationId: post.conversationId,
+          messageId: message.id,
+          fromUserId: post.author.id,
+          senderType: post.senderType,
+          summary: summarize(post.content),
+        });
       }
       out.push({ message, duplicate: false });
     }

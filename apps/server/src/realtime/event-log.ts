@@ -281,6 +281,7 @@ async function nextCursor(tx: Executor, key: StreamKey): Promise<number> {
 export class EventBatch {
   /** Key name → the newest cursor appended to it here. */
   readonly #grown = new Map<string, number>();
+  readonly #afterPublish = new Set<() => void>();
 
   constructor(
     private readonly log: RealtimeLog,
@@ -330,9 +331,17 @@ export class EventBatch {
     return this.appendTo(tx, { userId }, type, data);
   }
 
+  /** Runs `action` once at the next {@link publish}, after the commit (e.g. wake the webhook worker). */
+  afterPublish(action: () => void): void {
+    this.#afterPublish.add(action);
+  }
+
   /** Tells open streams (on every instance); call after the transaction has committed. */
   publish(): void {
     this.log.notify(new Map(this.#grown));
     this.#grown.clear();
+    const actions = [...this.#afterPublish];
+    this.#afterPublish.clear();
+    for (const action of actions) action();
   }
 }

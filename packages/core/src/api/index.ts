@@ -23,6 +23,7 @@ import { teamRoutes } from "./team";
 import { todoRoutes } from "./todos";
 import { toolRoutes } from "./tools";
 import { trashRoutes } from "./trash";
+import { webhookRoutes } from "./webhooks";
 import { workspaceRoutes } from "./workspace";
 
 /** Every operation of the v1 API, by id. */
@@ -56,6 +57,7 @@ export const routes = {
   ...netRoutes,
   ...netAliasRoutes,
   ...accountRoutes,
+  ...webhookRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -87,4 +89,5 @@ export * from "./team";
 export * from "./todos";
 export * from "./tools";
 export * from "./trash";
+export * from "./webhooks";
 export * from "./workspace";

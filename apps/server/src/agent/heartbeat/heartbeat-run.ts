@@ -2,6 +2,7 @@ import type { HeartbeatTier, Scope } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { AppContext } from "../../context";
 import type { Schema } from "../../db/schema";
+import { enqueueWebhookEvent, summarize } from "../../webhooks/webhook-outbox";
 import { appendMessages, createConversation, getOwnConversation } from "../conversations/conversation-store";
 import { HEARTBEAT_RULES, heartbeatRequest } from "../prompt/heartbeat-request";
 import { agentInstructions } from "../prompt/instructions";
@@ -74,7 +75,18 @@ export async function executeHeartbeat(app: AppContext, request: HeartbeatRunReq
     app.logger.error({ err: error, runId: request.runId }, "heartbeat run failed");
     outcome = failed(app, actions, started, null, "The server failed during the run.");
   }
-  await finishRun(app.db, request.runId, outcome);
+  const events = app.realtime.batch();
+  await app.db.transaction().execute(async (tx) => {
+    await finishRun(tx, request.runId, outcome);
+    await enqueueWebhookEvent(tx, events, app.clock, request.ownerId, "heartbeat.run.completed", {
+      runId: request.runId,
+      status: outcome.status,
+      delivered: outcome.delivered,
+      messageId: outcome.messageId,
+      summary: summarize(outcome.error ?? outcome.text),
+    });
+  });
+  events.publish();
 }
 
 /** Ends a claimed run that may not go ahead: recorded as failed with `reason`; nothing is run or delivered. */

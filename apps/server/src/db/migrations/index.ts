@@ -32,6 +32,7 @@ import * as bridgeClients from "./0031-bridge-clients";
 import * as messageRequests from "./0032-message-requests";
 import * as instances from "./0033-instances";
 import * as titleOnlyNotes from "./0034-title-only-notes";
+import * as webhooks from "./0035-webhooks";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -73,6 +74,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0032-message-requests": messageRequests,
   "0033-instances": instances,
   "0034-title-only-notes": titleOnlyNotes,
+  "0035-webhooks": webhooks,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
