@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     name: "server",
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // Files share a worker's loaded modules (see the root vitest.config.ts); each still starts its own servers.
+    isolate: false,
     // Tests start real servers and real databases; give slow machines room.
     testTimeout: 30_000,
     hookTimeout: 60_000,
