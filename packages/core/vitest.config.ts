@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  test: { name: "core", include: ["src/**/*.test.ts"] },
+  // Files share a worker's loaded modules (see the root vitest.config.ts).
+  test: { name: "core", include: ["src/**/*.test.ts"], isolate: false },
 });

@@ -8,10 +8,13 @@ import { pairBridge, wire } from "./bridge-fixture";
 import { signInAs, startTestHost, tempDir, waitFor } from "./host-harness";
 
 /**
- * How long the server waits for bob's machine before its own agent answers a guest: long enough that
- * a host restarted mid-wait on a loaded machine (CI) polls again while the message still waits.
+ * How long the server waits for bob's machine before its own agent answers a guest, while the tests
+ * need bob's machine to answer, or the message to wait through a restart of the host: long enough
+ * that a host restarted mid-wait on a loaded machine (CI) polls again while the message still waits.
  */
 const WAIT_MS = 15_000;
+/** The same wait for the tests where bob's machine never answers: each of them sits through it whole. */
+const SHORT_WAIT_MS = 2_000;
 
 interface GuestReply {
   status: number;
@@ -29,97 +32,91 @@ interface Link {
  * bridge, the bridge runs it in the scripted fake runtime with no tools and posts the answer.
  * The fake asks for two tools on every run, so each test also shows that a guest's run gets none.
  */
-describe("the bridge answering guests of share links (real server)", () => {
-  let ts: TestServer;
-  let bob: TestUser;
-  let dataDir: string;
-  let host: Host;
-  let link: Link;
-  const records: FakeRuntimeRecord[] = [];
-  /** While set, a guest run waits at its start until the test lets it go. */
-  let hold: Promise<void> | null = null;
+let ts: TestServer;
+let bob: TestUser;
+let dataDir: string;
+let host: Host;
+let link: Link;
+const records: FakeRuntimeRecord[] = [];
+/** While set, a guest run waits at its start until the test lets it go. */
+let hold: Promise<void> | null = null;
 
-  const bridge: BridgeOptions = {
-    adapter: "fake",
-    fakeToolCalls: [
-      { toolName: "Bash", toolInputSummary: "command: cat ~/.ssh/id_rsa" },
-      { toolName: "Read", toolInputSummary: "file_path: /home/bob/notes.txt" },
-    ],
-    onFakeRuntime: (record) => {
-      records.push(record);
-      if (record.kind === "started" && hold) return hold;
-    },
-    guestPollMs: 100,
-  };
+const bridge: BridgeOptions = {
+  adapter: "fake",
+  fakeToolCalls: [
+    { toolName: "Bash", toolInputSummary: "command: cat ~/.ssh/id_rsa" },
+    { toolName: "Read", toolInputSummary: "file_path: /home/bob/notes.txt" },
+  ],
+  onFakeRuntime: (record) => {
+    records.push(record);
+    if (record.kind === "started" && hold) return hold;
+  },
+  guestPollMs: 100,
+};
 
-  const guestRuns = (id: number) => records.filter((r) => r.kind === "started" && r.messageId === `guest-${id}`);
-  const startedPrompt = (id: number) => (guestRuns(id)[0] as { prompt: string } | undefined)?.prompt ?? "";
+const guestRuns = (id: number) => records.filter((r) => r.kind === "started" && r.messageId === `guest-${id}`);
+const startedPrompt = (id: number) => (guestRuns(id)[0] as { prompt: string } | undefined)?.prompt ?? "";
 
-  async function guest(message: string, extra: Record<string, unknown> = {}, token = link.token): Promise<GuestReply> {
-    const response = await ts.fetch("/api/chat/guest-v04", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ token, message, ...extra }),
-    });
-    return { status: response.status, body: (await response.json()) as GuestReply["body"] };
-  }
-
-  /** The guest messages waiting for bob's machine, as the server lists them to him. */
-  const pending = async () =>
-    (await wire<{ messages: { messageId: number; content: string }[] }>(ts, bob.apiKey, "GET", "/local-agent/guest-messages")).messages;
-
-  /** A guest sends `message` and the bridge's run of it is held at its start until `release`. */
-  async function sendAndHold(message: string) {
-    let release = () => {};
-    hold = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const waiting = guest(message);
-    const { messageId } = await waitFor(`"${message}" pending`, async () => (await pending()).find((m) => m.content === message), WAIT_MS);
-    await waitFor("the run to start", () => guestRuns(messageId).length === 1);
-    return { waiting, messageId, release };
-  }
-
-  async function createLink(label: string, owner = bob): Promise<Link> {
-    const { shareLink } = await wire<{ shareLink: Link }>(ts, owner.apiKey, "POST", "/os/share", {
-      localAgent: true,
-      requireSignIn: false,
-      expiresIn: "never",
-      label,
-      todos: true,
-    });
-    return shareLink;
-  }
-
-  const guestActivity = async () => (await host.api.listBridgeActivity()).filter((item) => item.source === "guest");
-
-  beforeAll(async () => {
-    ts = await startTestServer({ guestLocalWaitMs: WAIT_MS });
-    bob = await ts.addUser("bob");
-    await bob.client.call("init");
-    dataDir = await tempDir("tandem-bridge-guests-");
-    host = await startTestHost(dataDir, { bridge });
-    await signInAs(host, ts, bob);
-    await pairBridge(ts, host.api, bob, "fake");
-    link = await createLink("Ask Bob");
+async function guest(message: string, extra: Record<string, unknown> = {}, token = link.token): Promise<GuestReply> {
+  const response = await ts.fetch("/api/chat/guest-v04", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token, message, ...extra }),
   });
+  return { status: response.status, body: (await response.json()) as GuestReply["body"] };
+}
 
-  afterAll(async () => {
-    await host?.close();
-    await ts?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
+/** The guest messages waiting for bob's machine, as the server lists them to him. */
+const pending = async () =>
+  (await wire<{ messages: { messageId: number; content: string }[] }>(ts, bob.apiKey, "GET", "/local-agent/guest-messages")).messages;
 
-  it("leaves guests to the server's agent while the setting is off, as it is by default", async () => {
-    expect(await host.api.getBridgeStatus()).toMatchObject({ state: "online", answerGuests: false, answerGuestsNote: null });
-    const started = Date.now();
-    const answer = await guest("Is Bob around?");
-    expect(answer.status).toBe(200);
-    expect(answer.body.answeredBy).toBe("server");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_MS - 100); // It waited for bob's machine first.
-    expect(records.filter((r) => r.messageId.startsWith("guest-"))).toEqual([]);
-    expect(await guestActivity()).toEqual([]);
+/** A guest sends `message` and the bridge's run of it is held at its start until `release`. */
+async function sendAndHold(message: string) {
+  let release = () => {};
+  hold = new Promise<void>((resolve) => {
+    release = resolve;
   });
+  const waiting = guest(message);
+  const { messageId } = await waitFor(`"${message}" pending`, async () => (await pending()).find((m) => m.content === message), WAIT_MS);
+  await waitFor("the run to start", () => guestRuns(messageId).length === 1);
+  return { waiting, messageId, release };
+}
+
+async function createLink(label: string, owner = bob): Promise<Link> {
+  const { shareLink } = await wire<{ shareLink: Link }>(ts, owner.apiKey, "POST", "/os/share", {
+    localAgent: true,
+    requireSignIn: false,
+    expiresIn: "never",
+    label,
+    todos: true,
+  });
+  return shareLink;
+}
+
+const guestActivity = async () => (await host.api.listBridgeActivity()).filter((item) => item.source === "guest");
+
+/** A server whose agent answers a guest after `waitMs` without bob's machine, and bob's machine paired with it. */
+async function setUp(waitMs: number) {
+  records.length = 0;
+  ts = await startTestServer({ guestLocalWaitMs: waitMs });
+  bob = await ts.addUser("bob");
+  await bob.client.call("init");
+  dataDir = await tempDir("tandem-bridge-guests-");
+  host = await startTestHost(dataDir, { bridge });
+  await signInAs(host, ts, bob);
+  await pairBridge(ts, host.api, bob, "fake");
+  link = await createLink("Ask Bob");
+}
+
+async function tearDown() {
+  await host?.close();
+  await ts?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}
+
+describe("the bridge answering guests of share links, bob's machine answering (real server)", () => {
+  beforeAll(() => setUp(WAIT_MS));
+  afterAll(tearDown);
 
   it("answers from the local runtime once turned on, with no tools whatever the guest writes", async () => {
     await expect(host.api.setBridgeGuestAnswering({ enabled: "yes" } as never)).rejects.toThrow(
@@ -255,8 +252,25 @@ describe("the bridge answering guests of share links (real server)", () => {
     expect(entry.detail).toMatch(/revoked or expired/);
     expect(records.some((r) => r.kind === "finished" && r.messageId === `guest-${messageId}`)).toBe(false);
   });
+});
+
+describe("the bridge answering guests of share links, the server's agent answering (real server)", () => {
+  beforeAll(() => setUp(SHORT_WAIT_MS));
+  afterAll(tearDown);
+
+  it("leaves guests to the server's agent while the setting is off, as it is by default", async () => {
+    expect(await host.api.getBridgeStatus()).toMatchObject({ state: "online", answerGuests: false, answerGuestsNote: null });
+    const started = Date.now();
+    const answer = await guest("Is Bob around?");
+    expect(answer.status).toBe(200);
+    expect(answer.body.answeredBy).toBe("server");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(SHORT_WAIT_MS - 100); // It waited for bob's machine first.
+    expect(records.filter((r) => r.messageId.startsWith("guest-"))).toEqual([]);
+    expect(await guestActivity()).toEqual([]);
+  });
 
   it("turns off again: guests go back to the server's agent", async () => {
+    expect(await host.api.setBridgeGuestAnswering({ enabled: true })).toMatchObject({ answerGuests: true });
     link = await createLink("Ask Bob again");
     expect(await host.api.setBridgeGuestAnswering({ enabled: false })).toMatchObject({ answerGuests: false });
     const runsBefore = records.filter((r) => r.kind === "started").length;

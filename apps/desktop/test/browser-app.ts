@@ -8,7 +8,7 @@ import { buildApp, collectPageErrors, launchChromium } from "./browser-harness";
 import { startTestHost, tempDir } from "./host-harness";
 
 export interface BrowserAppOptions {
-  /** Names the temporary directory (`tandem-<name>-…`) that holds the build and the host's data. */
+  /** Names the temporary directory (`tandem-<name>-…`) that holds the host's data. */
   readonly name: string;
   /** For the test server (a fixed `port`, say). */
   readonly server?: Parameters<typeof startTestServer>[0];
@@ -42,7 +42,7 @@ export interface BrowserApp {
   close(): Promise<void>;
 }
 
-/** Builds the app, launches Chromium and starts a test server (at once), then the host and the web server. */
+/** Builds the app (once per run), launches Chromium and starts a test server (at once), then the host and the web server. */
 export async function startBrowserApp(options: BrowserAppOptions): Promise<BrowserApp> {
   const outDir = await tempDir(`tandem-${options.name}-`);
   const running: { browser?: Browser; ts?: TestServer; host?: Host; web?: RunningWebServer } = {};
@@ -54,7 +54,7 @@ export async function startBrowserApp(options: BrowserAppOptions): Promise<Brows
     await rm(outDir, { recursive: true, force: true });
   };
   try {
-    const [browser, ts, rendererDir] = await Promise.allSettled([launchChromium(), startTestServer(options.server), buildApp(outDir)]);
+    const [browser, ts, rendererDir] = await Promise.allSettled([launchChromium(), startTestServer(options.server), buildApp()]);
     if (browser.status === "fulfilled") running.browser = browser.value;
     if (ts.status === "fulfilled") running.ts = ts.value;
     if (browser.status === "rejected") throw browser.reason;

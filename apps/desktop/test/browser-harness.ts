@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, watch } from "node:fs";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import path from "node:path";
@@ -7,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { screenshotPath } from "@tandem/server/testing/screenshots";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { inject } from "vitest";
 
 /**
  * Helpers for the browser tests: the real renderer build, Debian's headless Chromium, screenshots,
@@ -38,16 +40,54 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /**
- * The real production build (`electron-vite build`), written to `outDir` so it never races a
- * developer's `out/`; answers the renderer's directory for `startWebServer`.
+ * The real production build (`electron-vite build`), made once per test run in the folder the
+ * global setup provides (never a developer's `out/`): the first file to ask builds it, holding a
+ * lock folder; the others wait for its result file. Answers the renderer's directory for
+ * `startWebServer`.
  */
-export async function buildApp(outDir: string): Promise<string> {
+export async function buildApp(): Promise<string> {
+  const dir = inject("desktopBuildDir");
+  const outDir = path.join(dir, "out");
+  const resultFile = path.join(dir, "result.json");
+  try {
+    await mkdir(path.join(dir, "lock"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    await whenExists(resultFile);
+    const result = JSON.parse(await readFile(resultFile, "utf8")) as { error?: string };
+    if (result.error !== undefined) throw new Error(`the app's build failed in another test file: ${result.error}`);
+    return path.join(outDir, "renderer");
+  }
   const electronVite = path.join(
     path.dirname(createRequire(import.meta.url).resolve("electron-vite/package.json")),
     "bin/electron-vite.js",
   );
-  await promisify(execFile)(process.execPath, [electronVite, "build", "--outDir", outDir, "--logLevel", "warn"], { cwd: DESKTOP_DIR });
+  let failure: unknown;
+  try {
+    await promisify(execFile)(process.execPath, [electronVite, "build", "--outDir", outDir, "--logLevel", "warn"], { cwd: DESKTOP_DIR });
+  } catch (error) {
+    failure = error;
+  }
+  // Written whole, then renamed: a waiting file never reads half of it.
+  await writeFile(`${resultFile}.tmp`, JSON.stringify(failure === undefined ? {} : { error: String(failure) }));
+  await rename(`${resultFile}.tmp`, resultFile);
+  if (failure !== undefined) throw failure;
   return path.join(outDir, "renderer");
+}
+
+/** Resolves once `file` exists, woken by the file system rather than by polling. */
+function whenExists(file: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const watcher = watch(path.dirname(file), () => {
+      if (existsSync(file)) done();
+    });
+    const done = () => {
+      watcher.close();
+      resolve();
+    };
+    watcher.on("error", reject);
+    if (existsSync(file)) done(); // made before the watcher started
+  });
 }
 
 /** Errors the page reports (uncaught exceptions and console errors); tests expect none. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NATIVE_TOOLS } from "../src/agent/tools/registry";
-import { grantAgentAccess, ok, storages } from "./delegation-fixture";
+import { grantAgentAccess, ok, SQLITE_ONLY } from "./delegation-fixture";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
@@ -63,7 +63,7 @@ async function ask(s: Setup, message: string) {
   return { status: response.status, body: (await response.json()) as { response: string; toolsUsed: string[]; error?: string } };
 }
 
-describe.each(storages("agent grant suite"))("a contact's agent RPC with the local model (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("a contact's agent RPC with the local model (%s)", (storage) => {
   let s: Setup;
   beforeAll(async () => {
     const t = await startTestServer({}, storage);

@@ -8,7 +8,7 @@ import { findTool, NATIVE_TOOLS, toolsetFor } from "../src/agent/tools/registry"
 import { CUT_MARK, capResult, MAX_RESULT_BYTES } from "../src/agent/tools/result-cap";
 import { ownerGrant, type RunGrant } from "../src/agent/tools/run-grant";
 import { executeTool, inputJsonSchema, ToolFailure, toAiToolSet, UNEXPECTED_FAILURE } from "../src/agent/tools/to-ai-tools";
-import { storages } from "./delegation-fixture";
+import { SQLITE_ONLY } from "./delegation-fixture";
 import { startFakeOpenAI } from "./fakes/fake-openai";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
@@ -17,7 +17,7 @@ type Json = any;
 
 const dayFromToday = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
-describe.each(storages("agent tools"))("agent tools (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("agent tools (%s)", (storage) => {
   let t: TestServer;
   let alice: TestUser;
   let bob: TestUser;

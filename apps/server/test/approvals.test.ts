@@ -8,7 +8,7 @@ import {
   openGrant,
   pollEvents,
   replayUntil,
-  storages,
+  SQLITE_ONLY,
   userEvents,
 } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -40,7 +40,7 @@ interface Approval {
 /** An answer as it arrives: the approval, or an error body. */
 type Answer = Approval & { success: boolean; error?: string; message?: string };
 
-describe.each(storages())("tool approvals (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("tool approvals (%s)", (storage) => {
   let ts: TestServer;
   let alice: TestUser;
   let bob: TestUser;

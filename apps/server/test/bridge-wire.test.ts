@@ -8,8 +8,8 @@ import {
   ok,
   openGrant,
   pollEvents,
+  SQLITE_ONLY,
   type StreamEvent,
-  storages,
   userEvents,
   type WireReceipt,
 } from "./delegation-fixture";
@@ -20,7 +20,7 @@ import { startTestServer, type TestServer, type TestUser } from "./harness";
  * pairing"), spoken exactly as they speak it: a bridge signed in by device code holds only its
  * device token and uses it for every call.
  */
-describe.each(storages())("existing bridges after pairing (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("existing bridges after pairing (%s)", (storage) => {
   let ts: TestServer;
   let counter = 0;
 

@@ -2,7 +2,7 @@ import { MATRIX_SOURCES, STRATEGY_CATEGORIES, todayIn, URGENCY_LEVELS } from "@t
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BriefingUsage, createBriefingService } from "../src/agent/briefing/briefing-service";
 import type { BriefingWriter } from "../src/agent/briefing/briefing-writer";
-import { storages } from "./delegation-fixture";
+import { SQLITE_ONLY } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 const SUMMARY_FIELDS = ["statusQuoSummary", "todoSummary", "calendarSummary", "notesSummary", "emailAttentionSummary"] as const;
@@ -24,7 +24,7 @@ function expectSafeHtml(html: string) {
   }
 }
 
-describe.each(storages("briefing"))("briefings (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("briefings (%s)", (storage) => {
   let t: TestServer;
   let alice: TestUser;
   let bob: TestUser;

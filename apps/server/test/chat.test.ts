@@ -1,9 +1,8 @@
 import { todayIn } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chat, chatJson } from "./agent/chat-client";
-import { POSTGRES_URL, type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
-
-const STORAGES: StorageKind[] = POSTGRES_URL ? ["sqlite", "postgres"] : ["sqlite"];
+import { SQLITE_ONLY } from "./delegation-fixture";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 function addDays(date: string, days: number): string {
   const d = new Date(`${date}T00:00:00Z`);
@@ -11,7 +10,7 @@ function addDays(date: string, days: number): string {
   return d.toISOString().slice(0, 10);
 }
 
-describe.each(STORAGES)("chat with the local agent (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("chat with the local agent (%s)", (storage) => {
   let t: TestServer;
   let alice: TestUser;
   let bob: TestUser;

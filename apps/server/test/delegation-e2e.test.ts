@@ -7,8 +7,8 @@ import {
   ok,
   openGrant,
   registerBridge,
+  SQLITE_ONLY,
   StreamReader,
-  storages,
   type WireGrant,
   type WireReceipt,
 } from "./delegation-fixture";
@@ -19,7 +19,7 @@ import { startTestServer, type TestServer, type TestUser } from "./harness";
  * bridges: alice's agent asks bob's local runtime for help; bob decides what its tools may do.
  */
 
-describe.each(storages())("delegation end to end (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("delegation end to end (%s)", (storage) => {
   let ts: TestServer;
   let alice: TestUser;
   let bob: TestUser;

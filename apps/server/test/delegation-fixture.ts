@@ -15,6 +15,13 @@ export function storages(suite?: string): StorageKind[] {
   return ["sqlite"];
 }
 
+/**
+ * The storage of a suite whose behaviour does not depend on the database (HTTP, a protocol, the agent over
+ * plain queries, no requests racing on rows): SQLite, also when PostgreSQL is set. What runs on both and
+ * why: docs/development.md, "Tests and CI time".
+ */
+export const SQLITE_ONLY: readonly StorageKind[] = ["sqlite"];
+
 export interface WireResponse<T = Record<string, unknown>> {
   status: number;
   body: T;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NATIVE_TOOLS } from "../src/agent/tools/registry";
-import { ok, storages } from "./delegation-fixture";
+import { ok, SQLITE_ONLY } from "./delegation-fixture";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { guestCall, type ShareLinkBody, sendGuest } from "./share-fixture";
@@ -48,7 +48,7 @@ const createLink = async (t: TestServer, owner: TestUser, body: Record<string, u
     )
   ).shareLink;
 
-describe.each(storages("guest chat suite"))("guest chat with the local model (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("guest chat with the local model (%s)", (storage) => {
   let t: TestServer;
   let alice: TestUser;
   let seeded: Seeded;
@@ -266,7 +266,7 @@ describe.each(storages("guest chat suite"))("guest chat with the local model (%s
   });
 });
 
-describe.each(storages())("guest chat with a model that asks for every tool (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("guest chat with a model that asks for every tool (%s)", (storage) => {
   let fake: FakeProvider;
   let t: TestServer;
   let alice: TestUser;

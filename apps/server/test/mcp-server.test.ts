@@ -6,7 +6,7 @@ import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
 import { ServerConfigSchema } from "../src/config";
 import { RESOURCE_SCOPES } from "../src/oauth/oauth-scopes";
 import { startServer } from "../src/server";
-import { ok, storages } from "./delegation-fixture";
+import { ok, SQLITE_ONLY } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are checked by shape below
@@ -52,7 +52,7 @@ function modernRequest(base: string, apiKey: string, method: string, params: Rec
   return fetch(`${base}/mcp`, { method: "POST", headers: sent, body: JSON.stringify(body) });
 }
 
-describe.each(storages("MCP server"))("Tandem as an MCP server (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("Tandem as an MCP server (%s)", (storage) => {
   let t: TestServer;
   let alice: TestUser;
   let bob: TestUser;

@@ -1,6 +1,6 @@
 import { netAliasRoutes, type RouteDefinition, routes } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ok, storages } from "./delegation-fixture";
+import { ok, SQLITE_ONLY } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
 interface RawAnswer {
@@ -24,7 +24,7 @@ describe("the /net alias table", () => {
   });
 });
 
-describe.each(storages("net aliases"))("/net aliases answer exactly like the originals (%s)", (storage) => {
+describe.each(SQLITE_ONLY)("/net aliases answer exactly like the originals (%s)", (storage) => {
   let t: TestServer;
   let serial = 0;
   const user = (name: string) => t.addUser(`${name}${++serial}`);

@@ -1,5 +1,5 @@
 import { buildOpenApiDocument } from "@tandem/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ServerConfigSchema } from "../src/config";
 import type { BridgeEventType } from "../src/realtime/event-log";
 import { startServer } from "../src/server";
@@ -86,15 +86,22 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
       return reader;
     };
 
-    beforeEach(async () => {
+    // One server for these tests; each test has users and a bridge of its own (cursors count per endpoint).
+    let testNumber = 0;
+    beforeAll(async () => {
       ts = await startTestServer({ shutdownGraceMs: 30_000 }, storage);
-      alice = await ts.addUser("alice");
-      bob = await ts.addUser("bob");
+    });
+    beforeEach(async () => {
+      testNumber += 1;
+      alice = await ts.addUser(`alice${testNumber}`);
+      bob = await ts.addUser(`bob${testNumber}`);
       aliceBridge = await registerBridge(ts, alice, "laptop");
     });
     afterEach(async () => {
       await Promise.all(readers.splice(0).map((r) => r.close()));
-      await ts.stop();
+    });
+    afterAll(async () => {
+      await ts?.stop();
     });
 
     it("answers with the event-stream headers at once, and frames with event, data and id", async () => {
@@ -175,9 +182,11 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
     });
 
     it("ends every open stream when the server shuts down, without waiting for the grace period", async () => {
-      const readersOpen = [open(aliceBridge), open(aliceBridge), open(await registerBridge(ts, bob, "desktop"))];
+      const bobBridge = await registerBridge(ts, bob, "desktop");
+      const readersOpen = [open(aliceBridge), open(aliceBridge), open(bobBridge)];
       await append(ts, aliceBridge, "test.ready");
-      await expect.poll(() => ts.server.context.realtime.openStreamCount()).toBe(3);
+      const { realtime } = ts.server.context;
+      await expect.poll(() => realtime.openStreamCount(aliceBridge.endpointId) + realtime.openStreamCount(bobBridge.endpointId)).toBe(3);
       await ts.restart();
       for (const reader of readersOpen) await reader.until((r) => r.ended, 10_000);
     }, 20_000);
@@ -196,9 +205,10 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
 
     it("pages a long backlog in order (more than one page of 500)", async () => {
       const { db, realtime } = ts.server.context;
+      const { endpointId } = aliceBridge; // (not the variable: a loop outliving a timed-out test must not write to the next one's)
       const batch = realtime.batch();
       await db.transaction().execute(async (tx) => {
-        for (let i = 0; i < 1_100; i++) await batch.append(tx, aliceBridge.endpointId, testKind("test.backlog"), { i });
+        for (let i = 0; i < 1_100; i++) await batch.append(tx, endpointId, testKind("test.backlog"), { i });
       });
       batch.publish();
       const reader = open(aliceBridge, { cursor: "50" });
@@ -364,7 +374,8 @@ describe.each(storages("realtime suite"))("realtime on %s", (storage) => {
       await a1.until((r) => r.ended);
       await a2.until((r) => r.ended);
       expect(b.ended).toBe(false);
-      expect(ts.server.context.realtime.openStreamCount()).toBe(1);
+      expect(ts.server.context.realtime.openStreamCount(aliceBridge.endpointId)).toBe(0);
+      expect(ts.server.context.realtime.openStreamCount(bobBridge.endpointId)).toBe(1);
     });
 
     it("caps one endpoint's open streams: a new stream beyond the cap ends the oldest; the newest keep working", async () => {
