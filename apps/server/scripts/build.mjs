@@ -56,6 +56,26 @@ export function guestRichTextCode(result) {
 }
 
 /**
+ * The packages left external (loaded from node_modules at run time); every other package is bundled
+ * in, so a start reads a few files instead of the thousands its packages are made of.
+ */
+const EXTERNAL_PACKAGES = new Set([
+  "sqlite3", // native
+  "pg-native", // pg's optional native binding
+  "bufferutil", // ws's optional native helpers
+  "utf-8-validate",
+  "esbuild", // runs its own binary, found by path
+  "happy-dom", // reads its own files at run time
+  "oidc-provider",
+]);
+
+/** `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+function packageName(specifier) {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
+
+/**
  * Leaves bare imports (packages) external. One that resolves differently from dist/ than from the
  * file importing it (a version npm nested under packages/core/node_modules) is imported by its
  * path relative to dist/, so the built server loads exactly the copy the sources do.
@@ -68,6 +88,7 @@ const packagesExternal = {
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
       if (args.path.startsWith("@tandem/") || args.pluginData === "inner") return undefined;
       if (args.path.startsWith("node:")) return { path: args.path, external: true };
+      if (!EXTERNAL_PACKAGES.has(packageName(args.path))) return undefined;
       const fromImporter = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: "inner" });
       if (fromImporter.errors.length > 0 || fromImporter.external) return { path: args.path, external: true };
       const fromDist = await build.resolve(args.path, { kind: args.kind, resolveDir: DIST_DIR, pluginData: "inner" });
@@ -143,6 +164,10 @@ async function build() {
       target: "node22",
       plugins: [packagesExternal, coreWithoutSideEffects],
       sourcemap: "linked",
+      // The bundled CommonJS packages' `require` of Node's modules, which ESM has no `require` for.
+      banner: {
+        js: 'import { createRequire as __tandemCreateRequire } from "node:module"; const require = __tandemCreateRequire(import.meta.url);',
+      },
       write: false,
       metafile: true,
       logLevel: "warning",
