@@ -10,6 +10,10 @@
  *   after BENCH_START_IDLE_SECONDS (default 45) without requests, when V8 has given back the heap
  *   the start grew (its memory reducer runs after a while of idling), beside the bare server's.
  * Targets: start ≤ 500 ms, every CLI command ≤ 300 ms, idle RSS ≤ 150 MB.
+ *
+ * BENCH_START_COMPARE_BIN=<path to another build's tandem-server.mjs> measures that build too, in
+ * the same rounds, rows marked "(compared)": a change's effect beside what it replaced, under the
+ * same load.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -22,6 +26,8 @@ import { formatMs, summarize } from "./lib/latency";
 import { describeMachine, formatTable } from "./lib/report";
 
 const BIN = fileURLToPath(new URL("../apps/server/bin/tandem-server.mjs", import.meta.url));
+const COMPARE_BIN = process.env.BENCH_START_COMPARE_BIN ? path.resolve(process.env.BENCH_START_COMPARE_BIN) : undefined;
+const COMPARED = " (compared)";
 const START_TARGET_MS = 500;
 const CLI_TARGET_MS = 300;
 const RSS_TARGET_MB = 150;
@@ -106,6 +112,7 @@ export async function run(): Promise<void> {
   const idleSeconds = positiveIntFromEnv("BENCH_START_IDLE_SECONDS", 45);
   console.log(describeMachine());
   console.log(describeLoad());
+  if (COMPARE_BIN) console.log(`compared with: ${COMPARE_BIN}`);
   console.log(
     `settings: ${rounds} rounds, each target once per round in turn; figures are medians (min in brackets); idle: ${idleSeconds} s`,
   );
@@ -126,12 +133,13 @@ export async function run(): Promise<void> {
       samples[name].push(ms);
     };
     const rss = { bare: [] as number[], tandem: [] as number[], tandemAfterRequest: [] as number[] };
-    const commands: readonly [string, readonly string[]][] = [
-      ["tandem-server --help", [BIN, "--help"]],
-      ["tandem-server keys list alice", [BIN, "keys", "list", "alice", ...storage]],
-      ["tandem-server credits show alice", [BIN, "credits", "show", "alice", ...storage]],
-      ["tandem-server team show", [BIN, "team", "show", ...storage]],
+    const commandsOf = (bin: string, suffix: string): [string, readonly string[]][] => [
+      [`tandem-server --help${suffix}`, [bin, "--help"]],
+      [`tandem-server keys list alice${suffix}`, [bin, "keys", "list", "alice", ...storage]],
+      [`tandem-server credits show alice${suffix}`, [bin, "credits", "show", "alice", ...storage]],
+      [`tandem-server team show${suffix}`, [bin, "team", "show", ...storage]],
     ];
+    const commands = [...commandsOf(BIN, ""), ...(COMPARE_BIN ? commandsOf(COMPARE_BIN, COMPARED) : [])];
     for (let round = 0; round < rounds; round++) {
       const bare = await startTimed(["-e", BARE_SERVER]);
       add("bare node:http server", bare.ms);
@@ -146,6 +154,11 @@ export async function run(): Promise<void> {
       if (identity.status !== 200) throw new Error(`GET /api/v1/identity answered ${identity.status}`);
       rss.tandemAfterRequest.push(await rssOf(tandem.child.pid as number));
       await stop(tandem.child);
+      if (COMPARE_BIN) {
+        const compared = await startTimed([COMPARE_BIN, "serve", "--port", "0", ...storage], env);
+        add(`tandem-server serve${COMPARED}`, compared.ms);
+        await stop(compared.child);
+      }
 
       add("node -e 0", (await runTimed(["-e", "0"])).ms);
       for (const [name, args] of commands) add(name, (await runTimed(args)).ms);
@@ -173,7 +186,11 @@ export async function run(): Promise<void> {
     console.log(
       formatTable(
         ["target", "ms", "target ms", "", ""],
-        [row("bare node:http server", undefined, ""), row("tandem-server serve", START_TARGET_MS, "")],
+        [
+          row("bare node:http server", undefined, ""),
+          row("tandem-server serve", START_TARGET_MS, ""),
+          ...(COMPARE_BIN ? [row(`tandem-server serve${COMPARED}`, START_TARGET_MS, "")] : []),
+        ],
       ),
     );
     const floor = median(samples["node -e 0"] ?? []);

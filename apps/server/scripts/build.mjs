@@ -56,6 +56,73 @@ export function guestRichTextCode(result) {
 }
 
 /**
+ * The packages left external (loaded from node_modules at run time); every other package is bundled
+ * in, so a start reads a few files instead of the thousands its packages are made of.
+ */
+const EXTERNAL_PACKAGES = new Set([
+  "sqlite3", // native
+  "pg-native", // pg's optional native binding
+  "bufferutil", // ws's optional native helpers
+  "utf-8-validate",
+  "esbuild", // runs its own binary, found by path
+  "happy-dom", // reads its own files at run time
+  "oidc-provider",
+]);
+
+/** `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+function packageName(specifier) {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
+
+const REPO_DIR = path.join(SERVER_DIR, "..", "..");
+let copiesByVersion;
+
+/**
+ * The folder (relative to the repository) of each package installed more than once at the same
+ * version, mapped to the one copy the build uses: npm nests identical copies under the packages that
+ * depend on them (mime-types and mime-db four times, under express, accepts, send and type-is), and
+ * each copy bundled would be evaluated again at start (mime-types builds its tables on load).
+ * From package-lock.json, so the choice is the same on every build: the first path in sort order.
+ */
+function duplicateCopies() {
+  if (copiesByVersion) return copiesByVersion;
+  copiesByVersion = new Map();
+  const lock = JSON.parse(readFileSync(path.join(REPO_DIR, "package-lock.json"), "utf8"));
+  const byKey = new Map();
+  for (const [where, entry] of Object.entries(lock.packages ?? {})) {
+    if (!where.includes("node_modules/") || entry.link || !entry.version) continue;
+    const name = where.slice(where.lastIndexOf("node_modules/") + "node_modules/".length);
+    const key = `${name}@${entry.version}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), where]);
+  }
+  for (const copies of byKey.values()) {
+    if (copies.length < 2) continue;
+    const [chosen] = copies.sort();
+    for (const copy of copies) if (copy !== chosen) copiesByVersion.set(copy, chosen);
+  }
+  return copiesByVersion;
+}
+
+/** Resolves a bundled package's import as usual, but to the chosen copy when npm installed identical copies. */
+async function resolveOneCopy(build, args) {
+  const resolved = await build.resolve(args.path, {
+    kind: args.kind,
+    importer: args.importer,
+    resolveDir: args.resolveDir,
+    pluginData: "inner",
+  });
+  if (resolved.errors.length > 0 || resolved.external) return undefined;
+  const relative = path.relative(REPO_DIR, resolved.path).split(path.sep).join("/");
+  const marker = `node_modules/${packageName(args.path)}/`;
+  const at = relative.lastIndexOf(marker);
+  if (at < 0) return undefined;
+  const chosen = duplicateCopies().get(relative.slice(0, at + marker.length - 1));
+  if (!chosen) return undefined;
+  return { path: path.join(REPO_DIR, chosen, relative.slice(at + marker.length)) };
+}
+
+/**
  * Leaves bare imports (packages) external. One that resolves differently from dist/ than from the
  * file importing it (a version npm nested under packages/core/node_modules) is imported by its
  * path relative to dist/, so the built server loads exactly the copy the sources do.
@@ -68,6 +135,7 @@ const packagesExternal = {
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
       if (args.path.startsWith("@tandem/") || args.pluginData === "inner") return undefined;
       if (args.path.startsWith("node:")) return { path: args.path, external: true };
+      if (!EXTERNAL_PACKAGES.has(packageName(args.path))) return resolveOneCopy(build, args);
       const fromImporter = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: "inner" });
       if (fromImporter.errors.length > 0 || fromImporter.external) return { path: args.path, external: true };
       const fromDist = await build.resolve(args.path, { kind: args.kind, resolveDir: DIST_DIR, pluginData: "inner" });
@@ -143,6 +211,10 @@ async function build() {
       target: "node22",
       plugins: [packagesExternal, coreWithoutSideEffects],
       sourcemap: "linked",
+      // The bundled CommonJS packages' `require` of Node's modules, which ESM has no `require` for.
+      banner: {
+        js: 'import { createRequire as __tandemCreateRequire } from "node:module"; const require = __tandemCreateRequire(import.meta.url);',
+      },
       write: false,
       metafile: true,
       logLevel: "warning",

@@ -4,11 +4,19 @@ import type { RouteHandlers } from "../http/router";
 import { renderApiReference } from "./api-reference";
 
 export function systemHandlers(): RouteHandlers<"openapi" | "apiReference"> {
-  // The document depends only on the route table: build it once.
-  const document = buildOpenApiDocument(API_BASE_PATH);
-  const page = renderApiReference(document);
+  // The document depends only on the route table: built once, at its first request rather than at
+  // start (turning every route's zod schemas into JSON Schema is a large part of a start's CPU).
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  let page: string | undefined;
+  const openApiDocument = () => {
+    document ??= buildOpenApiDocument(API_BASE_PATH);
+    return document;
+  };
   return {
-    openapi: () => document,
-    apiReference: () => html(page),
+    openapi: () => openApiDocument(),
+    apiReference: () => {
+      page ??= renderApiReference(openApiDocument());
+      return html(page);
+    },
   };
 }

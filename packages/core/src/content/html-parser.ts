@@ -1,6 +1,30 @@
+import { createRequire } from "node:module";
 import { DOMParser, type Node as PMNode } from "@tiptap/pm/model";
-import { Window } from "happy-dom";
 import { noteSchema } from "./schema";
+
+type HappyDom = typeof import("happy-dom");
+
+let happyDom: HappyDom | undefined;
+
+/**
+ * happy-dom, loaded at the first HTML parse rather than at start: it is hundreds of modules and
+ * tens of MB that a server answering no HTML import never needs. Synchronously (require of an ES
+ * module, Node 22.12+), as parsing is synchronous. Resolved from @tandem/core's own folder, where
+ * npm installs core's dependencies, even when this code runs bundled elsewhere (the server's
+ * dist/); from this file's place when core is not installed as a package (a bundle that carries it).
+ */
+function loadHappyDom(): HappyDom {
+  if (happyDom) return happyDom;
+  const here = createRequire(import.meta.url);
+  let fromCore: NodeJS.Require;
+  try {
+    fromCore = createRequire(here.resolve("@tandem/core"));
+  } catch {
+    fromCore = here;
+  }
+  happyDom = fromCore("happy-dom") as HappyDom;
+  return happyDom;
+}
 
 /**
  * ProseMirror's parser skips scripts, styles, `<head>`, `<title>`, `<noscript>` and `<object>`, but
@@ -26,7 +50,7 @@ const parser = new DOMParser(noteSchema, [
  * closed afterwards. Scripts, stylesheets and frames are never loaded or run.
  */
 export function parseHtml(html: string): PMNode {
-  const window = new Window({
+  const window = new (loadHappyDom().Window)({
     settings: {
       disableJavaScriptEvaluation: true,
       disableJavaScriptFileLoading: true,

@@ -26,8 +26,15 @@ export const DEFAULT_CHECKLIST = [
 ].join("\n");
 
 const normalise = (markdown: string) => markdown.replace(/\s+/g, " ").trim();
-/** The default as the note gives it back (Markdown goes through the editor's document model). */
-const DEFAULT_AS_STORED = normalise(jsonToMarkdown(markdownToJson(DEFAULT_CHECKLIST)));
+let defaultAsStored: string | undefined;
+/**
+ * The default as the note gives it back (Markdown goes through the editor's document model);
+ * computed at its first use, not when the server loads this module.
+ */
+const defaultAsStoredOnce = () => {
+  defaultAsStored ??= normalise(jsonToMarkdown(markdownToJson(DEFAULT_CHECKLIST)));
+  return defaultAsStored;
+};
 
 export interface Instructions {
   readonly instructions: string;
@@ -47,7 +54,7 @@ export async function readInstructions(app: AppContext, ownerId: number): Promis
   const note = await getNote(app, ownerId, noteId);
   return {
     instructions: note.markdown,
-    isDefault: normalise(note.markdown) === DEFAULT_AS_STORED,
+    isDefault: normalise(note.markdown) === defaultAsStoredOnce(),
     updatedAt: note.updatedAt,
     noteId,
     path: HEARTBEAT_NOTE_PATH,
