@@ -1,3 +1,4 @@
+/// <reference path="./provided-context.d.ts" />
 import { execFile } from "node:child_process";
 import { existsSync, watch } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
@@ -43,10 +44,9 @@ export function launchChromium(): Promise<Browser> {
  * The real production build (`electron-vite build`), made once per test run in the folder the
  * global setup provides (never a developer's `out/`): the first file to ask builds it, holding a
  * lock folder; the others wait for its result file. Answers the renderer's directory for
- * `startWebServer`.
+ * `startWebServer`. Outside vitest (the benchmarks) the caller names an empty folder.
  */
-export async function buildApp(): Promise<string> {
-  const dir = inject("desktopBuildDir");
+export async function buildApp(dir: string = inject("desktopBuildDir")): Promise<string> {
   const outDir = path.join(dir, "out");
   const resultFile = path.join(dir, "result.json");
   try {

@@ -3,13 +3,6 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    /** An empty folder for this run's one production build of the app (see `buildApp`). */
-    desktopBuildDir: string;
-  }
-}
-
 /**
  * One folder per test run for the app's production build: the first browser test file to need the
  * build makes it there, the others reuse it (an `electron-vite build` per file cost CI minutes).

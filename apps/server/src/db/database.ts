@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { Sqlite3Dialect } from "@tandem/kysely-sqlite3";
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { Kysely, sql } from "kysely";
+import { CurrentSchemaPostgresDialect } from "./current-schema-postgres";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
 import { nodeSqlite, SyncReadsDialect } from "./sync-reads";
@@ -93,7 +94,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // cut, ended the process (exit 1). Heard here, the next statement on that client fails instead (its
     // request answers 503, a store is retried) and the pool drops it when it is released.
     pool.on("connect", (client) => client.on("error", () => {}));
-    db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<Schema>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
     dialect = "postgres";
     location = redactDatabaseUrl(options.databaseUrl);
   } else {

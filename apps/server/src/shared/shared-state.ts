@@ -369,7 +369,10 @@ class RedisState implements SharedState {
 export async function openSharedState(config: Pick<ServerConfig, "redisUrl" | "redisPrefix">, logger: Logger): Promise<SharedState> {
   if (!config.redisUrl) return new MemoryState();
   // ioredis is loaded only for a server that shares its state through Redis.
-  const { Redis } = await import("ioredis");
+  // ioredis is CommonJS: its class is the default export once bundled into the server's build, a
+  // named one as well when Node loads it from node_modules.
+  const ioredis = await import("ioredis");
+  const Redis = (ioredis.Redis ?? ioredis.default) as typeof ioredis.Redis;
   const state = new RedisState(Redis, config.redisUrl, config.redisPrefix, logger);
   await state.ready();
   return state;
