@@ -72,6 +72,7 @@ const FOLDER_GROUPS = {
   crypto: "",
   cli: "",
   audit: "",
+  webhooks: "",
 };
 
 const CODE = /\.(?:[cm]?[jt]sx?|jsonc?)$/;
