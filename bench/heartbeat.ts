@@ -14,7 +14,7 @@ import { ALL_SCOPES, putTodo, todayIn, todosDocName } from "@tandem/core";
 import type { PolicySetter } from "../apps/server/src/agent/heartbeat/heartbeat-credential";
 import { updatePolicy } from "../apps/server/src/agent/heartbeat/heartbeat-policy";
 import { createApiKey } from "../apps/server/src/auth/api-keys";
-import { createUser } from "../apps/server/src/users/users-service";
+import { createUser } from "../apps/server/src/people/users/users-service";
 import { describeLoad, positiveIntFromEnv } from "./lib/env";
 import { formatMs, KeepAliveClient, type LatencyStats, sampleSequential } from "./lib/latency";
 import { describeMachine, formatTable } from "./lib/report";

@@ -6,8 +6,8 @@
  * questions against trivial requests (the floor), and in-process the ranked search against the
  * AND-only search Tandem had before, and a select by id, on the same database in the same run.
  */
-import { searchMemory } from "../apps/server/src/memory/memory-service";
-import { memoryFolderIds } from "../apps/server/src/memory/memory-tree";
+import { searchMemory } from "../apps/server/src/workspace/memory/memory-service";
+import { memoryFolderIds } from "../apps/server/src/workspace/memory/memory-tree";
 import { andOnlySearch } from "./lib/and-search";
 import { describeLoad, positiveIntFromEnv } from "./lib/env";
 import { formatMs, KeepAliveClient, type LatencyStats, sampleSequential } from "./lib/latency";

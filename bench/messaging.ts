@@ -9,7 +9,7 @@
 import http from "node:http";
 import { ALL_SCOPES } from "@tandem/core";
 import { createApiKey } from "../apps/server/src/auth/api-keys";
-import { createUser } from "../apps/server/src/users/users-service";
+import { createUser } from "../apps/server/src/people/users/users-service";
 import { positiveIntFromEnv, stringFromEnv } from "./lib/env";
 import { formatMs, KeepAliveClient, type LatencyStats, summarize } from "./lib/latency";
 import { DEFAULT_SEED_OPTIONS } from "./lib/notes-seed";

@@ -9,8 +9,8 @@
  */
 import { ALL_SCOPES } from "@tandem/core";
 import { createApiKey } from "../apps/server/src/auth/api-keys";
-import type { BridgeEventType } from "../apps/server/src/realtime/event-log";
-import { createUser } from "../apps/server/src/users/users-service";
+import type { BridgeEventType } from "../apps/server/src/delegation/realtime/event-log";
+import { createUser } from "../apps/server/src/people/users/users-service";
 import { type BareSseServer, startBareSse } from "./lib/bare-sse";
 import { startChild } from "./lib/child";
 import { describeLoad, positiveIntFromEnv } from "./lib/env";

@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net";
 import { ALL_SCOPES } from "@tandem/core";
 import { Webhook } from "standardwebhooks";
 import { createApiKey } from "../apps/server/src/auth/api-keys";
-import { createUser } from "../apps/server/src/users/users-service";
+import { createUser } from "../apps/server/src/people/users/users-service";
 import { enqueueWebhookEvent } from "../apps/server/src/webhooks/webhook-outbox";
 import { describeLoad, positiveIntFromEnv } from "./lib/env";
 import { formatMs, KeepAliveClient, type LatencyStats, summarize } from "./lib/latency";

@@ -6,7 +6,7 @@
  */
 import { type Kysely, sql } from "kysely";
 import type { Schema } from "../../apps/server/src/db/schema";
-import { queryWords } from "../../apps/server/src/search/query-terms";
+import { queryWords } from "../../apps/server/src/workspace/search/query-terms";
 
 export interface AndHit {
   readonly id: number;

@@ -11,10 +11,10 @@ import { markdownToJson, noteDocName, putFolder, putNote, workspaceDocName, writ
 import type { Kysely } from "kysely";
 import * as Y from "yjs";
 import type { Schema } from "../../apps/server/src/db/schema";
-import { generalFolderUuid } from "../../apps/server/src/folders/folders-service";
 import { DocumentStore } from "../../apps/server/src/sync/document-store";
-import { materializeNoteBody } from "../../apps/server/src/views/note-view";
-import { materializeWorkspace } from "../../apps/server/src/views/workspace-view";
+import { generalFolderUuid } from "../../apps/server/src/workspace/folders/folders-service";
+import { materializeNoteBody } from "../../apps/server/src/workspace/views/note-view";
+import { materializeWorkspace } from "../../apps/server/src/workspace/views/workspace-view";
 import { body, Prng, title } from "./text-gen";
 
 export interface SeedOptions {

@@ -11,8 +11,8 @@ import { ALL_SCOPES } from "@tandem/core";
 import pg from "pg";
 import { createApiKey } from "../../apps/server/src/auth/api-keys";
 import { loadConfig } from "../../apps/server/src/config";
+import { createUser } from "../../apps/server/src/people/users/users-service";
 import { type RunningServer, startServer } from "../../apps/server/src/server";
-import { createUser } from "../../apps/server/src/users/users-service";
 
 export interface ScalePair {
   readonly one: RunningServer;

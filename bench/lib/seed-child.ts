@@ -3,7 +3,7 @@
  * benchmark process starts its server with none of the seeding's garbage in its heap.
  */
 import { openDatabase } from "../../apps/server/src/db/database";
-import { createUser } from "../../apps/server/src/users/users-service";
+import { createUser } from "../../apps/server/src/people/users/users-service";
 import { serveParent } from "./child";
 import { type SeedOptions, type SeedResult, seedNotesWorkspace } from "./notes-seed";
 

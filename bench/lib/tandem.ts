@@ -4,8 +4,8 @@ import path from "node:path";
 import { ALL_SCOPES } from "@tandem/core";
 import { createApiKey } from "../../apps/server/src/auth/api-keys";
 import { loadConfig, type ServerConfig } from "../../apps/server/src/config";
+import { createUser } from "../../apps/server/src/people/users/users-service";
 import { type RunningServer, startServer } from "../../apps/server/src/server";
-import { createUser } from "../../apps/server/src/users/users-service";
 
 /** Far above anything a benchmark can send, so the rate limiter never answers 429 (its cost is still paid). */
 const UNLIMITED = 1_000_000_000;

@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SIGN_IN_SCOPES } from "../../server/src/runtime/pairing-service";
+import { SIGN_IN_SCOPES } from "../../server/src/delegation/runtime/pairing-service";
 import { createConnectedAppMethods, readConnectedApps } from "../src/host/connections/connected-apps";
 import { statusWords } from "../src/host/connections/connection-status";
 import { CONNECTIONS_OFFLINE, MCP_NOT_ALLOWED, MCP_UNSUPPORTED } from "../src/host/connections/connections-call";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The server's own fixtures: real MCP servers built with the SDK (one behind an auto-approving
 // OAuth authorization server), and the OAuth flow spoken with fetch, for a real connected app.
 import { setPassword } from "../../server/src/auth/passwords";
-import { SIGN_IN_SCOPES } from "../../server/src/runtime/pairing-service";
+import { SIGN_IN_SCOPES } from "../../server/src/delegation/runtime/pairing-service";
 import { type FakeMcpServers, startFakeMcpServers } from "../../server/test/fakes/mcp-servers";
 import { authorize, Browser, pkce, registerClient, tokenRequest } from "../../server/test/oauth-flow";
 import { MCP_NOT_ALLOWED } from "../src/host/connections/connections-call";

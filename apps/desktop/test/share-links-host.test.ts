@@ -1,6 +1,6 @@
 import { startTestServer, type TestServer, type TestUser } from "@tandem/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SIGN_IN_SCOPES } from "../../server/src/runtime/pairing-service";
+import { SIGN_IN_SCOPES } from "../../server/src/delegation/runtime/pairing-service";
 import { capabilitiesInWords, createShareFacet, SHARE_NOT_ALLOWED, SHARE_OFFLINE, SHARE_UNSUPPORTED } from "../src/host/share/share-links";
 import type { ShareLinkInput } from "../src/shared/desktop-api";
 import { sessionOf } from "./host-harness";

@@ -28,14 +28,14 @@ const THIS_SCRIPT = fileURLToPath(import.meta.url);
 /**
  * The guest page's copy of `@tandem/core/rich-text` (the very Markdown reader and renderer the
  * desktop's Agent and Inbox use), one browser script defining `TandemRichText.appendMarkdown`.
- * Shared with src/share/guest-rich-text.ts, which bundles it the same way when the server runs
+ * Shared with src/people/share/guest-rich-text.ts, which bundles it the same way when the server runs
  * from its sources (development, in-process tests).
  */
 export const guestRichTextOptions = {
   absWorkingDir: SERVER_DIR,
   stdin: {
     contents: 'export { appendMarkdown } from "@tandem/core/rich-text";',
-    resolveDir: path.join(SERVER_DIR, "src", "share"),
+    resolveDir: path.join(SERVER_DIR, "src", "people", "share"),
     loader: "ts",
   },
   bundle: true,
@@ -130,7 +130,7 @@ async function resolveOneCopy(build, args) {
 const packagesExternal = {
   name: "packages-external",
   setup(build) {
-    // The sources' way to the guest page's script (src/share/guest-rich-text.ts), never taken by the build.
+    // The sources' way to the guest page's script (src/people/share/guest-rich-text.ts), never taken by the build.
     build.onResolve({ filter: /\/scripts\/build\.mjs$/ }, () => ({ path: "../scripts/build.mjs", external: true }));
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
       if (args.path.startsWith("@tandem/") || args.pluginData === "inner") return undefined;
@@ -202,7 +202,7 @@ async function build() {
   const [server, guest] = await Promise.all([
     esbuild.build({
       absWorkingDir: SERVER_DIR,
-      entryPoints: { main: "src/cli/main.ts", "regex-worker": "src/grep/regex-worker.ts" },
+      entryPoints: { main: "src/cli/main.ts", "regex-worker": "src/workspace/grep/regex-worker.ts" },
       outdir: DIST_DIR,
       bundle: true,
       splitting: true,

@@ -7,11 +7,11 @@ import type { ServerConfig } from "./config";
 import type { SecretBox } from "./crypto/secret-box";
 import type { Database } from "./db/database";
 import type { Schema } from "./db/schema";
+import type { RealtimeLog } from "./delegation/realtime/event-log";
 import type { Maintenance } from "./maintenance";
-import type { RealtimeLog } from "./realtime/event-log";
-import type { Embedder } from "./search/embedder";
 import type { SharedState } from "./shared/shared-state";
 import type { SyncServer } from "./sync/sync-server";
+import type { Embedder } from "./workspace/search/embedder";
 
 /** What every feature's routes and services share; built once at start. */
 export interface AppContext {

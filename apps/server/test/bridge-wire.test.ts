@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../src/auth/api-keys";
-import { setCreditBalance } from "../src/grants/credits";
+import { setCreditBalance } from "../src/delegation/grants/credits";
 import {
   type Bridge,
   call,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setCreditBalance } from "../src/grants/credits";
+import { setCreditBalance } from "../src/delegation/grants/credits";
 import { agentPair, type Bridge, call, grantAgentAccess, heartbeat, ok, storages, type WireGrant } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setCreditBalance } from "../src/grants/credits";
+import { setCreditBalance } from "../src/delegation/grants/credits";
 import {
   agentPair,
   type Bridge,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { endGrantsBetween } from "../src/grants";
+import { endGrantsBetween } from "../src/delegation/grants";
 import {
   type AgentPair,
   agentPair,

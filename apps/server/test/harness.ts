@@ -8,8 +8,8 @@ import pg from "pg";
 import { createApiKey } from "../src/auth/api-keys";
 import { type ServerConfigInput, ServerConfigSchema } from "../src/config";
 import type { Logger } from "../src/logger";
+import { createUser } from "../src/people/users/users-service";
 import { type RunningServer, startServer } from "../src/server";
-import { createUser } from "../src/users/users-service";
 
 /** When set (CI sets it), storage tests also run against this PostgreSQL database. */
 export const POSTGRES_URL = process.env.TANDEM_TEST_DATABASE_URL;

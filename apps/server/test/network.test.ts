@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasAgentPermission } from "../src/network/permissions";
+import { hasAgentPermission } from "../src/people/network/permissions";
 import { call, grantAgentAccess, insertGrant, insertQueuedMessage, ok, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 

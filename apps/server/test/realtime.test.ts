@@ -1,7 +1,7 @@
 import { buildOpenApiDocument } from "@tandem/core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ServerConfigSchema } from "../src/config";
-import type { BridgeEventType } from "../src/realtime/event-log";
+import type { BridgeEventType } from "../src/delegation/realtime/event-log";
 import { startServer } from "../src/server";
 import { type Bridge, call, insertGrant, insertQueuedMessage, registerBridge, StreamReader, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";

@@ -1,8 +1,8 @@
 import type { Scope } from "@tandem/core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createApiKey } from "../src/auth/api-keys";
-import { setTeamSeats, UNLIMITED_SEATS } from "../src/team/team-service";
-import { createUser } from "../src/users/users-service";
+import { setTeamSeats, UNLIMITED_SEATS } from "../src/people/team/team-service";
+import { createUser } from "../src/people/users/users-service";
 import { call, ok, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer } from "./harness";
 

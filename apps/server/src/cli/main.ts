@@ -219,7 +219,7 @@ async function run(argv: string[]): Promise<number> {
       return serve(values);
     case "users add": {
       const username = operand(positionals, 2, "<username>");
-      const [{ createApiKey }, { createUser }] = await Promise.all([import("../auth/api-keys"), import("../users/users-service")]);
+      const [{ createApiKey }, { createUser }] = await Promise.all([import("../auth/api-keys"), import("../people/users/users-service")]);
       const result = await withDatabase(values, async (db) => {
         const user = await createUser(db, { username, name: values.name, email: values.email });
         const key = await createApiKey(db, { userId: user.id, scopes: ALL_SCOPES, label: "initial key" });
@@ -232,7 +232,7 @@ async function run(argv: string[]): Promise<number> {
       const username = operand(positionals, 2, "<username>");
       const [{ passwordProblem, setPassword }, { requireUserByUsername }] = await Promise.all([
         import("../auth/passwords"),
-        import("../users/users-service"),
+        import("../people/users/users-service"),
       ]);
       const password = await readPassword();
       const problem = passwordProblem(password);
@@ -249,7 +249,7 @@ async function run(argv: string[]): Promise<number> {
       const username = operand(positionals, 2, "<username>");
       const [{ createApiKey }, { requireUserByUsername }] = await Promise.all([
         import("../auth/api-keys"),
-        import("../users/users-service"),
+        import("../people/users/users-service"),
       ]);
       let scopes = [...ALL_SCOPES];
       try {
@@ -276,7 +276,7 @@ async function run(argv: string[]): Promise<number> {
       const username = operand(positionals, 2, "<username>");
       const [{ listApiKeys }, { requireUserByUsername }] = await Promise.all([
         import("../auth/api-keys"),
-        import("../users/users-service"),
+        import("../people/users/users-service"),
       ]);
       const keys = await withDatabase(values, async (db) => listApiKeys(db, (await requireUserByUsername(db, username)).id));
       for (const key of keys) print(key);
@@ -297,7 +297,7 @@ async function run(argv: string[]): Promise<number> {
           import("../shared/shared-state"),
           import("../logger"),
           import("../shared/access-changes"),
-          import("../realtime/event-log"),
+          import("../delegation/realtime/event-log"),
         ]);
         const shared = await openSharedState(config, createLogger("warn"));
         announceAccessChange(shared, { endStreams: [streamKeyName({ userId: revoked.userId })] });
@@ -307,7 +307,7 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case "views rebuild": {
-      const { rebuildViews } = await import("../views/rebuild-views");
+      const { rebuildViews } = await import("../workspace/views/rebuild-views");
       print(await withDatabase(values, (db) => rebuildViews(db)));
       return 0;
     }
@@ -317,8 +317,8 @@ async function run(argv: string[]): Promise<number> {
       if (!/^\d{1,15}$/.test(amount)) throw new UsageError(`<n> must be a non-negative whole number, not "${amount}"`);
       const [{ Clock }, { setCreditBalance }, { requireUserByUsername }] = await Promise.all([
         import("../clock"),
-        import("../grants/credits"),
-        import("../users/users-service"),
+        import("../delegation/grants/credits"),
+        import("../people/users/users-service"),
       ]);
       const result = await withDatabase(values, async (db) => {
         const user = await requireUserByUsername(db, username);
@@ -332,8 +332,8 @@ async function run(argv: string[]): Promise<number> {
       const username = operand(positionals, 2, "<username>");
       const [{ Clock }, { creditStanding }, { requireUserByUsername }] = await Promise.all([
         import("../clock"),
-        import("../grants/credits"),
-        import("../users/users-service"),
+        import("../delegation/grants/credits"),
+        import("../people/users/users-service"),
       ]);
       const result = await withDatabase(values, async (db) => {
         const user = await requireUserByUsername(db, username);
@@ -345,7 +345,7 @@ async function run(argv: string[]): Promise<number> {
     }
     case "team show": {
       const config = configFrom(values);
-      const [{ Clock }, { operatorTeamView }] = await Promise.all([import("../clock"), import("../team/team-service")]);
+      const [{ Clock }, { operatorTeamView }] = await Promise.all([import("../clock"), import("../people/team/team-service")]);
       print(await withDatabase(values, (db) => operatorTeamView({ db, config, clock: new Clock() })));
       return 0;
     }
@@ -357,7 +357,7 @@ async function run(argv: string[]): Promise<number> {
       const config = configFrom(values);
       const [{ Clock, nowIso }, { operatorTeamView, setTeamSeats, UNLIMITED_SEATS }] = await Promise.all([
         import("../clock"),
-        import("../team/team-service"),
+        import("../people/team/team-service"),
       ]);
       const result = await withDatabase(values, async (db) => {
         // "unlimited" is stored as a number no team reaches, so it overrides a limited default too.
@@ -379,7 +379,7 @@ async function run(argv: string[]): Promise<number> {
       const config = configFrom(values);
       const [{ Clock, nowIso }, { operatorTeamView, setTeamName }] = await Promise.all([
         import("../clock"),
-        import("../team/team-service"),
+        import("../people/team/team-service"),
       ]);
       print(
         await withDatabase(values, async (db) => {

@@ -9,12 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
 import { createPostgresSchema, POSTGRES_URL } from "../../test/harness";
 import { ApiKeyVerifier, createApiKey, revokeApiKey } from "../auth/api-keys";
-import { folderPath, listFolders } from "../folders/folders-service";
 import { ApiError } from "../http/errors";
-import { searchNotes } from "../search/search-index";
-import { createUser } from "../users/users-service";
-import { materializeNoteBody } from "../views/note-view";
-import { materializeWorkspace } from "../views/workspace-view";
+import { createUser } from "../people/users/users-service";
+import { folderPath, listFolders } from "../workspace/folders/folders-service";
+import { searchNotes } from "../workspace/search/search-index";
+import { materializeNoteBody } from "../workspace/views/note-view";
+import { materializeWorkspace } from "../workspace/views/workspace-view";
 import { type Database, openDatabase } from "./database";
 
 interface StorageFixture {

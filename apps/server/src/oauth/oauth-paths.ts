@@ -1,5 +1,5 @@
 import { API_BASE_PATH } from "@tandem/core";
-import { MCP_PATH } from "../mcp-server/mcp-route";
+import { MCP_PATH } from "../agent/mcp-server/mcp-route";
 
 /** Where the authorization server's endpoints live (`/oauth/auth`, `/oauth/token`, …). */
 export const OAUTH_MOUNT_PATH = "/oauth";

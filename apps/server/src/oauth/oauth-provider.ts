@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from "oidc-provider";
+import { MCP_PATH } from "../agent/mcp-server/mcp-route";
 import type { Schema } from "../db/schema";
 import type { Logger } from "../logger";
-import { MCP_PATH } from "../mcp-server/mcp-route";
 import { OAUTH_MOUNT_PATH, resourcesOf } from "./oauth-paths";
 import { OPENID_SCOPES, RESOURCE_SCOPES } from "./oauth-scopes";
 import { messagePage } from "./pages";

@@ -1,5 +1,5 @@
+import type { RealtimeLog } from "../delegation/realtime/event-log";
 import type { Logger } from "../logger";
-import type { RealtimeLog } from "../realtime/event-log";
 import type { ConnectionGuard } from "../sync/connection-guard";
 import type { SharedState } from "./shared-state";
 

@@ -1,7 +1,7 @@
 // Where today's events reach the outbox, each inside the transaction that makes it happen.
 
 import type { AppContext } from "../context";
-import { type GrantEndHook, onGrantEnd } from "../grants/grant-ending";
+import { type GrantEndHook, onGrantEnd } from "../delegation/grants/grant-ending";
 import { enqueueWebhookEvent } from "./webhook-outbox";
 
 /** `grant.revoked` / `grant.expired` to both parties, in the commit that ends the grant. */

@@ -6,8 +6,8 @@ import { WEBHOOK_TEST_EVENT, type WebhookEventType } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { Clock } from "../clock";
 import type { Schema } from "../db/schema";
+import type { EventBatch } from "../delegation/realtime/event-log";
 import { newId } from "../ids";
-import type { EventBatch } from "../realtime/event-log";
 
 /** Deliveries are thin (ids and a summary): a body above this is a bug in the event's builder. */
 export const MAX_WEBHOOK_BODY_BYTES = 20 * 1024;

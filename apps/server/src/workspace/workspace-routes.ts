@@ -1,12 +1,12 @@
 import { openApiPath, type RouteDefinition, routes, todosDocName, workspaceDocName } from "@tandem/core";
 import type { Credential } from "../auth/principal";
 import type { AppContext } from "../context";
-import { ensureGeneralFolder } from "../folders/folders-service";
 import type { RouteHandlers } from "../http/router";
-import { workspaceTotals } from "../notes/notes-stats";
 import { clientNames } from "../oauth/connected-apps";
+import { getUser } from "../people/users/users-service";
 import { SYNC_PATH } from "../sync/sync-server";
-import { getUser } from "../users/users-service";
+import { ensureGeneralFolder } from "./folders/folders-service";
+import { workspaceTotals } from "./notes/notes-stats";
 
 type WorkspaceRouteId = "init" | "identity" | "discovery" | "status";
 

@@ -1,9 +1,9 @@
 import { type BriefingRequest, todayIn } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { Schema } from "../../db/schema";
-import { extractiveSummary } from "../../notes/extractive-summary";
-import { recentNotes } from "../../notes/notes-stats";
-import { listTodos, type TodoQuery } from "../../todos/todos-service";
+import { extractiveSummary } from "../../workspace/notes/extractive-summary";
+import { recentNotes } from "../../workspace/notes/notes-stats";
+import { listTodos, type TodoQuery } from "../../workspace/todos/todos-service";
 import type { BriefingFacts, EmailFact, EventFact, TodoFact } from "./briefing-writer";
 import { oneLine } from "./normalise";
 import { addDays, type TimeWindow } from "./time-window";

@@ -9,7 +9,7 @@ import {
   URGENCY_LEVELS,
   type UrgencyLevel,
 } from "@tandem/core";
-import { clip } from "../../notes/extractive-summary";
+import { clip } from "../../workspace/notes/extractive-summary";
 
 /**
  * The one way any strategy or matrix reaches a client, whether the deterministic composer or a

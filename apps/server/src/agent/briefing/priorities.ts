@@ -1,5 +1,5 @@
 import type { BriefingSummariesInput, Matrix, MatrixSource, StrategyItem } from "@tandem/core";
-import { splitSentences } from "../../notes/extractive-summary";
+import { splitSentences } from "../../workspace/notes/extractive-summary";
 import { htmlBlocks } from "./html-text";
 import { MAX_QUADRANT_ITEMS, normaliseMatrix, normaliseSource, normaliseStrategies } from "./normalise";
 

@@ -1,7 +1,7 @@
 import { type Expression, type ExpressionBuilder, expressionBuilder, type Kysely, type SqlBool, sql } from "kysely";
 import type { ConversationKind, Schema } from "../../db/schema";
-import { groupSummary } from "../../messaging/group-summary";
-import { loadPeople } from "../../network/network-people";
+import { groupSummary } from "../../people/messaging/group-summary";
+import { loadPeople } from "../../people/network/network-people";
 import type { MessageRow } from "./conversation-store";
 
 /** The views clients ask for; `me` is the personal agent, `coo` and `group` come with messaging. */

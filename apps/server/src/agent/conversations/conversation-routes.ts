@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import type { RouteHandlers } from "../../http/router";
-import { findPerson, visibleConversation } from "../../messaging/shared-conversations";
+import { findPerson, visibleConversation } from "../../people/messaging/shared-conversations";
 import { countConversations, listConversations, searchConversationMessages, shownTo } from "./conversation-listing";
 import { getOwnConversation, markConversationRead } from "./conversation-store";
 

@@ -1,9 +1,9 @@
 import { jsonToMarkdown, markdownToJson } from "@tandem/core";
 import type { AppContext } from "../../context";
-import { findFolderPath } from "../../folders/folders-service";
-import { writeMemory } from "../../memory/memory-service";
-import { MEMORY_FOLDER } from "../../memory/memory-tree";
-import { findNoteByTitle, getNote } from "../../notes/notes-service";
+import { findFolderPath } from "../../workspace/folders/folders-service";
+import { writeMemory } from "../../workspace/memory/memory-service";
+import { MEMORY_FOLDER } from "../../workspace/memory/memory-tree";
+import { findNoteByTitle, getNote } from "../../workspace/notes/notes-service";
 
 /**
  * The heartbeat's checklist is the owner's note `Memory/Self/HEARTBEAT.md` (title HEARTBEAT in the

@@ -2,11 +2,11 @@
 // outside the grant answers exactly as one that does not exist, whichever tool is asked.
 
 import { folderNameKey } from "@tandem/core";
-import { listFolders } from "../../folders/folders-service";
 import { badRequest, notFound } from "../../http/errors";
-import { getAccessibleNote, getOwnedNote, type NoteRow } from "../../notes/notes-service";
-import type { SearchScope } from "../../search/search-index";
-import type { Role } from "../../sharing/access";
+import type { Role } from "../../people/sharing/access";
+import { listFolders } from "../../workspace/folders/folders-service";
+import { getAccessibleNote, getOwnedNote, type NoteRow } from "../../workspace/notes/notes-service";
+import type { SearchScope } from "../../workspace/search/search-index";
 import type { ToolRunContext } from "./agent-tool";
 import { grantCoversFolder } from "./run-grant";
 

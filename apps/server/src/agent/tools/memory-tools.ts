@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_MEMORY_PATH_DEPTH, searchMemory, writeMemory } from "../../memory/memory-service";
+import { MAX_MEMORY_PATH_DEPTH, searchMemory, writeMemory } from "../../workspace/memory/memory-service";
 import { type AnyAgentTool, defineTool } from "./agent-tool";
 import { limitOf, Markdown } from "./tool-inputs";
 

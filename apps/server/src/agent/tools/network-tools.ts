@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listContacts } from "../../network/contacts";
+import { listContacts } from "../../people/network/contacts";
 import { type AnyAgentTool, defineTool } from "./agent-tool";
 
 const listNetworkTool = defineTool({

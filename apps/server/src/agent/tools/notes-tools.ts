@@ -1,8 +1,8 @@
 import { jsonToMarkdown, MAX_FOLDER_NAME_LENGTH, markdownToJson } from "@tandem/core";
 import { z } from "zod";
-import { grepNotes, regexRunnerFor, userGrepLine } from "../../grep/grep-service";
 import { badRequest } from "../../http/errors";
-import { chooseFolder } from "../../notes/folder-choice";
+import { grepNotes, regexRunnerFor, userGrepLine } from "../../workspace/grep/grep-service";
+import { chooseFolder } from "../../workspace/notes/folder-choice";
 import {
   appendedBody,
   changeMeta,
@@ -12,9 +12,9 @@ import {
   readBody,
   replaceBody,
   toListItem,
-} from "../../notes/notes-service";
-import { searchNotes } from "../../search/search-index";
-import { takeSnapshot } from "../../snapshots/snapshots-service";
+} from "../../workspace/notes/notes-service";
+import { searchNotes } from "../../workspace/search/search-index";
+import { takeSnapshot } from "../../workspace/snapshots/snapshots-service";
 import { type AnyAgentTool, defineTool, type ToolRunContext } from "./agent-tool";
 import { chooseCoveredFolder, coveredFolders, noteInGrant, searchScopeOf, withSubfolders } from "./grant-scope";
 import type { RunGrant } from "./run-grant";

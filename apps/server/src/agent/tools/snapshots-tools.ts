@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listSnapshots, restoreSnapshot, takeSnapshot } from "../../snapshots/snapshots-service";
+import { listSnapshots, restoreSnapshot, takeSnapshot } from "../../workspace/snapshots/snapshots-service";
 import { type AnyAgentTool, defineTool } from "./agent-tool";
 import { noteInGrant } from "./grant-scope";
 import { EntityId, limitOf } from "./tool-inputs";

@@ -1,6 +1,6 @@
 import { dueDateProblem, todayIn } from "@tandem/core";
 import { z } from "zod";
-import { completeTodo, createTodo, listTodos } from "../../todos/todos-service";
+import { completeTodo, createTodo, listTodos } from "../../workspace/todos/todos-service";
 import { type AnyAgentTool, defineTool } from "./agent-tool";
 import { EntityId, limitOf, Title } from "./tool-inputs";
 

@@ -1,4 +1,4 @@
-import { clip } from "../../../notes/extractive-summary";
+import { clip } from "../../../workspace/notes/extractive-summary";
 import type { UntrustedBlock } from "../../prompt/untrusted-blocks";
 import { bestSentences, keyTerms, sections, termHits } from "./text-analysis";
 

@@ -1,4 +1,4 @@
-import { clip } from "../../../notes/extractive-summary";
+import { clip } from "../../../workspace/notes/extractive-summary";
 import { checklistOf, HEARTBEAT_PREFIX } from "../../prompt/heartbeat-request";
 import { parseTodoRequest, type TodoRequest } from "./local-todo-request";
 import type { LocalAction, LocalTurn, ToolCallPlan, ToolExchange } from "./local-turn";

@@ -3,8 +3,8 @@
  * No weights, no dictionaries beyond a stop-word list: the same text always gives the same result.
  */
 
-import { mostInformative, splitSentences } from "../../../notes/extractive-summary";
-import { STOP_WORDS } from "../../../text/stop-words";
+import { mostInformative, splitSentences } from "../../../workspace/notes/extractive-summary";
+import { STOP_WORDS } from "../../../workspace/text/stop-words";
 
 /** Words of requests that say how to ask, not what about. */
 const REQUEST_WORDS = new Set(["tell", "show", "give", "find", "anything", "something", "know", "say", "said", "notes", "note"]);
