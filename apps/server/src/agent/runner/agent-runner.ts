@@ -3,6 +3,7 @@ import type { AppContext } from "../../context";
 import type { ResolvedModel } from "../models/model-catalog";
 import type { AnyAgentTool } from "../tools/agent-tool";
 import type { RunGrant } from "../tools/run-grant";
+import { type ToolDecisionLookup, toolsAllowedBy } from "../tools/tool-decision";
 import { toAiToolSet } from "../tools/to-ai-tools";
 import { runToolset } from "../tools/tool-namespaces";
 import { ClientGone, describeModelError, RunTimeout } from "./model-errors";
@@ -41,6 +42,11 @@ export interface AgentRunRequest {
    * call and holds writes back. It sees only the tools the grant allows, so it cannot add one.
    */
   readonly wrapTool?: (tool: AnyAgentTool) => AnyAgentTool;
+  /**
+   * The owner's per-tool decisions for this run (a managed agent's tool policy), applied after the
+   * capability filter: a policy can only take tools away, never add one the grant does not allow.
+   */
+  readonly toolDecision?: ToolDecisionLookup;
 }
 
 /**
@@ -97,7 +103,7 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
 
   try {
     // The grant's tools, less the namespaces the owner switched off, read once per run.
-    const toolset = await runToolset(app.db, grant);
+    const toolset = toolsAllowedBy(await runToolset(app.db, grant), request.toolDecision);
     const tools = toAiToolSet(
       request.wrapTool ? toolset.map(request.wrapTool) : toolset,
       { app, grant, timezone: request.timezone, signal: controller.signal },
