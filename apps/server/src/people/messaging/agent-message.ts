@@ -1,5 +1,7 @@
 import type { AgentMessageRequest } from "@tandem/core";
 import type { z } from "zod";
+import { askManagedAgent } from "../../agent/managed-agents/managed-agent-message";
+import { agentByHandle, assertActive } from "../../agent/managed-agents/managed-agent-store";
 import { agentInstructions } from "../../agent/prompt/instructions";
 import { newBlockNonce, renderBlock } from "../../agent/prompt/untrusted-blocks";
 import { runAgent } from "../../agent/runner/agent-runner";
@@ -94,6 +96,7 @@ export async function sendAgentMessage(
   body: AgentMessageBody,
   signal: AbortSignal,
   slots: RpcSlots = new RpcSlots(app.shared),
+  via: "agent_message" | "a2a" = "agent_message",
 ) {
   const started = performance.now();
   const target = parseTarget(body.to);
@@ -140,6 +143,19 @@ export async function sendAgentMessage(
       duplicate,
       elapsedMs: elapsed(),
     };
+  }
+
+  // A managed agent's handle (never a username: the two share one space) is asked in RPC mode.
+  const managed = target.mode === "human" ? await agentByHandle(app.db, target.handle) : undefined;
+  if (managed) {
+    assertActive(managed);
+    const release = await slots.take(sender.id, Number(managed.owner_id));
+    try {
+      const apiKeyId = principal.credential.kind === "api_key" ? principal.credential.id : null;
+      return await askManagedAgent(app, sender, managed, body.message, body.intent ?? "query", via, apiKeyId, signal, elapsed);
+    } finally {
+      release();
+    }
   }
 
   const recipient = await personOrNotFound(app, target.handle);
