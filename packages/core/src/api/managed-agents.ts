@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RunProgressLines, TokenUsage } from "./agent";
 import { IdParam, success, Timestamp } from "./common";
 import { defineRoute } from "./route";
 
@@ -108,29 +109,23 @@ export const ManagedAgentRun = z.object({
   input: z.string(),
   output: z.string(),
   toolsUsed: z.array(z.string()),
-  usage: z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), totalTokens: z.number().int() }),
+  usage: TokenUsage,
   model: z.string(),
   error: z.string().nullable(),
   createdAt: Timestamp,
   finishedAt: Timestamp.nullable(),
 });
 
-const Usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), totalTokens: z.number().int() });
-
 /** One line of a run's stream: the chat stream's lines, with the run's id where chat has a conversation's. */
 export const ManagedAgentRunStreamLine = z.discriminatedUnion("type", [
   z.object({ type: z.literal("run-start"), runId: z.number().int() }),
-  z.object({ type: z.literal("text-delta"), textDelta: z.string() }),
-  z.object({ type: z.literal("tool-call-start"), toolName: z.string(), toolCallId: z.string() }),
-  z.object({ type: z.literal("tool-call-end"), toolName: z.string(), toolCallId: z.string(), ok: z.boolean() }),
-  z.object({ type: z.literal("pipeline-progress"), stage: z.string(), elapsedMs: z.number().int() }),
-  z.object({ type: z.literal("error"), error: z.string() }),
+  ...RunProgressLines,
   z.object({
     type: z.literal("completion"),
     runId: z.number().int(),
     status: z.enum(MANAGED_AGENT_RUN_STATUSES),
     toolsUsed: z.array(z.string()),
-    metadata: Usage.extend({ model: z.string(), modelId: z.string() }),
+    metadata: TokenUsage.extend({ model: z.string(), modelId: z.string() }),
   }),
 ]);
 

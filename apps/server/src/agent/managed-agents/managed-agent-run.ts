@@ -15,7 +15,7 @@ import type { AnyAgentTool } from "../tools/agent-tool";
 import { NATIVE_TOOLS } from "../tools/registry";
 import type { RunGrant } from "../tools/run-grant";
 import type { ToolDecisionLookup } from "../tools/tool-decision";
-import { recordModelUsage } from "../usage/model-usage";
+import { recordRunUsage } from "../usage/model-usage";
 import { type AgentRow, grantOf, namespacesOf, type RunRow, toolPolicyOf } from "./managed-agent-store";
 
 export type RunSource = "runs" | "agent_message" | "a2a";
@@ -183,17 +183,13 @@ export async function runManagedAgent(app: AppContext, agent: AgentRow, request:
     await finish(app, runId, { status: "failed", output: "", toolsUsed: [], prompt: 0, completion: 0, error: "the run failed" });
     throw error;
   }
-  for (const call of result.calls) {
-    await recordModelUsage(app.db, {
-      userId: ownerId,
-      apiKeyId: request.apiKeyId,
-      purpose: MANAGED_AGENT_USAGE,
-      provider: model.provider,
-      model: model.modelId,
-      promptTokens: call.promptTokens,
-      completionTokens: call.completionTokens,
-    });
-  }
+  await recordRunUsage(app.db, result.calls, {
+    userId: ownerId,
+    apiKeyId: request.apiKeyId,
+    purpose: MANAGED_AGENT_USAGE,
+    provider: model.provider,
+    model: model.modelId,
+  });
   const run = await finish(app, runId, {
     status: runStatus(result),
     output: result.text,

@@ -5,7 +5,7 @@ import { agentByHandle, assertActive } from "../../agent/managed-agents/managed-
 import { agentInstructions } from "../../agent/prompt/instructions";
 import { newBlockNonce, renderBlock } from "../../agent/prompt/untrusted-blocks";
 import { runAgent } from "../../agent/runner/agent-runner";
-import { recordModelUsage } from "../../agent/usage/model-usage";
+import { recordRunUsage } from "../../agent/usage/model-usage";
 import type { UserPrincipal } from "../../auth/principal";
 import type { AppContext } from "../../context";
 import { ApiError, badRequest, forbidden, tooManyRequests } from "../../http/errors";
@@ -244,17 +244,13 @@ async function answerAsAgent(
     // A link revoked or expired mid-run: no tool call reaches anything after that.
     wrapTool: link ? whileLinkLive(app, Number(link.id)) : undefined,
   });
-  for (const call of result.calls) {
-    await recordModelUsage(app.db, {
-      userId: recipient.id,
-      apiKeyId: null,
-      purpose: "agent_message",
-      provider: model.provider,
-      model: model.modelId,
-      promptTokens: call.promptTokens,
-      completionTokens: call.completionTokens,
-    });
-  }
+  await recordRunUsage(app.db, result.calls, {
+    userId: recipient.id,
+    apiKeyId: null,
+    purpose: "agent_message",
+    provider: model.provider,
+    model: model.modelId,
+  });
   if (result.status === "cancelled") throw new ApiError(499, "client_closed_request", "The request was cancelled");
   if (result.status === "timed_out") {
     throw new ApiError(504, "agent_timeout", `${recipient.username}'s agent did not answer in time; nothing was stored`);
