@@ -171,6 +171,10 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
       const response = await call(t, alice.apiKey, "POST", "/managed-agents", { handle: name });
       expect({ name, status: response.status, error: (response.body as { error: string }).error }).toEqual({ name, status, error });
     }
+    // Two creations of one handle at once (PostgreSQL runs them side by side): one agent, one 409.
+    const raced = handle("race");
+    const both = await Promise.all([0, 1].map(() => call(t, alice.apiKey, "POST", "/managed-agents", { handle: raced })));
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
     // A person cannot take an agent's handle as a username either.
     await expect(t.addUser(taken)).rejects.toThrow(/taken/);
     // A folder that is not the owner's own is a 404; an unknown model a 400.
