@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { type Message, Role } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import { workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, grantAgentAccess, ok, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { openDoc } from "./sync-client";
 
 /**
  * Managed agents, black-box: the record and its keys, a key whose principal is the agent (its
@@ -136,8 +138,11 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(mcp.status).toBe(403);
-    // Sync and the event stream do not take an agent's key at all.
+    // The event stream is the person's; sync does not take an agent's key at all (its owner's workspace would open).
     expect((await t.fetch("/api/v1/agent/stream", { headers: { authorization: `Bearer ${key}` } })).status).toBe(403);
+    const sync = await openDoc(t.server.syncUrl, key, workspaceDocName(alice.userId));
+    sync.close();
+    expect(sync.outcome).toBe("refused");
 
     // Itself: readable and runnable. Its sibling and another owner's agent: 404, as is another owner's agent to alice.
     expect((await ok<{ agents: Agent[] }>(t, key, "GET", "/managed-agents")).agents.map((a) => a.id)).toEqual([id]);
