@@ -49,7 +49,8 @@ export async function askManagedAgent(
   const outcome = await runManagedAgent(app, agent, {
     source,
     asker: access.owner ? null : sender,
-    apiKeyId,
+    // Usage and the run are the owner's records: another person's key id stays out of them.
+    apiKeyId: access.owner ? apiKeyId : null,
     grant,
     input: message,
     signal,
