@@ -9,6 +9,7 @@ import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
 import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
 import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
+import { managedAgentHandlers } from "./agent/managed-agents/managed-agent-routes";
 import { mcpRouter } from "./agent/mcp-server/mcp-route";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
@@ -126,6 +127,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...accountHandlers(context),
     ...mcpHandlers(context),
     ...webhookHandlers(context),
+    ...managedAgentHandlers(context),
   });
   // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON): a POST to a
   // path whose GET is in the route table, so it goes before the exact routes.

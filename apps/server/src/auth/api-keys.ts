@@ -4,6 +4,7 @@ import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
 import { notFound } from "../http/errors";
 import { bumpAccessEpoch } from "../sync/access-epoch";
+import { agentKeyScopes } from "./agent-key-scopes";
 import type { CredentialVerifier, Principal } from "./principal";
 import { issueToken, parseToken, secretMatches } from "./secret-token";
 
@@ -23,7 +24,7 @@ export interface CreatedApiKey {
 
 export async function createApiKey(
   db: Kysely<Schema>,
-  input: { userId: number; scopes: readonly Scope[]; label?: string | null },
+  input: { userId: number; scopes: readonly Scope[]; label?: string | null; agentId?: number },
 ): Promise<CreatedApiKey> {
   const issued = issueToken(API_KEY_PREFIX);
   const createdAt = nowIso();
@@ -39,6 +40,7 @@ export async function createApiKey(
       created_at: createdAt,
       last_used_at: null,
       revoked_at: null,
+      agent_id: input.agentId ?? null,
     })
     .execute();
   return { keyId: issued.id, apiKey: issued.token, userId: input.userId, label: input.label ?? null, scopes, createdAt };
@@ -75,6 +77,8 @@ export async function listApiKeys(db: Kysely<Schema>, userId: number): Promise<A
     .selectFrom("api_keys")
     .selectAll()
     .where("user_id", "=", userId)
+    // A managed agent's keys are listed with the agent (GET /managed-agents/{id}/keys).
+    .where("agent_id", "is", null)
     .orderBy("created_at", "desc")
     .orderBy("id")
     .execute();
@@ -122,7 +126,19 @@ function keyLookup(db: Kysely<Schema>, keyIds: readonly string[]) {
   return db
     .selectFrom("api_keys")
     .innerJoin("users", "users.id", "api_keys.user_id")
-    .select(["api_keys.id", "api_keys.secret_hash", "api_keys.label", "api_keys.scopes", "users.id as user_id", "users.username"])
+    .leftJoin("managed_agents", "managed_agents.id", "api_keys.agent_id")
+    .select([
+      "api_keys.id",
+      "api_keys.secret_hash",
+      "api_keys.label",
+      "api_keys.scopes",
+      "users.id as user_id",
+      "users.username",
+      "api_keys.agent_id",
+      "managed_agents.handle as agent_handle",
+      "managed_agents.status as agent_status",
+      "managed_agents.agent_grant",
+    ])
     .where("api_keys.id", "in", keyIds)
     .where("api_keys.revoked_at", "is", null);
 }
@@ -241,6 +257,21 @@ export class ApiKeyVerifier implements CredentialVerifier {
     const row = await this.#lookups.find(parsed.id);
     if (!row || !secretMatches(parsed.secret, row.secret_hash)) return null;
     this.#touch(row.id);
+    if (row.agent_id !== null) {
+      // An agent's key whose agent is gone is no key (the cascade removes it too).
+      if (row.agent_handle === null || row.agent_status === null) return null;
+      return {
+        userId: row.user_id,
+        username: row.username,
+        credential: {
+          kind: "api_key",
+          id: row.id,
+          label: row.label,
+          scopes: agentKeyScopes(row.agent_grant ?? ""),
+          agent: { id: Number(row.agent_id), handle: row.agent_handle, status: row.agent_status },
+        },
+      };
+    }
     return {
       userId: row.user_id,
       username: row.username,

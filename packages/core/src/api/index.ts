@@ -9,6 +9,7 @@ import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
+import { managedAgentRoutes } from "./managed-agents";
 import { messageRequestRoutes, messagingRoutes } from "./messaging";
 import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
@@ -58,6 +59,7 @@ export const routes = {
   ...netAliasRoutes,
   ...accountRoutes,
   ...webhookRoutes,
+  ...managedAgentRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -75,6 +77,7 @@ export * from "./delegations";
 export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";
+export * from "./managed-agents";
 export * from "./messaging";
 export * from "./net";
 export * from "./network";

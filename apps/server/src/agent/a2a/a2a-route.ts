@@ -21,7 +21,7 @@ import { ApiError, storageUnavailable } from "../../http/errors";
 import { jsonParser, readBody } from "../../http/router";
 import { RpcSlots } from "../../people/messaging/agent-message";
 import { publicBase } from "../mcp-server/mcp-route";
-import { type A2AAgent, type AgentResolver, personAgents } from "./a2a-agents";
+import { type A2AAgent, type AgentResolver, managedAgents, personAgents } from "./a2a-agents";
 import { agentCardFor } from "./a2a-card";
 import { AgentRpcExecutor } from "./a2a-executor";
 
@@ -54,7 +54,7 @@ async function authenticate(app: AppContext, req: Request, res: Response): Promi
   return principal;
 }
 
-export function a2aRouter(app: AppContext, resolvers: readonly AgentResolver[] = [personAgents(app)]): Router {
+export function a2aRouter(app: AppContext, resolvers: readonly AgentResolver[] = [personAgents(app), managedAgents(app)]): Router {
   const router = Router();
   const slots = new RpcSlots(app.shared);
 
@@ -86,7 +86,7 @@ export function a2aRouter(app: AppContext, resolvers: readonly AgentResolver[] =
       }
     };
 
-  // The cards the caller may ask (people who granted the caller's agent access; later, managed agents).
+  // The cards the caller may ask (people who granted the caller's agent access, and managed agents).
   router.get(
     A2A_PATH,
     guard(async (req, res) => {
