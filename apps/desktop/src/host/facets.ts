@@ -59,6 +59,14 @@ export type ConnectionsFacet = Pick<
   | "removeMcpServer"
   | "listConnectedApps"
   | "revokeConnectedApp"
+  | "listWebhooks"
+  | "addWebhook"
+  | "setWebhookEnabled"
+  | "rotateWebhookSecret"
+  | "testWebhook"
+  | "listWebhookDeliveries"
+  | "replayWebhookDelivery"
+  | "removeWebhook"
 >;
 
 /** The inbox (src/host/inbox): conversations with people and groups. */
