@@ -13,6 +13,7 @@ import {
   readWebhookWithSecret,
   WEBHOOK_GONE,
   WEBHOOKS_NOT_ALLOWED,
+  WEBHOOKS_UNSUPPORTED,
 } from "../src/host/connections/webhooks";
 import type { SessionService } from "../src/host/host-context";
 import { serverClient } from "../src/host/session/server-client";
@@ -250,6 +251,13 @@ describe.skipIf(chromiumMissing("webhooks"))("webhooks in Connections, end to en
       webhooks: [],
       notAllowed: WEBHOOKS_NOT_ALLOWED,
     });
+    // A server without the routes (the real one asked under a path prefix answers 404 route_not_found).
+    const older = createWebhookMethods({
+      credentials: () => null,
+      client: () => serverClient(`${app.ts.server.url}/older`, user.apiKey),
+    } as unknown as SessionService);
+    expect(await older.listWebhooks()).toMatchObject({ supported: false, webhooks: [] });
+    await expect(older.testWebhook({ id: webhookId })).rejects.toThrow(WEBHOOKS_UNSUPPORTED);
     const methods = createWebhookMethods(session(user.apiKey));
     await expect(methods.addWebhook({ url: hook.url, events: ["message.sent"] })).rejects.toThrow("is not an event this server sends");
     await expect(methods.addWebhook({ url: hook.url, events: [] })).rejects.toThrow("Pick at least one event");
