@@ -59,6 +59,12 @@ export type ConnectionsFacet = Pick<
   | "removeMcpServer"
   | "listConnectedApps"
   | "revokeConnectedApp"
+> &
+  WebhooksFacet;
+
+/** Webhook endpoints (src/host/connections/webhooks.ts), part of Connections. */
+export type WebhooksFacet = Pick<
+  DesktopApi,
   | "listWebhooks"
   | "addWebhook"
   | "setWebhookEnabled"

@@ -1,7 +1,7 @@
 import { MAX_WEBHOOK_DESCRIPTION_CHARS, MAX_WEBHOOK_URL_CHARS, TandemApiError, WEBHOOK_EVENT_TYPES } from "@tandem/core";
 import { z } from "zod";
 import type { WebhookDeliveryItem, WebhookItem, WebhookWithSecret } from "../../shared/desktop-api";
-import type { ConnectionsFacet } from "../facets";
+import type { WebhooksFacet } from "../facets";
 import type { SessionService } from "../host-context";
 import { parseInput } from "../parse-input";
 import { connectionsCall, isObjectMissing, isRouteMissing, lacksScope, readAnswer, webAddress } from "./connections-call";
@@ -147,19 +147,7 @@ function aboutOne<T>(request: () => Promise<T>): Promise<T> {
   });
 }
 
-export function createWebhookMethods(
-  session: SessionService,
-): Pick<
-  ConnectionsFacet,
-  | "listWebhooks"
-  | "addWebhook"
-  | "setWebhookEnabled"
-  | "rotateWebhookSecret"
-  | "testWebhook"
-  | "listWebhookDeliveries"
-  | "replayWebhookDelivery"
-  | "removeWebhook"
-> {
+export function createWebhookMethods(session: SessionService): WebhooksFacet {
   const signedIn = () => {
     const client = session.client();
     if (!client) throw new Error("Sign in first");

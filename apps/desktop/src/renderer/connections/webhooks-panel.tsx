@@ -14,6 +14,14 @@ const WEBHOOKS_POLL_MS = 15_000;
 const LOG_BUSY_POLL_MS = 1_000;
 const LOG_IDLE_POLL_MS = 10_000;
 
+/** `set` with `item` in it or not: a new set, for React state. */
+function withMember(set: ReadonlySet<string>, item: string, member: boolean): ReadonlySet<string> {
+  const next = new Set(set);
+  if (member) next.add(item);
+  else next.delete(item);
+  return next;
+}
+
 interface ShownSecret {
   readonly webhookId: string;
   readonly name: string;
@@ -35,13 +43,7 @@ export function WebhooksPanel({ api, offline }: { api: DesktopApi; offline: bool
   const action = useAction(polled.refresh);
   const webhooks = polled.data?.webhooks;
 
-  const openLog = (id: string, open: boolean) =>
-    setOpenLogs((previous) => {
-      const next = new Set(previous);
-      if (open) next.add(id);
-      else next.delete(id);
-      return next;
-    });
+  const openLog = (id: string, open: boolean) => setOpenLogs((previous) => withMember(previous, id, open));
   const act = (key: string, work: () => Promise<string>) => {
     setDone(null);
     void action.run(key, async () => setDone(await work()));
@@ -348,13 +350,7 @@ function WebhookForm({
   const [description, setDescription] = useState("");
   const [events, setEvents] = useState<ReadonlySet<string>>(new Set(["message.received"]));
   const titleId = useId();
-  const toggle = (event: string, on: boolean) =>
-    setEvents((previous) => {
-      const next = new Set(previous);
-      if (on) next.add(event);
-      else next.delete(event);
-      return next;
-    });
+  const toggle = (event: string, on: boolean) => setEvents((previous) => withMember(previous, event, on));
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const picked = eventTypes.filter((type) => events.has(type));
