@@ -1,14 +1,14 @@
 import { API_BASE_PATH } from "@tandem/core";
 import express, { type Request, type Response, type Router } from "express";
 import type { AppContext } from "../../../context";
-import { ApiError, badRequest } from "../../../http/errors";
+import { ApiError } from "../../../http/errors";
 import { created } from "../../../http/reply";
 import { HANDLED, type RouteHandlers } from "../../../http/router";
 import { newId } from "../../../ids";
 import { confirmToolServerPage, messagePage, type Page } from "../../../oauth/pages";
 import { sameToken, type WebSession, WebSessions } from "../../../oauth/web-session";
 import { NATIVE_TOOLS } from "../registry";
-import { AddressRefused, vettedAddresses } from "./address-guard";
+import { refuseUnsafeUrl } from "./address-guard";
 import {
   abandonAuthorization,
   type CallbackOutcome,
@@ -117,17 +117,8 @@ export function mcpCallbackFormRouter(app: AppContext): Router {
 }
 
 /** Refused before anything is stored when the URL's host is private (the check runs again on every connection). */
-async function checkAddress(app: AppContext, serverUrl: string): Promise<void> {
-  if (app.config.allowPrivateToolServers) return;
-  try {
-    await vettedAddresses(new URL(serverUrl).hostname);
-  } catch (error) {
-    if (error instanceof AddressRefused) {
-      if (error.reason === "unresolvable") throw badRequest("address_refused", error.message);
-      throw badRequest("address_refused", `${error.message}; an operator may allow this with TANDEM_ALLOW_PRIVATE_TOOL_SERVERS=1`);
-    }
-    throw error;
-  }
+function checkAddress(app: AppContext, serverUrl: string): Promise<void> {
+  return refuseUnsafeUrl(serverUrl, app.config.allowPrivateToolServers, "TANDEM_ALLOW_PRIVATE_TOOL_SERVERS");
 }
 
 async function checkName(app: AppContext, ownerId: number, name: string, exceptId?: string): Promise<void> {
