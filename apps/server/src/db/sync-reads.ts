@@ -57,9 +57,9 @@ class WalIndexHeader {
 
   /** The header of `filename`'s WAL index, or undefined when the database is not in WAL mode or the file cannot be read. */
   static open(database: DatabaseSync, filename: string): WalIndexHeader | undefined {
-    const mode = database.prepare("pragma journal_mode").get()?.journal_mode;
-    if (typeof mode !== "string" || mode.toLowerCase() !== "wal") return undefined;
     try {
+      const mode = database.prepare("pragma journal_mode").get()?.journal_mode;
+      if (typeof mode !== "string" || mode.toLowerCase() !== "wal") return undefined;
       return new WalIndexHeader(openSync(`${filename}-shm`, "r"));
     } catch {
       return undefined;
