@@ -107,7 +107,21 @@ function send(res: Response, result: unknown): void {
     else res.status(result.status).json(result.body);
     return;
   }
+  // What `res.json` would serialise, with the app's JSON settings as ours are (none set), sent the same way.
+  if (typeof result === "object" && result !== null && plainJsonSettings(res)) {
+    const text = JSON.stringify(result);
+    if (typeof text === "string") {
+      sendJsonText(res, text);
+      return;
+    }
+  }
   res.json(result);
+}
+
+/** Whether `res.json` serialises as `JSON.stringify(value)` does: no replacer, spacing or escaping set on the app. */
+function plainJsonSettings(res: Response): boolean {
+  const { app } = res;
+  return app.get("json replacer") === undefined && app.get("json spaces") === undefined && !app.get("json escape");
 }
 
 /** Reads a JSON body with body-parser, as the middleware it is made to be; its failures are the client's. */
