@@ -12,6 +12,7 @@ import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { mcpRouter } from "./agent/mcp-server/mcp-route";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
+import { rawMemoryHandlers } from "./agent/raw-memory/raw-memory-routes";
 import { mcpCallbackFormRouter, mcpHandlers } from "./agent/tools/mcp/mcp-routes";
 import { toolsHandlers } from "./agent/tools/tools-routes";
 import { recordModelUsage } from "./agent/usage/model-usage";
@@ -126,6 +127,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...accountHandlers(context),
     ...mcpHandlers(context),
     ...webhookHandlers(context),
+    ...rawMemoryHandlers(context),
   });
   // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON): a POST to a
   // path whose GET is in the route table, so it goes before the exact routes.
