@@ -3,7 +3,7 @@ import type { TandemClient } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type * as Y from "yjs";
 import type { AppMode, BridgeRuntime, SessionInfo, SyncStatus } from "../shared/desktop-api";
-import type { RawMemoryOptions } from "./raw-memory/collector";
+import type { RawMemoryOptions } from "./raw-memory/raw-memory-options";
 import type { SyncOptions } from "./replication/sync-options";
 import type { LocalSchema } from "./store/local-schema";
 

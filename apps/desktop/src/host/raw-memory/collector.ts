@@ -9,18 +9,8 @@ import type { RawMemoryHit, RawMemoryStatus } from "../../shared/desktop-api";
 import type { HostContext } from "../host-context";
 import { HostRefusal } from "../host-refusal";
 import { accountKey } from "../replication/sync";
+import type { RawMemoryOptions } from "./raw-memory-options";
 import { defaultRoots, findSessions, type SessionRoots } from "./session-files";
-
-export interface RawMemoryOptions {
-  /** Where the agents' sessions are (tests point at temporary folders). */
-  readonly roots?: Partial<SessionRoots>;
-  /** How often the session folders are looked at, in ms (default 30 s). */
-  readonly pollMs?: number;
-  /** How long a session file must stay unchanged to count as finished, in ms (default 10 minutes). */
-  readonly quietMs?: number;
-  /** scrypt's cost for a new recovery code (tests use a lower one). */
-  readonly scrypt?: { N: number; r: number; p: number };
-}
 
 type SessionState =
   | { status: "queued"; recordId: string; runtime: RawMemoryRuntime; file: string; sessionId: string; bytes: number; at: number }
