@@ -401,6 +401,7 @@ export class RawMemoryCollector {
   }
 
   async #turnOn(account: string, state: AccountState): Promise<void> {
+    this.#pendingCode = null;
     if (!state.enabled) state.enabledAt = Date.now();
     state.enabled = true;
     await this.#save(account, state);
