@@ -54,12 +54,10 @@ export const TOKEN_PATTERNS: readonly [RegExp, string][] = [
   [/\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/, "a SendGrid key"],
   [/https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/, "a Slack webhook"],
   [/\bAccountKey=[A-Za-z0-9+/=]{40,}/, "an Azure storage key"],
-  [/\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"']+:[^\s/@"']+@/, "a password in a URL"],
+  // The user and password of `scheme://user:password@host` (matched from the `://`, which is fast to find).
+  [/:\/\/[^\s/:@"']+:[^\s/@"']+@/, "a password in a URL"],
   // `OPENAI_API_KEY=…`, `export GITHUB_TOKEN="…"`, `aws_secret_access_key = …` in .env files and shells.
-  [
-    /\b[A-Za-z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|SECRET_ACCESS_KEY|api_key|token|secret|password|secret_access_key)\s*=\s*["']?[^\s"']{8,}/,
-    "a secret in an environment variable",
-  ],
+  [/(?:API_KEY|TOKEN|SECRET|PASSWORD|SECRET_ACCESS_KEY|api_key|token|secret|password|secret_access_key)\s*=\s*["']?[^\s"']{8,}/, "a secret in an environment variable"],
 ];
 
 /** The whole of a private key block, header to footer, so its body goes with its header. */
@@ -74,6 +72,11 @@ const PRIVATE_KEY_BLOCK =
 const WHOLE_ONLY = new Set(["a private key block", "an SSH private key", "an SSH private key (PuTTY)"]);
 
 const ALL_PATTERNS = [...SECRET_PATTERNS, ...TOKEN_PATTERNS];
+/**
+ * Every pattern at once, case-insensitively (a superset of what they match one by one): most strings
+ * of a session hold no secret, and one pass tells so, instead of one pass per pattern.
+ */
+const ANY_PATTERN = new RegExp(ALL_PATTERNS.map(([pattern]) => `(?:${pattern.source})`).join("|"), "i");
 const GLOBAL_PATTERNS: readonly [RegExp, string][] = [
   [PRIVATE_KEY_BLOCK, "private-key"],
   ...ALL_PATTERNS.filter(([, kind]) => !WHOLE_ONLY.has(kind)).map(([pattern, kind]): [RegExp, string] => [
@@ -99,6 +102,7 @@ export function secretKind(text: string, patterns: readonly [RegExp, string][] =
 
 /** `text` with everything that looks like a secret replaced by `[REDACTED:<kind>]`, and how many. */
 export function redactText(text: string): { text: string; redactions: number } {
+  if (!ANY_PATTERN.test(text)) return { text, redactions: 0 };
   let redactions = 0;
   let out = text;
   for (const [pattern, kind] of GLOBAL_PATTERNS) {
@@ -182,7 +186,7 @@ function findSecret(root: unknown): string | null {
   while (pending.length > 0) {
     const value = pending.pop();
     if (typeof value === "string") {
-      const kind = secretKind(value, ALL_PATTERNS);
+      const kind = ANY_PATTERN.test(value) ? secretKind(value, ALL_PATTERNS) : null;
       if (kind) return kind;
     } else if (Array.isArray(value)) {
       for (const entry of value) pending.push(entry);
