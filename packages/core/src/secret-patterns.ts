@@ -57,7 +57,10 @@ export const TOKEN_PATTERNS: readonly [RegExp, string][] = [
   // The user and password of `scheme://user:password@host` (matched from the `://`, which is fast to find).
   [/:\/\/[^\s/:@"']+:[^\s/@"']+@/, "a password in a URL"],
   // `OPENAI_API_KEY=…`, `export GITHUB_TOKEN="…"`, `aws_secret_access_key = …` in .env files and shells.
-  [/(?:API_KEY|TOKEN|SECRET|PASSWORD|SECRET_ACCESS_KEY|api_key|token|secret|password|secret_access_key)\s*=\s*["']?[^\s"']{8,}/, "a secret in an environment variable"],
+  [
+    /(?:API_KEY|TOKEN|SECRET|PASSWORD|SECRET_ACCESS_KEY|api_key|token|secret|password|secret_access_key)\s*=\s*["']?[^\s"']{8,}/,
+    "a secret in an environment variable",
+  ],
 ];
 
 /** The whole of a private key block, header to footer, so its body goes with its header. */

@@ -155,17 +155,17 @@ export class RawMemoryCollector {
     return { deviceId: randomUUID(), privateKey, created: true };
   }
 
+  /** This computer as a raw memory device of the signed-in account, named after the machine. */
+  #clientFor(deviceId: string, privateKey: Uint8Array): RawMemoryDeviceClient {
+    return new RawMemoryDeviceClient(this.#api(), { deviceId, name: hostname(), privateKey, publicKey: publicKeyOf(privateKey) });
+  }
+
   async #deviceClient(account: string, state: AccountState): Promise<RawMemoryDeviceClient | null> {
     if (this.#client?.account === account) return this.#client.client;
     const stored = await this.context.config.secrets.get(secretKey(account));
     if (!stored) return null;
     const privateKey = fromBase64(stored);
-    const client = new RawMemoryDeviceClient(this.#api(), {
-      deviceId: state.deviceId,
-      name: hostname(),
-      privateKey,
-      publicKey: publicKeyOf(privateKey),
-    });
+    const client = this.#clientFor(state.deviceId, privateKey);
     if (!(await client.load())) return null;
     this.#client = { account, client };
     return client;
@@ -380,12 +380,7 @@ export class RawMemoryCollector {
     const identity = await this.#identity(account, state);
     const next: AccountState =
       state && !identity.created ? state : { deviceId: identity.deviceId, enabled: false, enabledAt: Date.now(), sessions: {} };
-    const client = new RawMemoryDeviceClient(api, {
-      deviceId: next.deviceId,
-      name: hostname(),
-      privateKey: identity.privateKey,
-      publicKey: publicKeyOf(identity.privateKey),
-    });
+    const client = this.#clientFor(next.deviceId, identity.privateKey);
     await client.enrol();
     await this.#save(account, next);
     const keys = await api.call("getRawMemoryKeys", { query: { recipient: next.deviceId } });
@@ -426,12 +421,7 @@ export class RawMemoryCollector {
     const stored = await this.context.config.secrets.get(secretKey(account));
     if (!stored) throw new HostRefusal("Turn raw memory on first", 409);
     const privateKey = fromBase64(stored);
-    const client = new RawMemoryDeviceClient(this.#api(), {
-      deviceId: state.deviceId,
-      name: hostname(),
-      privateKey,
-      publicKey: publicKeyOf(privateKey),
-    });
+    const client = this.#clientFor(state.deviceId, privateKey);
     try {
       await client.recover(code);
     } catch (error) {
