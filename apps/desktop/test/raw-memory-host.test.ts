@@ -1,6 +1,6 @@
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { ALL_SCOPES } from "@tandem/core";
+import { ALL_SCOPES, type Scope } from "@tandem/core";
 import type { RunningServer } from "@tandem/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../server/src/auth/api-keys";
@@ -44,9 +44,9 @@ describe("the raw memory collector against a real server", () => {
   const hosts: Host[] = [];
   let serial = 0;
 
-  async function account(name: string) {
+  async function account(name: string, scopes: readonly Scope[] = ALL_SCOPES) {
     const user = await createUser(server.context.db, { username: `${name}${++serial}` });
-    const { apiKey } = await createApiKey(server.context.db, { userId: user.id, scopes: ALL_SCOPES });
+    const { apiKey } = await createApiKey(server.context.db, { userId: user.id, scopes });
     return { userId: user.id, apiKey };
   }
 
@@ -136,6 +136,13 @@ describe("the raw memory collector against a real server", () => {
     expect(versions.at(-1)?.key_version).toBe(2);
 
     await h.api.disableRawMemory();
+    expect((await h.api.getRawMemory()).state).toBe("off");
+  });
+
+  it("tells a key without os.memory why raw memory cannot turn on", async () => {
+    const cy = await account("cy", ["os.notes:read", "os.notes:write", "os.todos:read", "os.todos:write"]);
+    const { h } = await host(cy.apiKey);
+    await expect(h.api.enableRawMemory()).rejects.toThrow("os.memory:read and os.memory:write");
     expect((await h.api.getRawMemory()).state).toBe("off");
   });
 
