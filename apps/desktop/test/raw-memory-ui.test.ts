@@ -116,4 +116,40 @@ describe.skipIf(chromiumMissing("raw memory"))("the Raw memory section in web mo
     await expect.poll(() => panel("Raw memory is off").count(), PATIENCE).toBe(1);
     expect(pageErrors).toEqual([]);
   });
+
+  it("on a second computer, asks for the recovery code and then reads the other computer's sessions", async () => {
+    // Bea turned raw memory on elsewhere (a device of her own) and captured a session there.
+    const bea = await app.ts.addUser("bea");
+    const laptop = new RawMemoryDeviceClient(bea.client, { deviceId: randomUUID(), name: "bea-laptop", ...newKeyPair() });
+    await laptop.enrol();
+    const code = await laptop.setUp({ scrypt: TEST_SCRYPT });
+    await laptop.upload(
+      laptop.seal({
+        recordId: randomUUID(),
+        runtime: "codex",
+        sessionIdHash: "a".repeat(64),
+        createdAt: new Date().toISOString(),
+        plaintext: new TextEncoder().encode(`${JSON.stringify({ type: "response_item", payload: { content: "compost ratios" } })}\n`),
+      }),
+    );
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await signInOnPage(page, bea.apiKey, app.ts.server.url);
+    await openSection(page, "Raw memory");
+    await panel("Raw memory is off").getByRole("button", { name: "Turn on raw memory" }).click();
+    const recover = panel("Enter your recovery code");
+    await expect.poll(() => recover.count(), PATIENCE).toBe(1);
+    await recover.getByLabel("Recovery code").fill("0000-0000-0000-0000-0000-0000-00");
+    await recover.getByRole("button", { name: "Open raw memory" }).click();
+    await expect.poll(() => recover.textContent(), PATIENCE).toContain("not this account's");
+    await recover.getByLabel("Recovery code").fill(code.toLowerCase());
+    await recover.getByRole("button", { name: "Open raw memory" }).click();
+    await expect.poll(() => panel("Captured sessions").textContent(), PATIENCE).toContain("bea-laptop");
+    const search = panel("Search");
+    await search.getByLabel("Search your sessions (decrypted on this computer)").fill("compost");
+    await search.getByRole("button", { name: "Search" }).click();
+    await expect.poll(() => search.getByRole("list", { name: "Search results" }).textContent(), PATIENCE).toContain("compost ratios");
+    // The wrong code's 422 is the one failed request the browser reports.
+    expect(pageErrors.filter((error) => !error.includes("status of 422"))).toEqual([]);
+  });
 });
