@@ -60,6 +60,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "message → message.received verified by a local Standard Webhooks receiver (target p50 ≤ 50 ms); 10,000 deliveries drained while the receiver fails half",
     load: () => import("./webhooks"),
   },
+  "raw-memory": {
+    summary:
+      "a 5 MB coding-agent session redacted, encrypted and uploaded to POST /raw-memory/records vs a plain upload of the same bytes (target ≤ 1 s)",
+    load: () => import("./raw-memory"),
+  },
   heartbeat: {
     summary:
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",

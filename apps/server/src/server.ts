@@ -13,6 +13,7 @@ import { managedAgentHandlers } from "./agent/managed-agents/managed-agent-route
 import { mcpRouter } from "./agent/mcp-server/mcp-route";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
+import { rawMemoryHandlers } from "./agent/raw-memory/raw-memory-routes";
 import { mcpCallbackFormRouter, mcpHandlers } from "./agent/tools/mcp/mcp-routes";
 import { toolsHandlers } from "./agent/tools/tools-routes";
 import { recordModelUsage } from "./agent/usage/model-usage";
@@ -125,6 +126,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...mcpHandlers(context),
     ...webhookHandlers(context),
     ...managedAgentHandlers(context),
+    ...rawMemoryHandlers(context),
   });
   // First, so a request naming a route exactly (most API calls) goes straight to it without
   // trying every route below: none of those is under the API's base path but the confirmation

@@ -98,3 +98,13 @@ export type ShareFacet = Pick<
 
 /** Unsent messages (src/host/drafts), kept on this computer until sent. */
 export type DraftsFacet = Pick<DesktopApi, "listDrafts" | "saveDraft">;
+export type RawMemoryFacet = Pick<
+  DesktopApi,
+  | "getRawMemory"
+  | "enableRawMemory"
+  | "confirmRawMemoryRecovery"
+  | "recoverRawMemory"
+  | "disableRawMemory"
+  | "forgetRawMemoryDevice"
+  | "searchRawMemory"
+>;

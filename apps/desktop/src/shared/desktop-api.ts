@@ -194,6 +194,21 @@ export interface DesktopApi {
    */
   saveDraft(input: { scope: DraftScope; conversation: DraftConversation; text: string; revision: number }): Promise<void>;
 
+  // Raw memory (src/host/raw-memory): captured coding-agent sessions, encrypted on this computer (docs/raw-memory.md).
+  getRawMemory(): Promise<RawMemoryStatus>;
+  /** Enrols this computer; on an account without a key, answers the recovery code (once). */
+  enableRawMemory(): Promise<{ recoveryCode: string | null; needsRecovery: boolean }>;
+  /** "I saved the recovery code": capture starts. */
+  confirmRawMemoryRecovery(): Promise<void>;
+  /** This computer joins with the recovery code and reads the old records. */
+  recoverRawMemory(input: { code: string }): Promise<void>;
+  /** Stops capturing here; what was captured stays. */
+  disableRawMemory(): Promise<void>;
+  /** Forgets a device: its records go and the key rotates. */
+  forgetRawMemoryDevice(input: { deviceId: string }): Promise<{ deletedRecords: number }>;
+  /** Searches the captured sessions, decrypted on this computer. */
+  searchRawMemory(input: { query: string }): Promise<RawMemoryHit[]>;
+
   /**
    * What the page holds that is nowhere else yet (edits not saved to the server), in words, or
    * null: Electron's main asks before quitting while there is any.
@@ -207,6 +222,40 @@ export interface DesktopApi {
 export type DraftScope = "inbox" | "agent";
 /** The conversation a draft belongs to, or `new` for a new message or chat. */
 export type DraftConversation = number | "new";
+export interface RawMemoryStatus {
+  /** `confirm-recovery`: the recovery code was shown and waits for "I saved it"; `needs-recovery`: enrolled, waiting for the code. */
+  readonly state: "signed-out" | "off" | "confirm-recovery" | "needs-recovery" | "on";
+  readonly deviceId: string | null;
+  readonly devices: readonly {
+    readonly deviceId: string;
+    readonly name: string;
+    readonly thisDevice: boolean;
+    readonly hasCurrentKey: boolean;
+    readonly records: number;
+    readonly bytes: number;
+    readonly enrolledAt: string;
+  }[];
+  /** Newest first. */
+  readonly captured: readonly {
+    readonly recordId: string;
+    readonly runtime: "claude-code" | "codex";
+    readonly deviceName: string;
+    readonly createdAt: string;
+    readonly bytes: number;
+  }[];
+  readonly queued: number;
+  readonly refused: readonly { readonly runtime: "claude-code" | "codex"; readonly reason: string; readonly at: string }[];
+  readonly roots: { readonly claudeCode: string; readonly codex: string };
+  readonly error: string | null;
+}
+
+export interface RawMemoryHit {
+  readonly recordId: string;
+  readonly runtime: "claude-code" | "codex";
+  readonly createdAt: string;
+  readonly snippet: string;
+}
+
 export interface DraftItem {
   readonly conversation: DraftConversation;
   readonly text: string;
@@ -1004,6 +1053,13 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   getGuestConversation: true,
   listDrafts: true,
   saveDraft: true,
+  getRawMemory: true,
+  enableRawMemory: true,
+  confirmRawMemoryRecovery: true,
+  recoverRawMemory: true,
+  disableRawMemory: true,
+  forgetRawMemoryDevice: true,
+  searchRawMemory: true,
   setUnsavedWork: true,
   openExternal: true,
 };

@@ -930,6 +930,10 @@ export interface Schema {
   webhook_attempts: WebhookAttemptsTable;
   managed_agents: ManagedAgentsTable;
   managed_agent_runs: ManagedAgentRunsTable;
+  raw_memory_accounts: RawMemoryAccountsTable;
+  raw_memory_devices: RawMemoryDevicesTable;
+  raw_memory_keys: RawMemoryKeysTable;
+  raw_memory_records: RawMemoryRecordsTable;
   sign_in_counts: SignInCountsTable;
   sign_in_addresses: SignInAddressesTable;
 }
@@ -989,4 +993,53 @@ export interface GuestMessagesTable {
   answered_by: "server" | "local" | null;
   local_state: "pending" | "answered" | "expired" | null;
   created_at: string;
+}
+
+/** Raw memory's account state (migration 0039): the current key version and the recovery code's public half. */
+export interface RawMemoryAccountsTable {
+  owner_id: number;
+  current_version: number;
+  recovery_public_key: string;
+  recovery_salt: string;
+  /** JSON `{N, r, p}`. */
+  recovery_scrypt: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A raw memory collector device; `device_id` is unique over every account. */
+export interface RawMemoryDevicesTable {
+  device_id: string;
+  owner_id: number;
+  name: Generated<string>;
+  /** X25519, base64. */
+  public_key: string;
+  enrolled_at: string;
+}
+
+/** One account key version wrapped for one recipient (a device id or `recovery`), base64. */
+export interface RawMemoryKeysTable {
+  owner_id: number;
+  key_version: number;
+  recipient: string;
+  wrapped: string;
+  created_at: string;
+}
+
+/** One encrypted session. */
+export interface RawMemoryRecordsTable {
+  id: Generated<number>;
+  owner_id: number;
+  record_id: string;
+  device_id: string;
+  runtime: "claude-code" | "codex";
+  session_id_hash: string;
+  created_at: string;
+  key_version: number;
+  alg: string;
+  /** base64 */
+  nonce: string;
+  ciphertext: Uint8Array;
+  plaintext_bytes: number;
+  stored_at: string;
 }

@@ -131,7 +131,9 @@ export function readBody(parser: ReturnType<typeof jsonParser>, req: Request, re
 
 /** Everything a route does with a request, as one Express layer rather than one per step. */
 function runRoute(route: RouteDefinition, handler: RouteHandler<RouteDefinition>, authenticator: Authenticator) {
-  const parser = route.method === "GET" || route.method === "DELETE" ? undefined : jsonParser(route.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  // A DELETE reads a body only when its route declares one (forgetting a raw memory device carries the rotated key).
+  const parser =
+    route.method === "GET" || (route.method === "DELETE" && !route.body) ? undefined : jsonParser(route.bodyLimit ?? DEFAULT_BODY_LIMIT);
   const scopes = [...(route.scope ? [route.scope] : []), ...(route.alsoRequires ?? [])];
   return async (req: Request, res: Response): Promise<void> => {
     const principal =

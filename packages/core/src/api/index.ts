@@ -14,6 +14,7 @@ import { messageRequestRoutes, messagingRoutes } from "./messaging";
 import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
+import { rawMemoryRoutes } from "./raw-memory";
 import { realtimeRoutes } from "./realtime";
 import { runtimeRoutes } from "./runtime";
 import { shareRoutes } from "./share";
@@ -60,6 +61,7 @@ export const routes = {
   ...accountRoutes,
   ...webhookRoutes,
   ...managedAgentRoutes,
+  ...rawMemoryRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -82,6 +84,7 @@ export * from "./messaging";
 export * from "./net";
 export * from "./network";
 export * from "./notes";
+export * from "./raw-memory";
 export * from "./realtime";
 export * from "./route";
 export * from "./runtime";
