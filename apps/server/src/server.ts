@@ -14,7 +14,8 @@ import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
 import { mcpCallbackFormRouter, mcpHandlers } from "./agent/tools/mcp/mcp-routes";
 import { toolsHandlers } from "./agent/tools/tools-routes";
-import { recordModelUsage } from "./agent/usage/model-usage";
+import { meteringHandlers } from "./agent/usage/metering-routes";
+import { recordModelCall } from "./agent/usage/meters";
 import { agentUsageHandlers } from "./agent/usage/usage-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
@@ -114,7 +115,9 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...agentUsageHandlers(context),
     ...syncHandlers(context),
     ...briefingHandlers(context, {
-      onUsage: (usage) => recordModelUsage(context.db, usage),
+      onUsage: async ({ userId, apiKeyId, ...call }) => {
+        await recordModelCall(context, { userId, apiKeyId }, { ...call, source: "briefing" });
+      },
       // The local provider's briefing is the rule-based one; a remote model writes the prose.
       writer: context.config.modelProvider === "local" ? undefined : modelBriefingWriter(context.models),
     }),
@@ -126,6 +129,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...accountHandlers(context),
     ...mcpHandlers(context),
     ...webhookHandlers(context),
+    ...meteringHandlers(context),
   });
   // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON): a POST to a
   // path whose GET is in the route table, so it goes before the exact routes.

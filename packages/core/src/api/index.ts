@@ -10,6 +10,7 @@ import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
 import { messageRequestRoutes, messagingRoutes } from "./messaging";
+import { meteringRoutes } from "./metering";
 import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
@@ -58,6 +59,7 @@ export const routes = {
   ...netAliasRoutes,
   ...accountRoutes,
   ...webhookRoutes,
+  ...meteringRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -76,6 +78,7 @@ export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";
 export * from "./messaging";
+export * from "./metering";
 export * from "./net";
 export * from "./network";
 export * from "./notes";
