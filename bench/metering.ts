@@ -94,7 +94,9 @@ export async function run(): Promise<void> {
         ],
       ),
     );
-    console.log(`p50 overhead of the budgets on POST /chat: ${formatMs(overhead)} ms (in process: ${formatMs(startBudgets.p50Ms - startNone.p50Ms)} ms)`);
+    console.log(
+      `p50 overhead of the budgets on POST /chat: ${formatMs(overhead)} ms (in process: ${formatMs(startBudgets.p50Ms - startNone.p50Ms)} ms)`,
+    );
 
     // 2. A month of a million meter events.
     const month = monthOf(context.clock.iso());
@@ -109,7 +111,9 @@ export async function run(): Promise<void> {
         ${`${month}-01T00:00:00.000Z`}
       from n`.execute(db);
     await foldModelUsage(db, me, month);
-    console.log(`\nseeded ${events.toLocaleString("en")} model calls and folded them into the counters in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `\nseeded ${events.toLocaleString("en")} model calls and folded them into the counters in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
     const targets: [string, string, number | undefined, number][] = [
       ["GET /metering/usage", `/api/v1/metering/usage?month=${month}`, 50, 200],
       ["GET /metering/usage?groupBy=model", `/api/v1/metering/usage?month=${month}&groupBy=model`, 50, 200],
@@ -119,7 +123,9 @@ export async function run(): Promise<void> {
     ];
     const results: string[][] = [];
     for (const [label, path, target, count] of targets) {
-      const answer = JSON.parse((await plain.expect(200, "GET", path)).body) as { usage?: { total: { modelCalls?: number; calls?: number } } };
+      const answer = JSON.parse((await plain.expect(200, "GET", path)).body) as {
+        usage?: { total: { modelCalls?: number; calls?: number } };
+      };
       const calls = answer.usage?.total.modelCalls ?? answer.usage?.total.calls;
       const stats = await sampleSequential(
         async () => {
@@ -127,7 +133,14 @@ export async function run(): Promise<void> {
         },
         { warmup: Math.min(10, count), count },
       );
-      results.push(row(`${label}${calls !== undefined ? ` (${calls.toLocaleString("en")} calls)` : ""}`, stats, target ? `≤ ${target} ms` : "-", target ? (stats.p50Ms <= target ? "PASS" : "BELOW") : "(baseline)"));
+      results.push(
+        row(
+          `${label}${calls !== undefined ? ` (${calls.toLocaleString("en")} calls)` : ""}`,
+          stats,
+          target ? `≤ ${target} ms` : "-",
+          target ? (stats.p50Ms <= target ? "PASS" : "BELOW") : "(baseline)",
+        ),
+      );
     }
     console.log(formatTable(["request", "p50", "p90", "p99", "mean", "target", "verdict"], results));
     console.log("all times in ms, client-measured (request sent → whole body read), one request at a time over one keep-alive connection");

@@ -72,6 +72,7 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
       "Connections",
       "Inbox",
       "Share links",
+      "Usage",
     ]);
     expect(await page.getByRole("main").getByRole("heading", { level: 2 }).textContent()).toBe("Notes");
     expect(await page.getByRole("banner").textContent()).toContain("shell");

@@ -13,6 +13,7 @@ import { type SyncHandle, startSync } from "./replication/sync";
 import { startSession } from "./session/session";
 import { createShareFacet } from "./share/share-links";
 import { openLocalStore } from "./store/local-store";
+import { createUsageFacet } from "./usage/usage";
 import { createWorkspaceFacet } from "./workspace/workspace";
 
 export type { HostConfig } from "./host-context";
@@ -97,6 +98,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createConnectionsFacet(session),
     ...createInboxFacet(session, () => void inbox.refresh()),
     ...createShareFacet(session),
+    ...createUsageFacet(session),
     ...createDraftsFacet(context),
     setUnsavedWork: async (input) => {
       unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;

@@ -28,6 +28,7 @@ const InboxView = lazyView(() => import("../inbox/inbox-view").then((module) => 
 const ShareLinksView = lazyView(() => import("../share/share-links-view").then((module) => module.ShareLinksView));
 const TodayView = lazyView(() => import("../today/today-view").then((module) => module.TodayView));
 const TodosView = lazyView(() => import("../todos/todos-view").then((module) => module.TodosView));
+const UsageView = lazyView(() => import("../usage/usage-view").then((module) => module.UsageView));
 
 type SignedIn = Extract<SessionInfo, { state: "signed_in" }>;
 
@@ -88,6 +89,8 @@ function SectionBody({
       return <InboxView api={api} />;
     case "share":
       return <ShareLinksView api={api} />;
+    case "usage":
+      return <UsageView api={api} />;
   }
 }
 
