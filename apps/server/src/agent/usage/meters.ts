@@ -36,6 +36,11 @@ type CounterName = (typeof COUNTERS)[number];
 type Delta = Partial<Record<CounterName, number>>;
 export type CounterRow = { period: string; dim: string; dim_key: string } & Record<CounterName, number>;
 
+/** A counter row as read (PostgreSQL's int8 may come back as text): its counters as numbers. */
+function counterRow(row: { period: string; dim: string; dim_key: string } & Record<CounterName, number | string | bigint>): CounterRow {
+  return { ...row, ...Object.fromEntries(COUNTERS.map((name) => [name, Number(row[name])])) } as CounterRow;
+}
+
 /** One counter row to grow: (period, dimension, key). */
 type Cell = readonly [period: string, dim: string, key: string];
 
@@ -72,7 +77,7 @@ async function grow(db: Kysely<Schema>, ownerId: number, cells: readonly Cell[],
     )
     .returning(["period", "dim", "dim_key", ...COUNTERS])
     .execute();
-  return rows.map((row) => ({ ...row, ...Object.fromEntries(COUNTERS.map((name) => [name, Number(row[name])])) }) as CounterRow);
+  return rows.map(counterRow);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -292,7 +297,7 @@ async function readCells(db: Kysely<Schema>, ownerId: number, limits: readonly L
       eb.or(cells.map(([period, dim, key]) => eb.and([eb("period", "=", period), eb("dim", "=", dim), eb("dim_key", "=", key)]))),
     )
     .execute();
-  return rows.map((row) => ({ ...row, ...Object.fromEntries(COUNTERS.map((name) => [name, Number(row[name])])) }) as CounterRow);
+  return rows.map(counterRow);
 }
 
 /** Refuses (402 `budget_exceeded`) a model call outside a run when a tokens budget of the subject is used up. */
@@ -418,8 +423,7 @@ export async function meterDevice(app: AppContext, unit: WriteUnit, ownerId: num
       `Device ceiling reached: ${describeLimit(ceiling as Limit)} is used up, so this device cannot register; the quota renews next month (UTC), or the owner raises it or uses a device already active this month`,
     );
   }
-  const row = { ...grown, ...Object.fromEntries(COUNTERS.map((name) => [name, Number(grown[name])])) } as CounterRow;
-  await settle(unit, app.clock, ownerId, limits, [row], now, ["activeDevices"]);
+  await settle(unit, app.clock, ownerId, limits, [counterRow(grown)], now, ["activeDevices"]);
 }
 
 /** {@link meterDevice} in a transaction of its own (heartbeats). */
@@ -441,7 +445,7 @@ export async function readCounters(db: Kysely<Schema>, ownerId: number, period: 
     .where("period", "=", period)
     .where("dim", "=", dim)
     .execute();
-  return rows.map((row) => ({ ...row, ...Object.fromEntries(COUNTERS.map((name) => [name, Number(row[name])])) }) as CounterRow);
+  return rows.map(counterRow);
 }
 
 /** Folds model_usage rows into the counters (the benchmark's seeding of a million events; never in serving). */
