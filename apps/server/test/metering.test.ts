@@ -6,7 +6,7 @@ import { createApiKey } from "../src/auth/api-keys";
 import { call, ok, storages, userEvents } from "./delegation-fixture";
 import { type FakeProvider, type FakeReply, startFakeOpenAI } from "./fakes/fake-openai";
 import { WebhookReceiver } from "./fakes/webhook-receiver";
-import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { startAnotherInstance, startTestServer, type TestServer, type TestUser } from "./harness";
 
 interface Totals {
   tokensIn: number;
@@ -322,13 +322,26 @@ describe.each(storages("metering"))("metering and budgets (%s)", (storage) => {
   });
 
   // Last: the tool replies left queued after it would change later tests' runs.
-  it("holds a tokens budget under a race: every run overshoots by at most one step", async () => {
+  it("holds a tokens budget under a race (over two instances on PostgreSQL): every run overshoots by at most one step", async () => {
     const race = await user("race");
     const runs = 8;
     // Each run would call tools for 20 steps; the budget is 1000 tokens (about 8 steps over all runs).
     expect((await putBudgets(race, [{ scope: "account", tokensPerMonth: 1000 }])).status).toBe(200);
     fake.enqueue(...Array.from({ length: runs * 20 }, () => TOOL));
-    const answers = await Promise.all(Array.from({ length: runs }, (_, i) => chat(race, `race ${i}`)));
+    // On PostgreSQL, half the runs go through a second instance on the same database.
+    const other = storage === "postgres" ? await startAnotherInstance(ts) : undefined;
+    const answers = await Promise.all(
+      Array.from({ length: runs }, async (_, i) => {
+        if (!other || i % 2 === 0) return chat(race, `race ${i}`);
+        const response = await fetch(`${other.apiUrl}/chat`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${race.apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ message: `race ${i}`, stream: false }),
+        });
+        return { status: response.status, body: (await response.json()) as ChatAnswer };
+      }),
+    );
+    await other?.close();
     for (const answer of answers) {
       if (answer.status === 200) expect(answer.body.reason).toBe("budget_exceeded");
       else expect(answer.status).toBe(402);
