@@ -9,6 +9,7 @@ import { delegationRoutes } from "./delegations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
+import { managedAgentRoutes } from "./managed-agents";
 import { messageRequestRoutes, messagingRoutes } from "./messaging";
 import { meteringRoutes } from "./metering";
 import { netAliasRoutes, netRoutes } from "./net";
@@ -59,6 +60,7 @@ export const routes = {
   ...netAliasRoutes,
   ...accountRoutes,
   ...webhookRoutes,
+  ...managedAgentRoutes,
   ...meteringRoutes,
 } as const;
 
@@ -77,6 +79,7 @@ export * from "./delegations";
 export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";
+export * from "./managed-agents";
 export * from "./messaging";
 export * from "./metering";
 export * from "./net";

@@ -208,6 +208,17 @@ async function checkedBudgets(app: AppContext, ownerId: number, budgets: readonl
         .executeTakeFirst();
       if (!key) throw new ApiError(404, "not_found", `${where}: API key ${scopeId} not found`);
     }
+    if (budget.scope === "agent") {
+      const agent = /^\d{1,15}$/.test(scopeId)
+        ? await app.db
+            .selectFrom("managed_agents")
+            .select("id")
+            .where("id", "=", Number(scopeId))
+            .where("owner_id", "=", ownerId)
+            .executeTakeFirst()
+        : undefined;
+      if (!agent) throw new ApiError(404, "not_found", `${where}: managed agent ${scopeId} not found`);
+    }
     if (budget.scope === "device") {
       const device = await app.db
         .selectFrom("runtime_endpoints")
