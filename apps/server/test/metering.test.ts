@@ -220,6 +220,32 @@ describe.each(storages("metering"))("metering and budgets (%s)", (storage) => {
     expect((await chat(frank)).status).toBe(200);
   });
 
+  it("meters a managed agent's runs under its id and holds it to its own budget", async () => {
+    const lena = await user("lena");
+    await ok(ts, lena.apiKey, "POST", "/init", {});
+    const created = await ok<{ agent: { id: number } }>(ts, lena.apiKey, "POST", "/managed-agents", { handle: `lena-helper-${serial}` });
+    const agentId = String(created.agent.id);
+    expect((await putBudgets(lena, [{ scope: "agent", scopeId: agentId, runsPerDay: 1 }])).status).toBe(200);
+    const runAgentOnce = () =>
+      call<{ error?: string; message?: string }>(ts, lena.apiKey, "POST", `/managed-agents/${agentId}/runs`, {
+        input: "hi",
+        stream: false,
+      });
+    expect((await runAgentOnce()).status).toBe(200);
+    const refused = await runAgentOnce();
+    expect(refused.status).toBe(402);
+    expect(refused.body.message).toContain(`agent ${agentId}`);
+    // Only the agent is capped: its owner's own chat goes on.
+    expect((await chat(lena)).status).toBe(200);
+    const byAgent = await usage(lena, "?groupBy=agent");
+    expect(byAgent.groups).toEqual([expect.objectContaining({ key: agentId, runs: 1, modelCalls: 1 })]);
+    const bySource = await usage(lena, "?groupBy=source");
+    expect(bySource.groups.map((g) => g.key).sort()).toEqual(["chat", "managed_agent"]);
+    // Another owner's agent cannot be budgeted.
+    const other = await putBudgets(await user("mona"), [{ scope: "agent", scopeId: agentId, runsPerDay: 5 }]);
+    expect(other.status).toBe(404);
+  });
+
   it("stops a run that crosses a budget at the next step boundary, with status budget_exceeded", async () => {
     const gina = await user("gina");
     // 250 tokens: the third step (360 tokens) crosses it; the run would otherwise go on calling tools.
