@@ -80,6 +80,15 @@ export const ServerConfigSchema = z.object({
     })
     .default("unlimited"),
   /**
+   * Operator ceilings per account (docs/metering.md): tokens a month, agent runs a day and devices
+   * active a month. Unset: none. An owner's budgets can only be lower.
+   */
+  maxTokensPerMonth: z.coerce.number().int().min(0).max(1_000_000_000_000).optional(),
+  maxRunsPerDay: z.coerce.number().int().min(0).max(10_000_000).optional(),
+  maxActiveDevices: z.coerce.number().int().min(0).max(100_000).optional(),
+  /** A JSON rate card for `GET /metering/invoice` (docs/metering.md); unset: every rate 0. */
+  rateCardFile: z.string().min(1).optional(),
+  /**
    * Seats of the server's team when the operator has not set them (`tandem-server team seats`):
    * `unlimited` (the default) or a whole number. Members and pending invites each take one.
    */
@@ -219,6 +228,10 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   streamPollMs: ["TANDEM_STREAM_POLL_MS"],
   maintenanceIntervalMs: ["TANDEM_MAINTENANCE_INTERVAL_MS"],
   creditAllowance: ["TANDEM_CREDIT_ALLOWANCE"],
+  maxTokensPerMonth: ["TANDEM_MAX_TOKENS_PER_MONTH"],
+  maxRunsPerDay: ["TANDEM_MAX_RUNS_PER_DAY"],
+  maxActiveDevices: ["TANDEM_MAX_ACTIVE_DEVICES"],
+  rateCardFile: ["TANDEM_RATE_CARD_FILE"],
   teamSeats: ["TANDEM_TEAM_SEATS"],
   maxDocumentBytes: ["TANDEM_MAX_DOCUMENT_BYTES"],
   userQuotaBytes: ["TANDEM_USER_QUOTA_BYTES"],

@@ -16,7 +16,8 @@ import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
 import { rawMemoryHandlers } from "./agent/raw-memory/raw-memory-routes";
 import { mcpCallbackFormRouter, mcpHandlers } from "./agent/tools/mcp/mcp-routes";
 import { toolsHandlers } from "./agent/tools/tools-routes";
-import { recordModelUsage } from "./agent/usage/model-usage";
+import { meteringHandlers } from "./agent/usage/metering-routes";
+import { recordModelCall } from "./agent/usage/meters";
 import { agentUsageHandlers } from "./agent/usage/usage-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
@@ -113,7 +114,9 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...agentUsageHandlers(context),
     ...syncHandlers(context),
     ...briefingHandlers(context, {
-      onUsage: (usage) => recordModelUsage(context.db, usage),
+      onUsage: async ({ userId, apiKeyId, ...call }) => {
+        await recordModelCall(context, { userId, apiKeyId }, { ...call, source: "briefing" });
+      },
       // The local provider's briefing is the rule-based one; a remote model writes the prose.
       writer: context.config.modelProvider === "local" ? undefined : modelBriefingWriter(context.models),
     }),
@@ -127,6 +130,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...webhookHandlers(context),
     ...managedAgentHandlers(context),
     ...rawMemoryHandlers(context),
+    ...meteringHandlers(context),
   });
   // First, so a request naming a route exactly (most API calls) goes straight to it without
   // trying every route below: none of those is under the API's base path but the confirmation

@@ -15,6 +15,7 @@ import { type SyncHandle, startSync } from "./replication/sync";
 import { startSession } from "./session/session";
 import { createShareFacet } from "./share/share-links";
 import { openLocalStore } from "./store/local-store";
+import { createUsageFacet } from "./usage/usage";
 import { createWorkspaceFacet } from "./workspace/workspace";
 
 export type { HostConfig } from "./host-context";
@@ -104,6 +105,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createConnectionsFacet(session),
     ...createInboxFacet(session, () => void inbox.refresh()),
     ...createShareFacet(session),
+    ...createUsageFacet(session),
     ...createDraftsFacet(context),
     ...createRawMemoryFacet(rawMemory),
     setUnsavedWork: async (input) => {

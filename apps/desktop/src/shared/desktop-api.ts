@@ -185,6 +185,11 @@ export interface DesktopApi {
   /** One guest conversation's messages, oldest first. */
   getGuestConversation(input: { sessionId: string }): Promise<GuestTranscript>;
 
+  // Usage (src/host/usage): this month's meters, budgets and the simulated invoice, from the server.
+  getUsage(): Promise<UsageOverview>;
+  /** Sets the account's budgets (null: no limit); answers the overview again. */
+  saveAccountBudget(input: AccountBudgetInput): Promise<UsageOverview>;
+
   // Drafts (src/host/drafts): messages typed in the Inbox or to the Agent and not sent yet, kept on this computer.
   /** The signed-in account's unsent messages of a section, one per conversation (`new`: a message not yet in one). */
   listDrafts(input: { scope: DraftScope }): Promise<DraftItem[]>;
@@ -891,6 +896,52 @@ export interface InboxArrival {
   readonly arrivedAt: string;
 }
 
+// ---- Usage (src/host/usage, src/renderer/usage) ----
+
+export interface UsageTotalsItem {
+  readonly tokensIn: number;
+  readonly tokensOut: number;
+  readonly runs: number;
+  readonly toolCalls: number;
+  readonly activeDevices: number;
+}
+
+export interface UsageGroupItem {
+  /** A model id, a source (chat, heartbeat…) or a device id: shown as text. */
+  readonly name: string;
+  readonly tokensIn: number;
+  readonly tokensOut: number;
+}
+
+export interface AccountBudgetInput {
+  readonly tokensPerMonth: number | null;
+  readonly runsPerDay: number | null;
+  readonly activeDevices: number | null;
+}
+
+export interface UsageOverview {
+  /** False when the server has no metering routes (an older server). */
+  readonly supported: boolean;
+  readonly month: string;
+  readonly total: UsageTotalsItem;
+  readonly byModel: readonly UsageGroupItem[];
+  readonly bySource: readonly UsageGroupItem[];
+  /** Devices active this month (ids as the bridges report them). */
+  readonly devices: readonly string[];
+  /** The account's budget (nulls: none) and what is spent against it. */
+  readonly budget: AccountBudgetInput & { readonly tokensThisMonth: number; readonly runsToday: number };
+  /** Budgets of other scopes (API keys, agents, devices), kept as they are when the account's is saved. */
+  readonly otherBudgets: number;
+  readonly ceilings: AccountBudgetInput;
+  readonly invoice: {
+    readonly currency: string;
+    readonly lines: readonly { readonly description: string; readonly quantity: number; readonly unit: string; readonly amount: number }[];
+    readonly total: number;
+  };
+  /** Why the budgets cannot be changed with this key, in words. */
+  readonly notAllowed?: string;
+}
+
 // ---- Share links (src/host/share, src/renderer/share) ----
 
 export type ShareLinkExpiry = "1h" | "24h" | "7d" | "30d" | "90d" | "never";
@@ -1051,6 +1102,8 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   revokeShareLink: true,
   listGuestConversations: true,
   getGuestConversation: true,
+  getUsage: true,
+  saveAccountBudget: true,
   listDrafts: true,
   saveDraft: true,
   getRawMemory: true,

@@ -594,6 +594,9 @@ export interface ModelUsageTable {
   user_id: number;
   /** The API key the call was made under (`api_keys.id`); null for the server's own runs. */
   api_key_id: string | null;
+  /** The managed agent and device the call was made for (0038). */
+  agent_id: string | null;
+  device_id: string | null;
   /** What the call was for: chat, briefing, summary, heartbeat… */
   purpose: string;
   provider: string;
@@ -936,6 +939,55 @@ export interface Schema {
   raw_memory_records: RawMemoryRecordsTable;
   sign_in_counts: SignInCountsTable;
   sign_in_addresses: SignInAddressesTable;
+  meter_counters: MeterCountersTable;
+  meter_active_devices: MeterActiveDevicesTable;
+  meter_budgets: MeterBudgetsTable;
+  meter_notices: MeterNoticesTable;
+}
+
+/** Usage aggregated as recorded: one row per owner × period (month or day) × dimension (0038). */
+export interface MeterCountersTable {
+  owner_id: number;
+  period: string;
+  dim: string;
+  dim_key: string;
+  tokens_in: Generated<number>;
+  tokens_out: Generated<number>;
+  model_calls: Generated<number>;
+  runs: Generated<number>;
+  tool_calls: Generated<number>;
+  credits: Generated<number>;
+  active_devices: Generated<number>;
+  updated_at: string;
+}
+
+export interface MeterActiveDevicesTable {
+  owner_id: number;
+  month: string;
+  device_id: string;
+  first_seen_at: string;
+}
+
+export interface MeterBudgetsTable {
+  id: string;
+  owner_id: number;
+  scope: "account" | "apiKey" | "agent" | "device";
+  /** '' for the account scope. */
+  scope_id: string;
+  tokens_per_month: number | null;
+  runs_per_day: number | null;
+  active_devices: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A threshold of a budget announced in a period (once per period over all instances). */
+export interface MeterNoticesTable {
+  owner_id: number;
+  budget: string;
+  period: string;
+  threshold: number;
+  created_at: string;
 }
 
 /** A share link: the owner's agent (or one note) for guests, with the capabilities it gives. */

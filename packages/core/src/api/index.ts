@@ -11,6 +11,7 @@ import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
 import { managedAgentRoutes } from "./managed-agents";
 import { messageRequestRoutes, messagingRoutes } from "./messaging";
+import { meteringRoutes } from "./metering";
 import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
@@ -62,6 +63,7 @@ export const routes = {
   ...webhookRoutes,
   ...managedAgentRoutes,
   ...rawMemoryRoutes,
+  ...meteringRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -81,6 +83,7 @@ export * from "./grants";
 export * from "./heartbeat";
 export * from "./managed-agents";
 export * from "./messaging";
+export * from "./metering";
 export * from "./net";
 export * from "./network";
 export * from "./notes";

@@ -29,6 +29,7 @@ const RawMemoryView = lazyView(() => import("../raw-memory/raw-memory-view").the
 const ShareLinksView = lazyView(() => import("../share/share-links-view").then((module) => module.ShareLinksView));
 const TodayView = lazyView(() => import("../today/today-view").then((module) => module.TodayView));
 const TodosView = lazyView(() => import("../todos/todos-view").then((module) => module.TodosView));
+const UsageView = lazyView(() => import("../usage/usage-view").then((module) => module.UsageView));
 
 type SignedIn = Extract<SessionInfo, { state: "signed_in" }>;
 
@@ -91,6 +92,8 @@ function SectionBody({
       return <ShareLinksView api={api} />;
     case "raw-memory":
       return <RawMemoryView api={api} />;
+    case "usage":
+      return <UsageView api={api} />;
   }
 }
 

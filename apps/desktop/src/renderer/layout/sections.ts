@@ -11,6 +11,7 @@ export const SECTIONS = [
   { id: "inbox", title: "Inbox" },
   { id: "share", title: "Share links" },
   { id: "raw-memory", title: "Raw memory" },
+  { id: "usage", title: "Usage" },
 ] as const;
 
 /** Sections past the ninth have no digit of their own: they are opened from the sidebar or by their hash. */

@@ -2,6 +2,7 @@ import type { HeartbeatTier, Scope } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type { AppContext } from "../../context";
 import type { Schema } from "../../db/schema";
+import { ApiError } from "../../http/errors";
 import { enqueueWebhookEvent, summarize } from "../../webhooks/webhook-outbox";
 import { appendMessages, createConversation, getOwnConversation } from "../conversations/conversation-store";
 import { HEARTBEAT_RULES, heartbeatRequest } from "../prompt/heartbeat-request";
@@ -10,7 +11,7 @@ import { newBlockNonce } from "../prompt/untrusted-blocks";
 import { runAgent } from "../runner/agent-runner";
 import { heartbeatGrant } from "../tools/run-grant";
 import { runToolset } from "../tools/tool-namespaces";
-import { recordModelUsage } from "../usage/model-usage";
+import { type RunMeter, startRun } from "../usage/meters";
 import { type RunActions, runActions } from "./heartbeat-actions";
 import { ensureInstructions, readInstructions } from "./heartbeat-instructions";
 import { readPolicy, setThread } from "./heartbeat-policy";
@@ -124,6 +125,14 @@ async function pass(app: AppContext, request: HeartbeatRunRequest, actions: RunA
   const user = await app.db.selectFrom("users").select(["name", "username"]).where("id", "=", ownerId).executeTakeFirst();
   const refusals: Promise<void>[] = [];
   const blockNonce = newBlockNonce();
+  // Counted against the owner's budgets before the model is called; a budget used up fails the run, saying which.
+  let meter: RunMeter;
+  try {
+    meter = await startRun(app, { userId: ownerId, apiKeyId: request.apiKeyId }, { source: "heartbeat", model });
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "budget_exceeded") return failed(app, actions, started, model.modelId, error.message);
+    throw error;
+  }
 
   const result = await runAgent({
     app,
@@ -140,23 +149,13 @@ async function pass(app: AppContext, request: HeartbeatRunRequest, actions: RunA
     messages: [{ role: "user", content: heartbeatRequest(tier, checklist.instructions) }],
     signal: request.signal,
     wrapTool: actions.wrap,
+    onStep: meter.onStep,
     onEvent: (event) => {
       // A tool the run does not have, called by name: the runner refused it; it is recorded too.
       if (event.type === "tool-call-end" && !event.ok && !offered.has(event.toolName)) refusals.push(actions.refused(event.toolName, tier));
     },
   });
   await Promise.all(refusals);
-  for (const call of result.calls) {
-    await recordModelUsage(app.db, {
-      userId: ownerId,
-      apiKeyId: request.apiKeyId,
-      purpose: "heartbeat",
-      provider: model.provider,
-      model: model.modelId,
-      promptTokens: call.promptTokens,
-      completionTokens: call.completionTokens,
-    });
-  }
   const toolCalls = result.toolsUsed.length;
   if (result.status !== "completed" || actions.toolFailure) {
     const error = result.status !== "completed" ? failureOf(result.status, result.error) : (actions.toolFailure as string);

@@ -47,14 +47,20 @@ export interface AgentRunRequest {
    * capability filter: a policy can only take tools away, never add one the grant does not allow.
    */
   readonly toolDecision?: ToolDecisionLookup;
+  /**
+   * Told each step's model call when it ends, before the next one starts (metering: usage/meters.ts
+   * `RunMeter.step`); answering true stops the run at this step boundary, status `budget_exceeded`.
+   */
+  readonly onStep?: (step: { usage: TokenUsage; toolCalls: number }) => Promise<boolean>;
 }
 
 /**
  * `completed`: the model finished. `cancelled`: the caller went away. `timed_out`: the wall-clock
  * limit. `failed`: the model or its provider failed (`error` says how, in words).
+ * `budget_exceeded`: a step used up a budget (`onStep`) and the run stopped after it.
  */
 export interface AgentRunResult {
-  readonly status: "completed" | "cancelled" | "timed_out" | "failed";
+  readonly status: "completed" | "cancelled" | "timed_out" | "failed" | "budget_exceeded";
   readonly text: string;
   readonly toolsUsed: string[];
   /** The whole run's tokens. */
@@ -95,6 +101,9 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
   let usage: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   const calls: TokenUsage[] = [];
   const filter = new ThinkFilter();
+  // A step used up a budget; the run stopped for it when it would otherwise have gone on.
+  let overBudget = false;
+  let stoppedForBudget = false;
   const emitText = (delta: string) => {
     if (!delta) return;
     text += delta;
@@ -114,7 +123,10 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
       system: request.instructions,
       messages: request.messages,
       tools,
-      stopWhen: isStepCount(agentMaxSteps),
+      stopWhen: [isStepCount(agentMaxSteps), () => (stoppedForBudget = overBudget)],
+      onStepEnd: async (step) => {
+        if (request.onStep && (await request.onStep({ usage: toUsage(step.usage), toolCalls: step.toolCalls.length }))) overBudget = true;
+      },
       abortSignal: controller.signal,
       temperature: request.temperature,
       maxOutputTokens: MAX_OUTPUT_TOKENS,
@@ -169,6 +181,7 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
     app.logger.warn({ err: failure, model: request.model.modelId, provider: request.model.provider }, "agent run failed");
     return { ...base, status: "failed", error: describeModelError(failure) };
   }
+  if (stoppedForBudget) return { ...base, status: "budget_exceeded", error: "a budget was used up; the run stopped after this step" };
   if (!text.trim()) {
     emitText(NO_ANSWER);
     return { ...base, text: NO_ANSWER, status: "completed" };

@@ -5,7 +5,7 @@ import { agentByHandle, assertActive } from "../../agent/managed-agents/managed-
 import { agentInstructions, FROM_ANOTHER_AGENT } from "../../agent/prompt/instructions";
 import { newBlockNonce, renderBlock } from "../../agent/prompt/untrusted-blocks";
 import { runAgent } from "../../agent/runner/agent-runner";
-import { recordRunUsage } from "../../agent/usage/model-usage";
+import { startRun } from "../../agent/usage/meters";
 import type { UserPrincipal } from "../../auth/principal";
 import type { AppContext } from "../../context";
 import { ApiError, badRequest, forbidden, tooManyRequests } from "../../http/errors";
@@ -222,6 +222,8 @@ async function answerAsAgent(
     agentInstructions({ ownerName, askedBy: `${displayName(sender)}'s agent`, timezone: "UTC", now: app.clock.now(), blockNonce: nonce }),
     FROM_ANOTHER_AGENT,
   ].join("\n");
+  // The recipient's agent answers on the recipient's budgets, checked before the model is called.
+  const meter = await startRun(app, { userId: recipient.id }, { source: "agent_rpc", purpose: "agent_message", model });
   const result = await runAgent({
     app,
     model,
@@ -243,17 +245,18 @@ async function answerAsAgent(
     onEvent: () => {},
     // A link revoked or expired mid-run: no tool call reaches anything after that.
     wrapTool: link ? whileLinkLive(app, Number(link.id)) : undefined,
-  });
-  await recordRunUsage(app.db, result.calls, {
-    userId: recipient.id,
-    apiKeyId: null,
-    purpose: "agent_message",
-    provider: model.provider,
-    model: model.modelId,
+    onStep: meter.onStep,
   });
   if (result.status === "cancelled") throw new ApiError(499, "client_closed_request", "The request was cancelled");
   if (result.status === "timed_out") {
     throw new ApiError(504, "agent_timeout", `${recipient.username}'s agent did not answer in time; nothing was stored`);
+  }
+  if (result.status === "budget_exceeded") {
+    throw new ApiError(
+      402,
+      "budget_exceeded",
+      `${recipient.username}'s agent stopped: a budget of its owner was used up (quota spent); nothing was stored`,
+    );
   }
   if (result.status === "failed") {
     throw new ApiError(502, "agent_unavailable", `${recipient.username}'s agent could not answer (${result.error ?? "the model failed"})`);
