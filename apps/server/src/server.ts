@@ -7,7 +7,10 @@ import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { modelBriefingWriter } from "./agent/briefing/model-writer";
 import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
+import { escalationHandlers } from "./agent/escalations/escalation-routes";
+import { registerEscalationSource, stopEscalations } from "./agent/escalations/escalations";
 import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
+import { heartbeatEscalations } from "./agent/heartbeat/heartbeat-run";
 import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { mcpRouter } from "./agent/mcp-server/mcp-route";
 import { LocalModel } from "./agent/models/local/local-model";
@@ -39,6 +42,7 @@ import { createLogger, type Logger } from "./logger";
 import { Maintenance } from "./maintenance";
 import { accountHandlers } from "./oauth/account-routes";
 import { OAuthServer } from "./oauth/oauth-routes";
+import { agentRpcEscalations } from "./people/messaging/agent-message";
 import { messagingHandlers } from "./people/messaging/messaging-routes";
 import { networkHandlers } from "./people/network/network-routes";
 import { guestRouter } from "./people/share/guest-routes";
@@ -126,6 +130,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...accountHandlers(context),
     ...mcpHandlers(context),
     ...webhookHandlers(context),
+    ...escalationHandlers(context),
   });
   // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON): a POST to a
   // path whose GET is in the route table, so it goes before the exact routes.
@@ -204,6 +209,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // Other instances' revocations reach this one's sync connections and streams at once.
   const unfollowAccess = followAccessChanges(shared, { connections: sync.connections, realtime: context.realtime, logger });
   wireWebhookEvents(context);
+  registerEscalationSource(heartbeatEscalations);
+  registerEscalationSource(agentRpcEscalations);
   const webhooks = new WebhookWorker(context);
   const oauth = await OAuthServer.create(context);
   const app = buildApp(context, sync, heartbeats, oauth);
@@ -259,6 +266,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       server.closeIdleConnections();
       // Heartbeat runs going are ended (and recorded) first: the scheduler's task waits for them.
       await heartbeats.stop();
+      await stopEscalations(context);
       await webhooks.stop();
       await context.maintenance.stop();
       await sync.close();

@@ -643,6 +643,8 @@ export interface HeartbeatPoliciesTable {
   set_by_id: Generated<string | null>;
   /** JSON array of the scopes that credential held then: scheduled runs never exceed them. */
   set_by_scopes: Generated<string | null>;
+  /** JSON `{tool: "allow" | "ask" | "deny"}` for heartbeat runs (migration 0037); null: none. */
+  tool_policy: Generated<string | null>;
 }
 
 export interface HeartbeatRunsTable {
@@ -650,7 +652,7 @@ export interface HeartbeatRunsTable {
   owner_id: number;
   tier: HeartbeatTierColumn;
   source: "manual" | "schedule";
-  status: "running" | "completed" | "failed";
+  status: "running" | "requires_action" | "completed" | "failed";
   /** 0 or 1. */
   dry_run: number;
   started_at: string;
@@ -826,6 +828,46 @@ export interface WebhookAttemptsTable {
   next_attempt_at: string | null;
 }
 
+export type EscalationSourceType = "heartbeat" | "managed_agent" | "agent_rpc";
+
+export interface PausedRunsTable {
+  id: string;
+  owner_id: number;
+  source_type: EscalationSourceType;
+  source_id: string;
+  /** JSON: the source's own context, to rebuild the run. */
+  context: string;
+  /** JSON ModelMessage[]: the run so far. */
+  messages: string;
+  status: "waiting" | "resuming" | "done" | "failed";
+  resume_started_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EscalationsTable {
+  id: string;
+  owner_id: number;
+  run_id: string;
+  kind: "tool_call";
+  source_type: EscalationSourceType;
+  source_id: string;
+  tool_name: string;
+  tool_call_id: string;
+  approval_id: string;
+  summary: string;
+  consequence: string;
+  arguments: string;
+  arguments_hash: string;
+  status: "pending" | "continued" | "stopped" | "expired";
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+  tool_state: "running" | "done" | null;
+  tool_result: string | null;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -884,6 +926,8 @@ export interface Schema {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  paused_runs: PausedRunsTable;
+  escalations: EscalationsTable;
   sign_in_counts: SignInCountsTable;
   sign_in_addresses: SignInAddressesTable;
 }

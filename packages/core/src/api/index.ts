@@ -6,6 +6,7 @@ import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
 import { briefingRoutes } from "./briefing";
 import { delegationRoutes } from "./delegations";
+import { escalationRoutes } from "./escalations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
@@ -58,6 +59,7 @@ export const routes = {
   ...netAliasRoutes,
   ...accountRoutes,
   ...webhookRoutes,
+  ...escalationRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -72,6 +74,7 @@ export * from "./audit";
 export * from "./briefing";
 export * from "./common";
 export * from "./delegations";
+export * from "./escalations";
 export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";

@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sweepEscalations } from "../src/agent/escalations/escalations";
+import { agentPair, heartbeat as bridgeHeartbeat, call, grantAgentAccess, openGrant, storages, userEvents } from "./delegation-fixture";
+import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
+import { startTestServer, type TestServer, type TestUser } from "./harness";
+
+/**
+ * Escalations over the wire: a heartbeat ACTIONS run (and an agent RPC) whose owner says `ask` for
+ * create_todo pauses; continue runs exactly the recorded call once and the run completes; stop
+ * tells the model "stopped by the owner"; expiry counts as stop; two resolves at once give one
+ * 200 and one 409; another owner's is a 404; a decision claimed before a restart is resumed after.
+ * Runs on both databases: the claims are conditional updates that race on PostgreSQL.
+ */
+
+interface WireEscalation {
+  id: string;
+  kind: string;
+  source: { type: string; id: string };
+  runId: string | null;
+  toolName: string;
+  summary: string;
+  consequence: string;
+  argumentsHash: string;
+  status: string;
+  decidedBy: string | null;
+  expiresAt: string;
+}
+
+describe.each(storages("escalations"))("escalations (%s)", (storage) => {
+  let t: TestServer;
+  let fake: FakeProvider;
+  let n = 0;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    t = await startTestServer(
+      { maintenanceIntervalMs: 0, modelProvider: "openai-compatible", modelBaseUrl: fake.baseUrl, model: "fake-escalations" },
+      storage,
+    );
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await fake?.close();
+  });
+
+  /** A fresh owner whose heartbeat runs ACTIONS and asks before create_todo. */
+  async function owner(): Promise<TestUser> {
+    const user = await t.addUser(`owner${++n}`);
+    await user.client.call("init");
+    await user.client.call("setHeartbeatPolicy", { body: { tier: "ACTIONS", toolPolicy: { create_todo: "ask" } } });
+    return user;
+  }
+
+  const api = (user: TestUser, method: string, path: string, body?: unknown) =>
+    call<Record<string, unknown>>(t, user.apiKey, method, path, body);
+  const list = async (user: TestUser, status?: string) =>
+    ((await api(user, "GET", `/escalations${status ? `?status=${status}` : ""}`)).body.escalations ?? []) as WireEscalation[];
+  const resolve = (user: TestUser, id: string, decision: "continue" | "stop", prefix = "") =>
+    api(user, "POST", `${prefix}/escalations/${id}/resolve`, { decision });
+  const todoTitles = async (user: TestUser) => (await user.client.call("listTodos", {})).result.todos.map((todo) => todo.title);
+  const runStatus = async (user: TestUser, runId: number) =>
+    (await user.client.call("getHeartbeatRun", { params: { id: runId } })).run.status;
+
+  /** Runs alice's heartbeat into a create_todo call; answers the run and its one pending escalation. */
+  async function pausedHeartbeat(user: TestUser, title: string) {
+    fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title } }] });
+    const { result: run } = await user.client.call("runHeartbeat", { body: {} });
+    expect(run.status).toBe("requires_action");
+    const [escalation] = await list(user, "pending");
+    expect(escalation).toMatchObject({ kind: "tool_call", source: { type: "heartbeat", id: String(run.runId) }, toolName: "create_todo" });
+    return { runId: run.runId, escalation: escalation as WireEscalation };
+  }
+
+  it("ask pauses the run (pending, on the stream); continue runs the recorded call once and the run completes", async () => {
+    const alice = await owner();
+    const { runId, escalation } = await pausedHeartbeat(alice, "Buy milk");
+    expect(escalation.summary).toContain("Buy milk");
+    expect(escalation.argumentsHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(await todoTitles(alice)).not.toContain("Buy milk");
+    const requested = (await userEvents(t, alice)).filter((e) => e.type === "escalation.requested");
+    expect(requested.map((e) => (e.data as { escalation: WireEscalation }).escalation.id)).toEqual([escalation.id]);
+    // The same under /net/escalations.
+    expect((await api(alice, "GET", `/net/escalations/${escalation.id}`)).body).toMatchObject({
+      escalation: { id: escalation.id, status: "pending" },
+    });
+
+    fake.enqueue({ text: "I added Buy milk." });
+    const answer = await resolve(alice, escalation.id, "continue");
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ escalation: { status: "continued", decidedBy: String(alice.userId) } });
+    await expect.poll(() => runStatus(alice, runId)).toBe("completed");
+    expect((await todoTitles(alice)).filter((title) => title === "Buy milk")).toHaveLength(1);
+    const resolvedEvents = (await userEvents(t, alice)).filter((e) => e.type === "escalation.resolved");
+    expect(resolvedEvents).toHaveLength(1);
+
+    const again = await resolve(alice, escalation.id, "continue");
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ error: "already_resolved" });
+  });
+
+  it("stop: the model reads 'stopped by the owner' and the run goes on without the call", async () => {
+    const alice = await owner();
+    const { runId, escalation } = await pausedHeartbeat(alice, "Wire money");
+    fake.enqueue({ text: "The owner stopped that." });
+    const before = fake.requests.length;
+    expect((await resolve(alice, escalation.id, "stop", "/net")).status).toBe(200);
+    await expect.poll(() => runStatus(alice, runId)).toBe("completed");
+    expect(JSON.stringify(fake.requests[before]?.messages)).toContain("stopped by the owner");
+    expect(await todoTitles(alice)).not.toContain("Wire money");
+  });
+
+  it("expiry counts as stop: resolving after it is a 409 expired, and the run resumes told it was stopped", async () => {
+    const alice = await owner();
+    const { runId, escalation } = await pausedHeartbeat(alice, "Late todo");
+    await t.server.context.db
+      .updateTable("escalations")
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where("id", "=", escalation.id)
+      .execute();
+    fake.enqueue({ text: "It expired." });
+    const late = await resolve(alice, escalation.id, "continue");
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ error: "expired" });
+    await expect.poll(() => runStatus(alice, runId)).toBe("completed");
+    expect((await list(alice)).find((e) => e.id === escalation.id)).toMatchObject({ status: "expired", decidedBy: "expiry" });
+    expect(await todoTitles(alice)).not.toContain("Late todo");
+  });
+
+  it("two resolves at once: one 200, one 409, and the tool runs once", async () => {
+    const alice = await owner();
+    const { runId, escalation } = await pausedHeartbeat(alice, "Only once");
+    fake.enqueue({ text: "Done once." });
+    const answers = await Promise.all([resolve(alice, escalation.id, "continue"), resolve(alice, escalation.id, "continue")]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    await expect.poll(() => runStatus(alice, runId)).toBe("completed");
+    expect((await todoTitles(alice)).filter((title) => title === "Only once")).toHaveLength(1);
+  });
+
+  it("another owner's escalation is a 404 to read and to resolve; bad input is a 400", async () => {
+    const alice = await owner();
+    const mallory = await t.addUser(`mallory${n}`);
+    const { escalation } = await pausedHeartbeat(alice, "Private");
+    expect((await api(mallory, "GET", `/escalations/${escalation.id}`)).status).toBe(404);
+    expect((await resolve(mallory, escalation.id, "continue")).status).toBe(404);
+    expect((await resolve(mallory, escalation.id, "continue", "/net")).status).toBe(404);
+    expect(await list(mallory)).toEqual([]);
+    expect((await api(alice, "POST", `/escalations/${escalation.id}/resolve`, { decision: "maybe" })).status).toBe(400);
+    expect((await api(alice, "GET", "/escalations?status=waiting")).status).toBe(400);
+    fake.enqueue({ text: "Stopped." });
+    expect((await resolve(alice, escalation.id, "stop")).status).toBe(200);
+  });
+
+  it("a decision claimed before a restart is resumed after it, and the recorded call still runs once", async () => {
+    const alice = await owner();
+    const { runId, escalation } = await pausedHeartbeat(alice, "After restart");
+    // The claim as a resolve makes it, with the instance gone before it resumed the run.
+    await t.server.context.db
+      .updateTable("escalations")
+      .set({ status: "continued", decided_at: new Date().toISOString(), decided_by: String(alice.userId) })
+      .where("id", "=", escalation.id)
+      .execute();
+    await t.restart();
+    fake.enqueue({ text: "Added after the restart." });
+    // Two sweeps at once (two instances): the run's claim lets one resume it.
+    await Promise.all([sweepEscalations(t.server.context), sweepEscalations(t.server.context)]);
+    await expect.poll(() => runStatus(alice, runId)).toBe("completed");
+    expect((await todoTitles(alice)).filter((title) => title === "After restart")).toHaveLength(1);
+    // Resuming again (a crash after the tool ran) replays the recorded outcome instead of running it.
+    const row = await t.server.context.db
+      .selectFrom("escalations")
+      .select(["tool_state", "tool_result"])
+      .where("id", "=", escalation.id)
+      .executeTakeFirstOrThrow();
+    expect(row.tool_state).toBe("done");
+    expect(JSON.parse(row.tool_result as string)).toMatchObject({ ok: true });
+  });
+
+  it("agent RPC: a tool the owner's permission says ask for pauses; continue runs it and the answer reaches the caller", async () => {
+    const owner1 = await t.addUser(`rpcowner${++n}`);
+    const caller = await t.addUser(`rpccaller${n}`);
+    await grantAgentAccess(t, caller, owner1, { todosAccess: { access: "create" }, toolPolicy: { create_todo: "ask" } });
+    fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title: "From a contact" } }] });
+    const sent = await api(caller, "POST", "/agent/message", { to: `${owner1.username}_coo`, message: "Please add a todo" });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({ mode: "agent", status: "requires_action", response: null });
+    const [escalation] = await list(owner1, "pending");
+    expect(escalation).toMatchObject({ source: { type: "agent_rpc", id: String(caller.userId) }, toolName: "create_todo" });
+    expect(escalation?.summary).toContain(`${caller.username}'s agent`);
+    fake.enqueue({ text: "Added it for you." });
+    expect((await resolve(owner1, (escalation as WireEscalation).id, "continue")).status).toBe(200);
+    await expect.poll(async () => (await todoTitles(owner1)).includes("From a contact")).toBe(true);
+    const conversationId = sent.body.conversationId as number;
+    await expect
+      .poll(async () => JSON.stringify((await api(caller, "GET", `/conversations/${conversationId}`)).body))
+      .toContain("Added it for you.");
+  });
+
+  it("a bridge's tool approval waiting for the owner is in the escalation list; resolving it there decides the approval", async () => {
+    const { bob, bobBridge, alice } = await agentPair(t, { alice: `brA${++n}`, bob: `brB${n}` });
+    await bridgeHeartbeat(t, bobBridge);
+    const grant = await openGrant(t, alice.apiKey, bob, { requestedTtlMinutes: 30 });
+    const asked = await call<{ approvalId: string }>(t, bobBridge.deviceToken, "POST", "/local-agent/tool-approvals", {
+      communicationSessionId: grant.communicationSessionId,
+      toolName: "Bash",
+      toolInputSummary: "run ls",
+    });
+    expect(asked.status).toBe(201);
+    const { approvalId } = asked.body;
+    const pending = await list(bob, "pending");
+    expect(pending).toEqual([expect.objectContaining({ id: approvalId, source: { type: "bridge", id: grant.communicationSessionId } })]);
+    expect((await userEvents(t, bob)).some((e) => e.type === "escalation.requested")).toBe(true);
+    expect((await resolve(bob, approvalId, "continue")).body).toMatchObject({ escalation: { status: "continued" } });
+    const approval = await call<{ status: string; decision: string }>(t, bob.apiKey, "GET", `/local-agent/tool-approvals/${approvalId}`);
+    expect(approval.body).toMatchObject({ status: "allowed", decision: "allow" });
+    expect((await resolve(bob, approvalId, "stop")).body).toMatchObject({ error: "already_resolved" });
+  });
+});
