@@ -1,8 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sweepEscalations } from "../src/agent/escalations/escalations";
+import type { RunningServer } from "../src/server";
 import { agentPair, heartbeat as bridgeHeartbeat, call, grantAgentAccess, openGrant, storages, userEvents } from "./delegation-fixture";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
-import { startTestServer, type TestServer, type TestUser } from "./harness";
+import { WebhookReceiver } from "./fakes/webhook-receiver";
+import {
+  POSTGRES_URL,
+  REDIS_URL,
+  randomRedisPrefix,
+  startAnotherInstance,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "./harness";
 
 /**
  * Escalations over the wire: a heartbeat ACTIONS run (and an agent RPC) whose owner says `ask` for
@@ -29,18 +39,28 @@ interface WireEscalation {
 describe.each(storages("escalations"))("escalations (%s)", (storage) => {
   let t: TestServer;
   let fake: FakeProvider;
+  let receiver: WebhookReceiver;
   let n = 0;
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
+    receiver = await WebhookReceiver.start();
     t = await startTestServer(
-      { maintenanceIntervalMs: 0, modelProvider: "openai-compatible", modelBaseUrl: fake.baseUrl, model: "fake-escalations" },
+      {
+        maintenanceIntervalMs: 0,
+        modelProvider: "openai-compatible",
+        modelBaseUrl: fake.baseUrl,
+        model: "fake-escalations",
+        allowPrivateWebhooks: true,
+        webhookPollMs: 20,
+      },
       storage,
     );
   });
   afterAll(async () => {
     await t?.stop();
     await fake?.close();
+    await receiver?.close();
   });
 
   /** A fresh owner whose heartbeat runs ACTIONS and asks before create_todo. */
@@ -96,6 +116,21 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     const again = await resolve(alice, escalation.id, "continue");
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ error: "already_resolved" });
+  });
+
+  it("the owner's webhooks get escalation.requested and escalation.resolved through the outbox, signed", async () => {
+    const alice = await owner();
+    const { path, url } = receiver.newPath();
+    const created = await api(alice, "POST", "/webhooks", { url, events: ["escalation.requested", "escalation.resolved"] });
+    expect(created.status).toBe(201);
+    receiver.trust(path, created.body.secret as string);
+    const { escalation } = await pausedHeartbeat(alice, "Hooked");
+    fake.enqueue({ text: "Stopped as asked." });
+    await resolve(alice, escalation.id, "stop");
+    const [requested, resolved] = await receiver.nth(2, (w) => w.path === path);
+    expect(requested?.payload).toMatchObject({ type: "escalation.requested", data: { escalationId: escalation.id, tool: "create_todo" } });
+    expect(resolved?.payload).toMatchObject({ type: "escalation.resolved", data: { escalationId: escalation.id, decision: "stop" } });
+    expect(receiver.rejected).toEqual([]);
   });
 
   it("stop: the model reads 'stopped by the owner' and the run goes on without the call", async () => {
@@ -213,5 +248,56 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     const approval = await call<{ status: string; decision: string }>(t, bob.apiKey, "GET", `/local-agent/tool-approvals/${approvalId}`);
     expect(approval.body).toMatchObject({ status: "allowed", decision: "allow" });
     expect((await resolve(bob, approvalId, "stop")).body).toMatchObject({ error: "already_resolved" });
+  });
+});
+
+describe.skipIf(!POSTGRES_URL)("escalations across two instances (PostgreSQL + Redis)", () => {
+  let one: TestServer;
+  let two: RunningServer;
+  let fake: FakeProvider;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    one = await startTestServer(
+      {
+        redisUrl: REDIS_URL,
+        redisPrefix: randomRedisPrefix(),
+        maintenanceIntervalMs: 0,
+        modelProvider: "openai-compatible",
+        modelBaseUrl: fake.baseUrl,
+        model: "fake-escalations",
+      },
+      "postgres",
+    );
+    two = await startAnotherInstance(one);
+  });
+  afterAll(async () => {
+    await two?.close();
+    await one?.stop();
+    await fake?.close();
+  });
+
+  it("a resolve on each instance at once: one 200, one 409; the tool runs once and the run completes once", async () => {
+    const alice = await one.addUser("alice");
+    await alice.client.call("init");
+    await alice.client.call("setHeartbeatPolicy", { body: { tier: "ACTIONS", toolPolicy: { create_todo: "ask" } } });
+    fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title: "Two doors" } }] });
+    const { result: run } = await alice.client.call("runHeartbeat", { body: {} });
+    expect(run.status).toBe("requires_action");
+    const listed = await call<{ escalations: WireEscalation[] }>(one, alice.apiKey, "GET", "/escalations?status=pending");
+    const id = listed.body.escalations[0]?.id as string;
+    fake.enqueue({ text: "Added once." });
+    const resolveOn = (url: string) =>
+      fetch(`${url}/escalations/${id}/resolve`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${alice.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ decision: "continue" }),
+      }).then((response) => response.status);
+    const statuses = await Promise.all([resolveOn(one.server.apiUrl), resolveOn(two.apiUrl)]);
+    expect(statuses.sort()).toEqual([200, 409]);
+    await expect.poll(async () => (await alice.client.call("getHeartbeatRun", { params: { id: run.runId } })).run.status).toBe("completed");
+    const todos = (await alice.client.call("listTodos", {})).result.todos.filter((todo) => todo.title === "Two doors");
+    expect(todos).toHaveLength(1);
+    expect(fake.pending).toBe(0);
   });
 });
