@@ -60,6 +60,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "message → message.received verified by a local Standard Webhooks receiver (target p50 ≤ 50 ms); 10,000 deliveries drained while the receiver fails half",
     load: () => import("./webhooks"),
   },
+  escalations: {
+    summary:
+      "ask → escalation.requested on the owner's stream (target p50 ≤ 10 ms) and continue → the tool runs (≤ 20 ms), each beside a same-run baseline",
+    load: () => import("./escalations"),
+  },
   heartbeat: {
     summary:
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",

@@ -387,15 +387,15 @@ export async function resumeRun(app: AppContext, runId: string): Promise<boolean
   const { db, clock } = app;
   const resumes = resumesOf(app);
   const now = clock.iso();
-  const claim = await db
+  const run = await db
     .updateTable("paused_runs")
     .set({ status: "resuming", resume_started_at: now, updated_at: now })
     .where("id", "=", runId)
     .where("status", "=", "waiting")
     .where((eb) => eb.not(eb.exists(eb.selectFrom("escalations").select("id").where("run_id", "=", runId).where("status", "=", "pending"))))
+    .returningAll()
     .executeTakeFirst();
-  if (claim.numUpdatedRows === 0n) return false;
-  const run = await db.selectFrom("paused_runs").selectAll().where("id", "=", runId).executeTakeFirstOrThrow();
+  if (!run) return false;
   const decided = await db.selectFrom("escalations").selectAll().where("run_id", "=", runId).orderBy("created_at").orderBy("id").execute();
   const source = sourceOf(run.source_type);
   const context = JSON.parse(run.context) as unknown;

@@ -197,6 +197,9 @@ async function afterRun(
   result: AgentRunResult,
 ): Promise<RunOutcome | "paused"> {
   const { ownerId } = context;
+  // Paused: the owner hears of it first; the tokens are recorded after.
+  const paused = result.status === "requires_action";
+  if (paused) await pauseRun(app, { ownerId, source: heartbeatEscalations, sourceId: String(context.runId), context, result });
   for (const call of result.calls) {
     await recordModelUsage(app.db, {
       userId: ownerId,
@@ -208,8 +211,7 @@ async function afterRun(
       completionTokens: call.completionTokens,
     });
   }
-  if (result.status === "requires_action") {
-    await pauseRun(app, { ownerId, source: heartbeatEscalations, sourceId: String(context.runId), context, result });
+  if (paused) {
     await markRequiresAction(app.db, context.runId);
     return "paused";
   }
