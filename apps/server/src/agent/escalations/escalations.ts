@@ -7,7 +7,7 @@ import { canonicalHash } from "../../delegation/grants/canonical-hash";
 import type { EventBatch } from "../../delegation/realtime/event-log";
 import { conflict, notFound } from "../../http/errors";
 import { newId } from "../../ids";
-import { enqueueEscalationRequested, enqueueWebhookEvent } from "../../webhooks/webhook-outbox";
+import { enqueueEscalationRequested, enqueueEscalationResolved } from "../../webhooks/webhook-outbox";
 import { type AgentRunRequest, type AgentRunResult, type PendingCall, runAgent } from "../runner/agent-runner";
 import { findTool } from "../tools/registry";
 import { type CallGuard, ToolFailure } from "../tools/to-ai-tools";
@@ -194,7 +194,7 @@ async function announceResolved(tx: Kysely<Schema>, events: EventBatch, app: App
   const escalation = toEscalation(row);
   await events.appendToUserStream(tx, row.owner_id, "escalation.resolved", { escalation });
   const decision = row.status === "continued" ? "continue" : row.status === "stopped" ? "stop" : "expired";
-  await enqueueWebhookEvent(tx, events, app.clock, row.owner_id, "escalation.resolved", {
+  await enqueueEscalationResolved(tx, events, app.clock, row.owner_id, {
     escalationId: row.id,
     decision,
     resolvedAt: row.decided_at ?? app.clock.iso(),
@@ -208,7 +208,6 @@ async function announceResolved(tx: Kysely<Schema>, events: EventBatch, app: App
  */
 export async function decideEscalation(app: AppContext, ownerId: number, id: string, decision: "continue" | "stop"): Promise<Escalation> {
   const { db, clock } = app;
-  await findOwnEscalation(db, ownerId, id);
   const now = clock.iso();
   const events = app.realtime.batch();
   const claimed = await db.transaction().execute(async (tx) => {
@@ -225,6 +224,7 @@ export async function decideEscalation(app: AppContext, ownerId: number, id: str
     return row;
   });
   if (!claimed) {
+    // Another owner's (or no) escalation is a 404 here, after the UPDATE that could not touch it.
     const current = await findOwnEscalation(db, ownerId, id);
     if (current.status === "pending" || current.status === "expired") {
       // Due but not yet swept: expire it now (the same conditional update the sweep makes).

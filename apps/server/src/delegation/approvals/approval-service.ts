@@ -3,7 +3,7 @@ import { recordAudit } from "../../audit/audit-log";
 import type { DevicePrincipal, Principal, UserPrincipal } from "../../auth/principal";
 import { type ApiError, conflict, notFound } from "../../http/errors";
 import { newId } from "../../ids";
-import { enqueueEscalationRequested, enqueueWebhookEvent } from "../../webhooks/webhook-outbox";
+import { enqueueEscalationRequested, enqueueEscalationResolved } from "../../webhooks/webhook-outbox";
 import { findGrant, grantNotFound, inWriteUnit, requireActiveGrant } from "../grants";
 import { fromApproval } from "./approval-escalation";
 import { type Deps, expireApproval, expireDueApprovals, expiryReason } from "./approval-expiry";
@@ -210,7 +210,7 @@ export async function resolveToolApproval(
     const escalation = fromApproval(toToolApproval((await findApproval(tx, record.id)) as ApprovalRecord));
     if (escalation) {
       await unit.events.appendToUserStream(tx, owner.userId, "escalation.resolved", { escalation });
-      await enqueueWebhookEvent(tx, unit.events, clock, owner.userId, "escalation.resolved", {
+      await enqueueEscalationResolved(tx, unit.events, clock, owner.userId, {
         escalationId: record.id,
         decision: answer.decision === "allow" ? "continue" : "stop",
         resolvedAt,
