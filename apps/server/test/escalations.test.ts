@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sweepEscalations } from "../src/agent/escalations/escalations";
 import type { RunningServer } from "../src/server";
@@ -228,6 +229,25 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     await expect
       .poll(async () => JSON.stringify((await api(caller, "GET", `/conversations/${conversationId}`)).body))
       .toContain("Added it for you.");
+
+    // The same over A2A (v0.3 message/send): a task in INPUT_REQUIRED naming the escalation.
+    fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title: "Over A2A" } }] });
+    const a2a = await t.fetch(`/a2a/${owner1.username}_coo`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${caller.apiKey}` },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "message/send",
+        params: { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "Another todo" }] } },
+      }),
+    });
+    const task = (await a2a.json()) as { result: { kind: string; status: { state: string }; metadata: { escalationIds: string[] } } };
+    expect(task.result).toMatchObject({ kind: "task", status: { state: "input-required" } });
+    const [waiting] = await list(owner1, "pending");
+    expect(task.result.metadata.escalationIds).toEqual([waiting?.id]);
+    fake.enqueue({ text: "Not added." });
+    expect((await resolve(owner1, waiting?.id as string, "stop")).status).toBe(200);
   });
 
   it("a bridge's tool approval waiting for the owner is in the escalation list; resolving it there decides the approval", async () => {
