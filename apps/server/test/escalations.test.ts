@@ -68,7 +68,7 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
   async function owner(): Promise<TestUser> {
     const user = await t.addUser(`owner${++n}`);
     await user.client.call("init");
-    await user.client.call("setHeartbeatPolicy", { body: { tier: "ACTIONS", toolPolicy: { create_todo: "ask" } } });
+    await user.client.call("setHeartbeatPolicy", { body: { tier: "ACTIONS", toolPolicy: { create_todo: "ask", edit_note: "deny" } } });
     return user;
   }
 
@@ -94,7 +94,13 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
 
   it("ask pauses the run (pending, on the stream); continue runs the recorded call once and the run completes", async () => {
     const alice = await owner();
+    expect((await alice.client.call("getHeartbeatPolicy")).policy.toolPolicy).toEqual({ create_todo: "ask", edit_note: "deny" });
+    const before = fake.requests.length;
     const { runId, escalation } = await pausedHeartbeat(alice, "Buy milk");
+    // ask keeps the tool (the model may call it); deny removes it.
+    const offered = ((fake.requests[before]?.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
+    expect(offered).toContain("create_todo");
+    expect(offered).not.toContain("edit_note");
     expect(escalation.summary).toContain("Buy milk");
     expect(escalation.argumentsHash).toMatch(/^[0-9a-f]{64}$/);
     expect(await todoTitles(alice)).not.toContain("Buy milk");
@@ -182,6 +188,7 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     expect(await list(mallory)).toEqual([]);
     expect((await api(alice, "POST", `/escalations/${escalation.id}/resolve`, { decision: "maybe" })).status).toBe(400);
     expect((await api(alice, "GET", "/escalations?status=waiting")).status).toBe(400);
+    expect((await alice.client.raw("setHeartbeatPolicy", { body: { toolPolicy: { create_todo: "maybe" } } as never })).status).toBe(400);
     fake.enqueue({ text: "Stopped." });
     expect((await resolve(alice, escalation.id, "stop")).status).toBe(200);
   });
