@@ -275,6 +275,22 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     const approval = await call<{ status: string; decision: string }>(t, bob.apiKey, "GET", `/local-agent/tool-approvals/${approvalId}`);
     expect(approval.body).toMatchObject({ status: "allowed", decision: "allow" });
     expect((await resolve(bob, approvalId, "stop")).body).toMatchObject({ error: "already_resolved" });
+    // One left alone expires (the approvals' own 5 minutes): expired here too, with its resolved event.
+    const second = await call<{ approvalId: string }>(t, bobBridge.deviceToken, "POST", "/local-agent/tool-approvals", {
+      communicationSessionId: grant.communicationSessionId,
+      toolName: "Write",
+      toolInputSummary: "write a file",
+    });
+    await t.server.context.db
+      .updateTable("tool_approvals")
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where("id", "=", second.body.approvalId)
+      .execute();
+    expect((await list(bob)).find((e) => e.id === second.body.approvalId)).toMatchObject({ status: "expired", decidedBy: "expiry" });
+    const resolvedIds = (await userEvents(t, bob))
+      .filter((e) => e.type === "escalation.resolved")
+      .map((e) => (e.data as { escalation: WireEscalation }).escalation.id);
+    expect(resolvedIds).toEqual([approvalId, second.body.approvalId]);
   });
 });
 

@@ -3,9 +3,9 @@ import { recordAudit } from "../../audit/audit-log";
 import type { DevicePrincipal, Principal, UserPrincipal } from "../../auth/principal";
 import { type ApiError, conflict, notFound } from "../../http/errors";
 import { newId } from "../../ids";
-import { enqueueEscalationRequested, enqueueEscalationResolved } from "../../webhooks/webhook-outbox";
+import { enqueueEscalationRequested } from "../../webhooks/webhook-outbox";
 import { findGrant, grantNotFound, inWriteUnit, requireActiveGrant } from "../grants";
-import { fromApproval } from "./approval-escalation";
+import { announceApprovalResolved, fromApproval } from "./approval-escalation";
 import { type Deps, expireApproval, expireDueApprovals, expiryReason } from "./approval-expiry";
 import { type ApprovalRecord, findApproval, notifyDecision, selectApprovals, toToolApproval } from "./approval-records";
 import { approvalSessionHandle } from "./approval-session";
@@ -207,15 +207,7 @@ export async function resolveToolApproval(
       await tx.updateTable("tool_approvals").set({ policy_id: policyId }).where("id", "=", record.id).execute();
     }
     await notifyDecision(unit, record, { decision: answer.decision, scope: answer.scope, resolvedAt });
-    const escalation = fromApproval(toToolApproval((await findApproval(tx, record.id)) as ApprovalRecord));
-    if (escalation) {
-      await unit.events.appendToUserStream(tx, owner.userId, "escalation.resolved", { escalation });
-      await enqueueEscalationResolved(tx, unit.events, clock, owner.userId, {
-        escalationId: record.id,
-        decision: answer.decision === "allow" ? "continue" : "stop",
-        resolvedAt,
-      });
-    }
+    await announceApprovalResolved(unit, clock, record.id, answer.decision === "allow" ? "continue" : "stop");
     await recordAudit(tx, clock, {
       actor: owner,
       action: "tool_approval.resolve",
