@@ -32,7 +32,7 @@ export const Escalation = z.object({
   createdAt: Timestamp,
   expiresAt: Timestamp.describe("left alone until then, it counts as stop"),
   decidedAt: Timestamp.nullable(),
-  decidedBy: z.string().nullable().describe("the owner's user id, or `expiry`"),
+  decidedBy: z.string().nullable().describe("the owner's user id (`owner` for a bridge approval), or `expiry`"),
 });
 export type Escalation = z.infer<typeof Escalation>;
 
