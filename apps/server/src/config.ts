@@ -17,6 +17,7 @@ export const ServerConfigSchema = z.object({
   redisUrl: z
     .string()
     .regex(/^rediss?:\/\//, { error: "must be a redis:// or rediss:// URL" })
+    .refine((url) => URL.canParse(url), { error: "must be a redis:// or rediss:// URL" })
     .optional(),
   /**
    * Prefixes every Redis key and channel, so several Tandem servers (or test runs) can share one Redis

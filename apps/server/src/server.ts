@@ -12,6 +12,7 @@ import { registerEscalationSource, stopEscalations } from "./agent/escalations/e
 import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
 import { heartbeatEscalations } from "./agent/heartbeat/heartbeat-run";
 import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
+import { managedAgentHandlers } from "./agent/managed-agents/managed-agent-routes";
 import { mcpRouter } from "./agent/mcp-server/mcp-route";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
@@ -91,9 +92,6 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(accessLog(context.logger, context.config.accessLog));
-  app.get("/healthz", (_req, res) => {
-    res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
-  });
   // Share links' public face (guestRouter) and their v1 routes redeem tokens through one guard, so its limits are shared.
   const shareGuard = new ShareGuard(context);
   const api = buildApi(API_BASE_PATH, context.authenticator, {
@@ -131,13 +129,18 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...mcpHandlers(context),
     ...webhookHandlers(context),
     ...escalationHandlers(context),
+    ...managedAgentHandlers(context),
+  });
+  // First, so a request naming a route exactly (most API calls) goes straight to it without
+  // trying every route below: none of those is under the API's base path but the confirmation
+  // form's POST, which is not in the route table (mcpCallbackFormRouter checks that).
+  app.use(api.exactRoutes);
+  app.get("/healthz", (_req, res) => {
+    res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
   });
   // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON): a POST to a
-  // path whose GET is in the route table, so it goes before the exact routes.
+  // path whose GET is in the route table, so it goes before the API's router.
   app.use(mcpCallbackFormRouter(context));
-  // Early, so a request naming a route exactly (most API calls) goes straight to it without
-  // trying every page and OAuth route below: none of those is under the API's base path.
-  app.use(api.exactRoutes);
   // The root page (or the first-run form), sign-in, OAuth metadata and the authorization server under /oauth.
   app.use(
     oauth.routes((_req, res) => {
@@ -182,7 +185,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     shared.limiter("requests", { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
     shared.limiter("auth-failures", { perMinute: config.authFailuresPerMinute, burst: config.authFailureBurst }),
   );
-  authenticator.addVerifier(new ApiKeyVerifier(database.db, database.reads));
+  authenticator.addVerifier(new ApiKeyVerifier(database.db, database.reads, database.readsNow));
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator, shared };
   const sync = new SyncServer(base, await createRedisRelay(base));

@@ -747,6 +747,13 @@ describe("the private-address guard for remote tool servers", () => {
         expect(answer.body.error, serverUrl).toBe("address_refused");
         expect(answer.body.message).toContain("TANDEM_ALLOW_PRIVATE_TOOL_SERVERS");
       }
+      // A host that does not resolve is refused too, without the hint (no setting would help).
+      const nowhere = await call<Json>(t, alice.apiKey, "POST", "/tools/mcp", { name: "nowhere", serverUrl: "http://nothing.invalid/mcp" });
+      expect([nowhere.status, nowhere.body.error, nowhere.body.message]).toEqual([
+        400,
+        "address_refused",
+        "nothing.invalid does not resolve",
+      ]);
       expect((await ok<Json>(t, alice.apiKey, "GET", "/tools/mcp")).servers).toEqual([]);
     } finally {
       await t.stop();

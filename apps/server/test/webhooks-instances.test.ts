@@ -83,7 +83,20 @@ describe.skipIf(!POSTGRES_URL)("webhooks across instances (PostgreSQL + Redis)",
         });
         const body = (await response.json()) as { error: string; message: string };
         expect([url, response.status, body.error]).toEqual([url, 400, "address_refused"]);
+        // The same words as remote tool servers' (one shared check), naming this operator setting.
+        expect(body.message).toMatch(
+          /a loopback, private, link-local or reserved address; an operator may allow this with TANDEM_ALLOW_PRIVATE_WEBHOOKS=1$/,
+        );
       }
+      const nowhere = await fetch(`${strict.apiUrl}/webhooks`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${bob.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ url: "http://nothing.invalid/hook", events: ["grant.revoked"] }),
+      });
+      expect([nowhere.status, await nowhere.json()]).toEqual([
+        400,
+        expect.objectContaining({ error: "address_refused", message: "nothing.invalid does not resolve" }),
+      ]);
       const first = await call(one, bob.apiKey, "GET", "/webhooks");
       expect(first.body).toMatchObject({ webhooks: [] });
     } finally {

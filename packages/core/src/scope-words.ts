@@ -30,6 +30,8 @@ export const SCOPE_WORDS: Readonly<Record<string, string>> = {
   "os.heartbeat:run":
     "Run your heartbeat and set its tier and schedule (its runs read and write only what this app's other permissions allow; changing its checklist also needs permission to write your memory)",
   "os.heartbeat:write": "Nothing at present (no operation needs this permission)",
+  "os.agents:read": "See your managed agents, their keys and their runs",
+  "os.agents:write": "Create, change, pause and delete your managed agents, make and revoke their keys, and run them",
   "agent.message:send": "Send messages as you to people and groups",
   "net.contacts:manage": "Manage your contacts",
 };

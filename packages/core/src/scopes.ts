@@ -3,7 +3,7 @@
  * needs. Levels do not imply each other (a write-only key cannot read), so a key says exactly
  * what it may do.
  */
-export const SCOPE_AREAS = ["notes", "snapshots", "todos", "team", "network", "share", "memory", "heartbeat", "tools"] as const;
+export const SCOPE_AREAS = ["notes", "snapshots", "todos", "team", "network", "share", "memory", "heartbeat", "tools", "agents"] as const;
 export type ScopeArea = (typeof SCOPE_AREAS)[number];
 
 export const SCOPE_LEVELS = ["read", "write", "run"] as const;

@@ -59,6 +59,20 @@ export type ConnectionsFacet = Pick<
   | "removeMcpServer"
   | "listConnectedApps"
   | "revokeConnectedApp"
+> &
+  WebhooksFacet;
+
+/** Webhook endpoints (src/host/connections/webhooks.ts), part of Connections. */
+export type WebhooksFacet = Pick<
+  DesktopApi,
+  | "listWebhooks"
+  | "addWebhook"
+  | "setWebhookEnabled"
+  | "rotateWebhookSecret"
+  | "testWebhook"
+  | "listWebhookDeliveries"
+  | "replayWebhookDelivery"
+  | "removeWebhook"
 >;
 
 /** The inbox (src/host/inbox): conversations with people and groups. */

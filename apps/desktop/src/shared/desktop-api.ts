@@ -134,6 +134,22 @@ export interface DesktopApi {
   listConnectedApps(): Promise<ConnectedAppList>;
   /** Disconnects an app: its tokens stop working at once. */
   revokeConnectedApp(input: { clientId: string }): Promise<void>;
+  /** Webhook endpoints (Standard Webhooks) with the events one may pick; `supported: false` when the server has no such routes. */
+  listWebhooks(): Promise<WebhookList>;
+  /** Adds an endpoint; the answer carries its signing secret, which no later answer shows. */
+  addWebhook(input: { url: string; events: readonly string[]; description?: string }): Promise<WebhookWithSecret>;
+  /** Turns an endpoint off or on again (on again forgets the failures that turned it off). */
+  setWebhookEnabled(input: { id: string; enabled: boolean }): Promise<WebhookItem>;
+  /** A new signing secret, shown once; the old one keeps signing beside it for 24 hours. */
+  rotateWebhookSecret(input: { id: string }): Promise<WebhookWithSecret>;
+  /** Queues a `webhook.test` delivery to the endpoint now. */
+  testWebhook(input: { id: string }): Promise<WebhookDeliveryItem>;
+  /** The endpoint's newest deliveries, newest first, with their attempts. */
+  listWebhookDeliveries(input: { id: string }): Promise<WebhookDeliveryItem[]>;
+  /** Sends a finished delivery again (same webhook-id and body). */
+  replayWebhookDelivery(input: { id: string; deliveryId: string }): Promise<WebhookDeliveryItem>;
+  /** Removes an endpoint with its pending deliveries and its log. */
+  removeWebhook(input: { id: string }): Promise<void>;
 
   // The inbox (src/host/inbox): conversations with people and groups, kept on the server.
   /** Conversations with people (`coo`), groups (`group`) or both (`all`), newest first, with their unread counts. */
@@ -669,6 +685,61 @@ export interface ConnectedAppList {
   readonly apps: readonly ConnectedAppItem[];
 }
 
+export interface WebhookItem {
+  readonly id: string;
+  /** Where deliveries are POSTed. Shown as text. */
+  readonly url: string;
+  readonly description: string;
+  readonly events: readonly string[];
+  readonly enabled: boolean;
+  /** Why it is off, in words (null while on). */
+  readonly disabledReason: string | null;
+  /** Since when its deliveries fail, none having succeeded since (null while they succeed). */
+  readonly failingSince: string | null;
+  /** After a rotation: until when the old secret also signs. */
+  readonly previousSecretExpiresAt: string | null;
+  readonly createdAt: string;
+}
+
+export interface WebhookList {
+  /** False when the server has no webhook routes (an older server). */
+  readonly supported: boolean;
+  readonly webhooks: readonly WebhookItem[];
+  /** The events an endpoint may subscribe to, as the server names them. */
+  readonly eventTypes: readonly string[];
+  /** Set when the desktop's key lacks the os.tools scopes (a pairing-code sign-in): why the list is empty, in words. */
+  readonly notAllowed?: string;
+}
+
+export interface WebhookWithSecret {
+  readonly webhook: WebhookItem;
+  /** `whsec_…`: shown this once, for the receiver's Standard Webhooks library. */
+  readonly secret: string;
+}
+
+export interface WebhookAttemptItem {
+  readonly attemptedAt: string;
+  /** The receiver's HTTP status; null when none came (no answer in time, a refused address, a network error). */
+  readonly statusCode: number | null;
+  readonly durationMs: number;
+  /** Why it failed, from the server (may carry the receiver's words): shown as text. */
+  readonly error: string | null;
+}
+
+export interface WebhookDeliveryItem {
+  /** The `webhook-id` header, the same on every attempt and replay. */
+  readonly id: string;
+  readonly type: string;
+  readonly status: "pending" | "succeeded" | "failed";
+  readonly attemptCount: number;
+  /** When it is tried next, while pending. */
+  readonly nextAttemptAt: string | null;
+  readonly lastStatusCode: number | null;
+  readonly lastError: string | null;
+  readonly createdAt: string;
+  readonly attempts: readonly WebhookAttemptItem[];
+}
+
 // ---- The inbox (src/host/inbox, src/renderer/inbox) ----
 
 /** `coo`: conversations with people; `group`: groups; `all`: both (never the personal agent's, which the Agent section shows). */
@@ -908,6 +979,14 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   removeMcpServer: true,
   listConnectedApps: true,
   revokeConnectedApp: true,
+  listWebhooks: true,
+  addWebhook: true,
+  setWebhookEnabled: true,
+  rotateWebhookSecret: true,
+  testWebhook: true,
+  listWebhookDeliveries: true,
+  replayWebhookDelivery: true,
+  removeWebhook: true,
   listInbox: true,
   openInboxConversation: true,
   markInboxRead: true,

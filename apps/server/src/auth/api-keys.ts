@@ -2,8 +2,10 @@ import { isScope, type Scope } from "@tandem/core";
 import type { CompiledQuery, Kysely } from "kysely";
 import { nowIso } from "../clock";
 import type { Schema } from "../db/schema";
+import type { SyncReads } from "../db/sync-reads";
 import { notFound } from "../http/errors";
 import { bumpAccessEpoch } from "../sync/access-epoch";
+import { agentKeyScopes } from "./agent-key-scopes";
 import type { CredentialVerifier, Principal } from "./principal";
 import { issueToken, parseToken, secretMatches } from "./secret-token";
 
@@ -23,7 +25,7 @@ export interface CreatedApiKey {
 
 export async function createApiKey(
   db: Kysely<Schema>,
-  input: { userId: number; scopes: readonly Scope[]; label?: string | null },
+  input: { userId: number; scopes: readonly Scope[]; label?: string | null; agentId?: number },
 ): Promise<CreatedApiKey> {
   const issued = issueToken(API_KEY_PREFIX);
   const createdAt = nowIso();
@@ -39,6 +41,7 @@ export async function createApiKey(
       created_at: createdAt,
       last_used_at: null,
       revoked_at: null,
+      agent_id: input.agentId ?? null,
     })
     .execute();
   return { keyId: issued.id, apiKey: issued.token, userId: input.userId, label: input.label ?? null, scopes, createdAt };
@@ -75,6 +78,8 @@ export async function listApiKeys(db: Kysely<Schema>, userId: number): Promise<A
     .selectFrom("api_keys")
     .selectAll()
     .where("user_id", "=", userId)
+    // A managed agent's keys are listed with the agent (GET /managed-agents/{id}/keys).
+    .where("agent_id", "is", null)
     .orderBy("created_at", "desc")
     .orderBy("id")
     .execute();
@@ -122,7 +127,19 @@ function keyLookup(db: Kysely<Schema>, keyIds: readonly string[]) {
   return db
     .selectFrom("api_keys")
     .innerJoin("users", "users.id", "api_keys.user_id")
-    .select(["api_keys.id", "api_keys.secret_hash", "api_keys.label", "api_keys.scopes", "users.id as user_id", "users.username"])
+    .leftJoin("managed_agents", "managed_agents.id", "api_keys.agent_id")
+    .select([
+      "api_keys.id",
+      "api_keys.secret_hash",
+      "api_keys.label",
+      "api_keys.scopes",
+      "users.id as user_id",
+      "users.username",
+      "api_keys.agent_id",
+      "managed_agents.handle as agent_handle",
+      "managed_agents.status as agent_status",
+      "managed_agents.agent_grant",
+    ])
     .where("api_keys.id", "in", keyIds)
     .where("api_keys.revoked_at", "is", null);
 }
@@ -154,7 +171,21 @@ class KeyLookups {
   /** Compiled statements by (padded) number of keys: compiling costs more than SQLite takes to run one. */
   readonly #compiled = new Map<number, CompiledQuery<KeyRow>>();
 
-  constructor(private readonly db: Kysely<Schema>) {}
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly now: SyncReads | undefined,
+  ) {}
+
+  /**
+   * The key's row read here and now on the synchronous connection (null: no such unrevoked key),
+   * or undefined when there is none or it could not answer ({@link find} then). Nothing to batch:
+   * the read costs microseconds and starts after the request arrived, as a fresh one does.
+   */
+  findNow(keyId: string): KeyRow | null | undefined {
+    if (!this.now) return undefined;
+    const rows = this.now.rowsNow<KeyRow>({ ...this.#statementFor(1), parameters: [keyId] });
+    return rows && (rows[0] ?? null);
+  }
 
   find(keyId: string): Promise<KeyRow | undefined> {
     return new Promise((resolve, reject) => {
@@ -227,20 +258,38 @@ export class ApiKeyVerifier implements CredentialVerifier {
   /**
    * @param db where `last_used_at` is written
    * @param reads where key rows are read (`Database.reads`: on SQLite, without a trip through the thread pool)
+   * @param readsNow the connection behind `reads` on SQLite (`Database.readsNow`), read without Kysely
    */
   constructor(
     private readonly db: Kysely<Schema>,
     reads: Kysely<Schema> = db,
+    readsNow?: SyncReads,
   ) {
-    this.#lookups = new KeyLookups(reads);
+    this.#lookups = new KeyLookups(reads, readsNow);
   }
 
   async verify(token: string): Promise<Principal | null> {
     const parsed = parseToken(API_KEY_PREFIX, token);
     if (!parsed) return null;
-    const row = await this.#lookups.find(parsed.id);
+    const found = this.#lookups.findNow(parsed.id);
+    const row = found === undefined ? await this.#lookups.find(parsed.id) : found;
     if (!row || !secretMatches(parsed.secret, row.secret_hash)) return null;
     this.#touch(row.id);
+    if (row.agent_id !== null) {
+      // An agent's key whose agent is gone is no key (the cascade removes it too).
+      if (row.agent_handle === null || row.agent_status === null) return null;
+      return {
+        userId: row.user_id,
+        username: row.username,
+        credential: {
+          kind: "api_key",
+          id: row.id,
+          label: row.label,
+          scopes: agentKeyScopes(row.agent_grant ?? ""),
+          agent: { id: Number(row.agent_id), handle: row.agent_handle, status: row.agent_status },
+        },
+      };
+    }
     return {
       userId: row.user_id,
       username: row.username,

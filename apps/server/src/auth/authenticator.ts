@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { RouteAuth, Scope } from "@tandem/core";
-import { forbidden, invalidCredential, missingCredential, tooManyRequests } from "../http/errors";
-import type { CredentialVerifier, Principal, VerifyOptions } from "./principal";
+import { agentPaused, forbidden, invalidCredential, missingCredential, tooManyRequests } from "../http/errors";
+import { agentOf, type CredentialVerifier, type Principal, type VerifyOptions } from "./principal";
 import type { RateLimiter } from "./rate-limiter";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -50,7 +50,10 @@ export class Authenticator {
   /** The principal behind a token, or null; used by sync as well as HTTP. */
   async verify(token: string, options?: VerifyOptions): Promise<Principal | null> {
     const verifier = this.#verifiers.find((v) => token.startsWith(v.prefix));
-    return verifier ? verifier.verify(token, options) : null;
+    const principal = verifier ? await verifier.verify(token, options) : null;
+    // A managed agent's key is refused wherever a caller did not say it takes one.
+    if (principal && agentOf(principal) && !options?.allowAgent) return null;
+    return principal;
   }
 
   /**
@@ -65,7 +68,7 @@ export class Authenticator {
   ): Promise<Principal> {
     const token = presentedToken(headers);
     if (token === undefined) throw missingCredential();
-    const principal = token === "" ? null : await this.verify(token);
+    const principal = token === "" ? null : await this.verify(token, { allowAgent: true });
     if (!principal) {
       const retryAfter = await this.failureLimiter.take(clientAddress);
       throw retryAfter === null ? invalidCredential() : tooManyRequests(retryAfter);
@@ -74,6 +77,13 @@ export class Authenticator {
       throw forbidden("wrong_credential_type", `This route needs a ${auth === "device" ? "device token" : "user API key"}`);
     }
     const { credential } = principal;
+    const agent = agentOf(principal);
+    if (agent) {
+      // The agent is its grant: a route that needs no scope (messaging as the owner, the owner's
+      // account, MCP, A2A) is the owner's, never the agent's.
+      if (scopes.length === 0) throw forbidden("agent_not_allowed", "A managed agent's key cannot call this route");
+      if (agent.status === "paused") throw agentPaused(agent.handle);
+    }
     const missing = credential.kind !== "device" ? scopes.filter((scope) => !credential.scopes.has(scope)) : [];
     if (missing.length > 0) {
       throw forbidden("insufficient_scope", `This route needs the scope${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);

@@ -7,6 +7,19 @@ export interface ApiKeyCredential {
   readonly id: string;
   readonly label: string | null;
   readonly scopes: ReadonlySet<Scope>;
+  /**
+   * Set when the key is a managed agent's: the principal is then the agent, not its owner
+   * (`userId` is the owner's, whose workspace the agent works in). Its scopes come from the
+   * agent's grant, and only routes that take an agent let it through (auth/authenticator.ts).
+   */
+  readonly agent?: KeyAgent;
+}
+
+/** The managed agent behind an agent's key, as it was when the request was authenticated. */
+export interface KeyAgent {
+  readonly id: number;
+  readonly handle: string;
+  readonly status: "active" | "paused";
 }
 
 /** An OAuth access token (a JWT the authorization server minted), limited to the scopes its grant gave. */
@@ -59,6 +72,17 @@ export interface VerifyOptions {
    * is its grant revoked, not the quarter-hour an access token lives.
    */
   readonly acceptExpired?: boolean;
+  /**
+   * Accept a managed agent's key. Off by default, so every path that reads a credential by itself
+   * (sync, the event stream, share links, OAuth pages) refuses an agent: only the route table's
+   * routes, which check the agent's scopes, take one.
+   */
+  readonly allowAgent?: boolean;
+}
+
+/** The managed agent a principal is, or undefined for a person (or a device). */
+export function agentOf(principal: Principal): KeyAgent | undefined {
+  return principal.credential.kind === "api_key" ? principal.credential.agent : undefined;
 }
 
 /**

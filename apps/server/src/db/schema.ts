@@ -27,6 +27,8 @@ export interface ApiKeysTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Set on a managed agent's key: its principal is that agent (`managed_agents.id`), not the user. */
+  agent_id: Generated<number | null>;
 }
 
 export interface FoldersTable {
@@ -828,6 +830,48 @@ export interface WebhookAttemptsTable {
   next_attempt_at: string | null;
 }
 
+export interface ManagedAgentsTable {
+  id: Generated<number>;
+  owner_id: number;
+  handle: string;
+  name: string;
+  description: string;
+  instructions: string;
+  /** A model alias (or a configured model id). */
+  model: string;
+  /** JSON array of tool namespaces. */
+  namespaces: string;
+  /** JSON `{notesAccess, todoAccess}`. */
+  agent_grant: string;
+  /** JSON `{<tool>: allow|ask|deny}`. */
+  tool_policy: string;
+  status: "active" | "paused";
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ManagedAgentRunsTable {
+  id: Generated<number>;
+  agent_id: number;
+  owner_id: number;
+  /** How it was reached: `runs` (its runs route), `agent_message`, `a2a`. */
+  source: string;
+  /** The person asking (null: the owner or the agent's own key). */
+  caller_user_id: number | null;
+  api_key_id: string | null;
+  status: "running" | "requires_action" | "completed" | "failed" | "stopped";
+  input: string;
+  output: string;
+  /** JSON array of tool names, in call order. */
+  tools_used: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  error: string | null;
+  model: string;
+  created_at: string;
+  finished_at: string | null;
+}
+
 export type EscalationSourceType = "heartbeat" | "managed_agent" | "agent_rpc";
 
 export interface PausedRunsTable {
@@ -926,6 +970,8 @@ export interface Schema {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  managed_agents: ManagedAgentsTable;
+  managed_agent_runs: ManagedAgentRunsTable;
   paused_runs: PausedRunsTable;
   escalations: EscalationsTable;
   sign_in_counts: SignInCountsTable;

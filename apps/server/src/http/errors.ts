@@ -22,6 +22,8 @@ export const invalidCredential = () =>
 export const forbidden = (code: string, message: string) => new ApiError(403, code, message);
 export const notFound = (what: string) => new ApiError(404, "not_found", `${what} not found`);
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);
+/** A managed agent its owner paused, reached by any path (its key, its runs, a message, A2A). */
+export const agentPaused = (handle: string) => new ApiError(409, "agent_paused", `The agent ${handle} is paused by its owner`);
 export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);
 /** Storage is full, read-only or unreachable; `message` says what became of the request's change. */
 export const storageUnavailable = (

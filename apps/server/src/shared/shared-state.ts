@@ -4,6 +4,7 @@ import type { Redis } from "ioredis";
 import { BurstyRateLimiter, type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { ServerConfig } from "../config";
 import type { Logger } from "../logger";
+import { redisOptionsFromUrl } from "./redis-url";
 
 /**
  * What the server's instances must agree on and that is not the database's to hold: request
@@ -212,9 +213,11 @@ class RedisState implements SharedState {
     // instead of holding the request until it is back.
     const options = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false } as const;
     // Named, so `CLIENT LIST` shows whose they are: the instance's only two connections to Redis.
-    this.#client = new RedisClient(url, { ...options, connectionName: `${prefix}:commands` });
+    const address = redisOptionsFromUrl(url);
+    this.#client = new RedisClient({ ...address, ...options, connectionName: `${prefix}:commands` });
     // The subscriber queues its SUBSCRIBEs until connected, and ioredis subscribes again after a reconnect.
-    this.#subscriber = new RedisClient(url, {
+    this.#subscriber = new RedisClient({
+      ...address,
       ...options,
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,

@@ -1,9 +1,9 @@
 import type { WebhookEventType } from "@tandem/core";
 import type { Selectable } from "kysely";
-import { AddressRefused, vettedAddresses } from "../agent/tools/mcp/address-guard";
+import { refuseUnsafeUrl } from "../agent/tools/mcp/address-guard";
 import type { AppContext } from "../context";
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from "../db/schema";
-import { ApiError, badRequest, notFound } from "../http/errors";
+import { ApiError, notFound } from "../http/errors";
 import { created } from "../http/reply";
 import type { RouteHandlers } from "../http/router";
 import { newId } from "../ids";
@@ -43,15 +43,8 @@ function endpointView(row: EndpointRow) {
 }
 
 /** Refused before anything is stored when the URL's host is private (checked again on every attempt). */
-async function checkAddress(app: AppContext, url: string): Promise<void> {
-  if (app.config.allowPrivateWebhooks) return;
-  try {
-    await vettedAddresses(new URL(url).hostname);
-  } catch (error) {
-    if (!(error instanceof AddressRefused)) throw error;
-    const hint = error.reason === "private" ? "; an operator may allow this with TANDEM_ALLOW_PRIVATE_WEBHOOKS=1" : "";
-    throw badRequest("address_refused", `${error.message}${hint}`);
-  }
+function checkAddress(app: AppContext, url: string): Promise<void> {
+  return refuseUnsafeUrl(url, app.config.allowPrivateWebhooks, "TANDEM_ALLOW_PRIVATE_WEBHOOKS");
 }
 
 async function ownedEndpoint(app: AppContext, ownerId: number, id: string): Promise<EndpointRow> {

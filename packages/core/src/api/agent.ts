@@ -38,23 +38,28 @@ export const ChatRequest = z.object({
     .describe("ids of notes whose content joins the message"),
 });
 
-const Usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), totalTokens: z.number().int() });
+export const TokenUsage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), totalTokens: z.number().int() });
 
-/** One line of the chat stream. Clients skip types they do not know. */
-export const ChatStreamLine = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("conversation-start"), conversationId: z.number().int() }),
+/** The lines of a run as it goes, in the chat stream and every stream of its format (a managed agent's run). */
+export const RunProgressLines = [
   z.object({ type: z.literal("text-delta"), textDelta: z.string() }),
   z.object({ type: z.literal("tool-call-start"), toolName: z.string(), toolCallId: z.string() }),
   z.object({ type: z.literal("tool-call-end"), toolName: z.string(), toolCallId: z.string(), ok: z.boolean() }),
   z.object({ type: z.literal("pipeline-progress"), stage: z.string(), elapsedMs: z.number().int() }),
   z.object({ type: z.literal("error"), error: z.string() }),
+] as const;
+
+/** One line of the chat stream. Clients skip types they do not know. */
+export const ChatStreamLine = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("conversation-start"), conversationId: z.number().int() }),
+  ...RunProgressLines,
   z.object({
     type: z.literal("completion"),
     conversationId: z.number().int(),
     messageId: z.number().int().nullable(),
     status: z.enum(["completed", "incomplete", "failed"]),
     toolsUsed: z.array(z.string()),
-    metadata: Usage.extend({ model: z.string(), modelId: z.string() }),
+    metadata: TokenUsage.extend({ model: z.string(), modelId: z.string() }),
   }),
 ]);
 
@@ -109,7 +114,7 @@ export const agentRoutes = {
       messageId: z.number().int().nullable(),
       response: z.string(),
       toolsUsed: z.array(z.string()),
-      metadata: Usage.extend({ model: z.string(), modelId: z.string() }),
+      metadata: TokenUsage.extend({ model: z.string(), modelId: z.string() }),
     }),
   }),
   listConversations: defineRoute({

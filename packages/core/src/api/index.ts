@@ -10,6 +10,7 @@ import { escalationRoutes } from "./escalations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
+import { managedAgentRoutes } from "./managed-agents";
 import { messageRequestRoutes, messagingRoutes } from "./messaging";
 import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
@@ -59,6 +60,7 @@ export const routes = {
   ...netAliasRoutes,
   ...accountRoutes,
   ...webhookRoutes,
+  ...managedAgentRoutes,
   ...escalationRoutes,
 } as const;
 
@@ -78,6 +80,7 @@ export * from "./escalations";
 export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";
+export * from "./managed-agents";
 export * from "./messaging";
 export * from "./net";
 export * from "./network";

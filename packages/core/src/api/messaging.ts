@@ -47,8 +47,9 @@ export const AgentMessageRequest = z.object({
 export const AgentMessageResponse = success({
   mode: z.enum(["human", "agent", "group"]),
   intent: z.string(),
-  conversationId: z.number().int(),
+  conversationId: z.number().int().describe("the stored exchange; 0 for a managed agent, whose exchanges are its runs (runId)"),
   elapsedMs: z.number(),
+  runId: z.number().int().optional().describe("a managed agent (to: <handle>): its run, in GET /managed-agents/{id}/runs"),
   response: z.string().nullable().describe("agent mode: the recipient's agent's answer; null otherwise"),
   messageId: z.number().int().nullable().describe("group mode: the stored message; null in human mode"),
   agentName: z.string().optional(),
@@ -158,7 +159,7 @@ export const messagingRoutes = {
     path: "/agent/message",
     category: "messaging",
     summary:
-      "Message a person (username or user id: their inbox), their agent (<username>_coo: a synchronous answer within what they granted you) or a group (group:<id>)",
+      "Message a person (username or user id: their inbox), their agent (<username>_coo: a synchronous answer within what they granted you), a managed agent (<handle>: the same, within its grant too) or a group (group:<id>)",
     auth: "user",
     body: AgentMessageRequest,
     response: AgentMessageResponse,

@@ -4,12 +4,13 @@ import { ConnectedAppsPanel } from "./connected-apps-panel";
 import { IntegrationsPanel } from "./integrations-panel";
 import { McpServersPanel } from "./mcp-servers-panel";
 import { NamespacesPanel } from "./namespaces-panel";
+import { WebhooksPanel } from "./webhooks-panel";
 import "./connections.css";
 
 /**
  * The Connections section: what the agent's tools reach and who reaches the account. Tool
  * namespaces on and off; remote tool servers (MCP) with their sign-in; integrations; apps let in
- * through OAuth, with a way to disconnect each. All of it is kept on the server, so every panel
+ * through OAuth, with a way to disconnect each; webhooks that push events to the owner's own addresses. All of it is kept on the server, so every panel
  * says so while the server is out of reach and keeps what it last showed.
  */
 export function ConnectionsView({ api }: { api: DesktopApi }) {
@@ -35,6 +36,7 @@ export function ConnectionsView({ api }: { api: DesktopApi }) {
           <ConnectedAppsPanel api={api} offline={offline} />
         </div>
       </div>
+      <WebhooksPanel api={api} offline={offline} />
     </div>
   );
 }

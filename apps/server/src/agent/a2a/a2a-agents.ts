@@ -1,11 +1,13 @@
-// Which agent an A2A handle names, and whether a caller may ask it. Person agents
-// (`<username>_coo`) are resolved here; managed agents plug in as another resolver later.
+// Which agent an A2A handle names, and whether a caller may ask it: person agents
+// (`<username>_coo`) and managed agents (`<handle>`), one resolver each.
 
 import type { UserPrincipal } from "../../auth/principal";
 import type { AppContext } from "../../context";
 import { displayName, findPerson } from "../../people/messaging/shared-conversations";
 import type { PersonRow } from "../../people/network/network-people";
 import { usableContactPermission } from "../../people/share/link-bound";
+import { mayAskManagedAgent } from "../managed-agents/managed-agent-message";
+import { type AgentRow, agentByHandle } from "../managed-agents/managed-agent-store";
 
 /** An agent reachable over A2A: what its card says, and whose it is. */
 export interface A2AAgent {
@@ -65,6 +67,50 @@ export function personAgents(app: AppContext): AgentResolver {
         const agent = personAgent({ id: Number(row.id), username: row.username, name: row.name });
         // A permission born of a share link counts only while the link is live.
         if (await this.mayAsk(agent, caller)) agents.push(agent);
+      }
+      return agents;
+    },
+  };
+}
+
+function managedAgent(row: AgentRow): A2AAgent {
+  return {
+    handle: row.handle,
+    name: row.name,
+    description:
+      row.description || `A Tandem managed agent. It answers within what its owner configured for it and granted you: nothing more.`,
+    ownerId: Number(row.owner_id),
+  };
+}
+
+/**
+ * Managed agents, by handle: asked under the agent's grant intersected with what its owner
+ * granted the caller (its owner asks it under its grant alone). A paused one answers 409.
+ */
+export function managedAgents(app: AppContext): AgentResolver {
+  return {
+    async resolve(handle) {
+      const row = await agentByHandle(app.db, handle.toLowerCase());
+      return row ? managedAgent(row) : null;
+    },
+    async mayAsk(agent, caller) {
+      const row = await agentByHandle(app.db, agent.handle);
+      return row !== undefined && (await mayAskManagedAgent(app, row, caller.userId)) !== null;
+    },
+    async reachable(caller) {
+      const owners = await app.db.selectFrom("contact_permissions").select("grantor_id").where("grantee_id", "=", caller.userId).execute();
+      const ownerIds = [caller.userId, ...owners.map((row) => Number(row.grantor_id))];
+      const rows = await app.db
+        .selectFrom("managed_agents")
+        .selectAll()
+        .where("owner_id", "in", ownerIds)
+        .where("status", "=", "active")
+        .orderBy("handle")
+        .execute();
+      const agents: A2AAgent[] = [];
+      for (const row of rows) {
+        // A permission born of a share link counts only while the link is live.
+        if ((await mayAskManagedAgent(app, row, caller.userId)) !== null) agents.push(managedAgent(row));
       }
       return agents;
     },

@@ -136,7 +136,7 @@ export class AgentRpcExecutor implements AgentExecutor {
         this.app.db,
         this.app.clock,
         { userId: this.principal.userId, key, hash: requestHash(body.data) },
-        () => sendAgentMessage(this.app, this.principal, body.data, this.#controller.signal, this.slots),
+        () => sendAgentMessage(this.app, this.principal, body.data, this.#controller.signal, this.slots, "a2a"),
       );
       // A handle always names an agent; anything else would be a resolver's bug.
       if (answer.mode !== "agent") throw new Error(`A2A handle ${this.agent.handle} did not reach an agent`);

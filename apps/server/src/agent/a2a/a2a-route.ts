@@ -6,11 +6,9 @@
 // A message is answered by `sendAgentMessage`, exactly as `POST /agent/message {to: <handle>}`:
 // the same grant (the owner's permission for the caller), the same limits, the same stored
 // exchange. Whether the caller may ask at all is checked before the SDK sees the request, so a
-// caller without a grant gets a 403 and nothing runs.
+// caller without a grant gets a 403 and nothing runs. The SDK is loaded by the first request that
+// needs it (a2a-handler.ts), not at start.
 
-import { AgentCard } from "@a2a-js/sdk";
-import { DefaultRequestHandler, InMemoryTaskStore } from "@a2a-js/sdk/server";
-import { jsonRpcHandler } from "@a2a-js/sdk/server/express";
 import { DEFAULT_BODY_LIMIT } from "@tandem/core";
 import { type NextFunction, type Request, type Response, Router } from "express";
 import { requireOAuthScope, type UserPrincipal } from "../../auth/principal";
@@ -21,9 +19,20 @@ import { ApiError, storageUnavailable } from "../../http/errors";
 import { jsonParser, readBody } from "../../http/router";
 import { RpcSlots } from "../../people/messaging/agent-message";
 import { publicBase } from "../mcp-server/mcp-route";
-import { type A2AAgent, type AgentResolver, personAgents } from "./a2a-agents";
-import { agentCardFor } from "./a2a-card";
-import { AgentRpcExecutor } from "./a2a-executor";
+import { type A2AAgent, type AgentResolver, managedAgents, personAgents } from "./a2a-agents";
+
+type A2AHandler = typeof import("./a2a-handler");
+
+let sdk: Promise<A2AHandler> | undefined;
+
+/** The SDK's parts, loaded on first use (a failed load is tried again by the next request). */
+function loadA2AHandler(): Promise<A2AHandler> {
+  sdk ??= import("./a2a-handler").catch((error: unknown) => {
+    sdk = undefined;
+    throw error;
+  });
+  return sdk;
+}
 
 export const A2A_PATH = "/a2a";
 export const AGENT_CARD_SUFFIX = "/.well-known/agent-card.json";
@@ -54,7 +63,7 @@ async function authenticate(app: AppContext, req: Request, res: Response): Promi
   return principal;
 }
 
-export function a2aRouter(app: AppContext, resolvers: readonly AgentResolver[] = [personAgents(app)]): Router {
+export function a2aRouter(app: AppContext, resolvers: readonly AgentResolver[] = [personAgents(app), managedAgents(app)]): Router {
   const router = Router();
   const slots = new RpcSlots(app.shared);
 
@@ -86,14 +95,15 @@ export function a2aRouter(app: AppContext, resolvers: readonly AgentResolver[] =
       }
     };
 
-  // The cards the caller may ask (people who granted the caller's agent access; later, managed agents).
+  // The cards the caller may ask (people who granted the caller's agent access, and managed agents).
   router.get(
     A2A_PATH,
     guard(async (req, res) => {
       const principal = await authenticate(app, req, res);
       const base = publicBase(app, req);
       const agents = (await Promise.all(resolvers.map((resolver) => resolver.reachable(principal)))).flat();
-      res.json({ success: true, agents: agents.map((agent) => AgentCard.toJSON(agentCardFor(agent, base))) });
+      const { agentCardJson } = await loadA2AHandler();
+      res.json({ success: true, agents: agents.map((agent) => agentCardJson(agent, base)) });
     }),
   );
 
@@ -104,8 +114,9 @@ export function a2aRouter(app: AppContext, resolvers: readonly AgentResolver[] =
       const handle = String(req.params.handle);
       const found = await resolve(handle);
       if (!found) throw agentNotFound(handle);
+      const { agentCardJson } = await loadA2AHandler();
       res.set({ "access-control-allow-origin": "*", "cache-control": "public, max-age=300" });
-      res.json(AgentCard.toJSON(agentCardFor(found.agent, publicBase(app, req))));
+      res.json(agentCardJson(found.agent, publicBase(app, req)));
     }),
   );
 
@@ -125,13 +136,8 @@ export function a2aRouter(app: AppContext, resolvers: readonly AgentResolver[] =
         );
       }
       await readBody(parser, req, res);
-      const card = agentCardFor(found.agent, publicBase(app, req));
-      const executor = new AgentRpcExecutor(app, principal, found.agent, slots, req, res);
-      // One handler per request: the card is the handle's, and nothing (tasks included) outlives the answer.
-      const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-      // The SDK's router answers at "/" of its mount; the body is already parsed (so its own parser stands aside).
-      req.url = "/";
-      jsonRpcHandler({ requestHandler: handler, userBuilder: async () => executor.user, legacyCompat: { enabled: true } })(req, res, next);
+      const { answerRpc } = await loadA2AHandler();
+      answerRpc(app, principal, found.agent, publicBase(app, req), slots, req, res, next);
     }),
   );
 

@@ -42,6 +42,16 @@ export async function recordModelUsage(db: Kysely<Schema>, input: ModelUsageInpu
     .execute();
 }
 
+/** Records each model call of a run (`calls`: the runner's per-call tokens) under the same user, key and purpose. */
+export async function recordRunUsage(
+  db: Kysely<Schema>,
+  calls: readonly { promptTokens: number; completionTokens: number }[],
+  input: Omit<ModelUsageInput, "promptTokens" | "completionTokens">,
+): Promise<void> {
+  for (const call of calls)
+    await recordModelUsage(db, { ...input, promptTokens: call.promptTokens, completionTokens: call.completionTokens });
+}
+
 const emptyTotals = (): UsageTotals => ({ promptTokens: 0, completionTokens: 0, totalTokens: 0, calls: 0 });
 
 function addTo(totals: UsageTotals, row: UsageTotals): void {

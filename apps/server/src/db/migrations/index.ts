@@ -33,6 +33,7 @@ import * as messageRequests from "./0032-message-requests";
 import * as instances from "./0033-instances";
 import * as titleOnlyNotes from "./0034-title-only-notes";
 import * as webhooks from "./0035-webhooks";
+import * as managedAgents from "./0036-managed-agents";
 import * as escalations from "./0037-escalations";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
@@ -76,6 +77,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0033-instances": instances,
   "0034-title-only-notes": titleOnlyNotes,
   "0035-webhooks": webhooks,
+  "0036-managed-agents": managedAgents,
   "0037-escalations": escalations,
 };
 

@@ -1,5 +1,6 @@
 import { usernameProblem } from "@tandem/core";
 import type { Kysely, Selectable } from "kysely";
+import { isAgentHandle } from "../../agent/managed-agents/managed-agent-store";
 import { nowIso } from "../../clock";
 import type { Schema, UsersTable } from "../../db/schema";
 import { badRequest, conflict, notFound } from "../../http/errors";
@@ -23,6 +24,8 @@ export async function createUser(
   const username = input.username.trim().toLowerCase();
   const problem = usernameProblem(username);
   if (problem) throw badRequest("invalid_username", `username ${problem}`);
+  // Usernames and managed agents' handles share one space (`POST /agent/message {to}` takes both).
+  if (await isAgentHandle(db, username)) throw conflict("username_taken", `username "${username}" is already taken`);
   const createdAt = nowIso();
   const inserted = await db
     .insertInto("users")

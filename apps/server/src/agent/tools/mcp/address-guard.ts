@@ -6,6 +6,7 @@
 
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
+import { badRequest } from "../../../http/errors";
 
 /** Thrown when a URL's host is, or resolves to, an address tool servers may not use. */
 export class AddressRefused extends Error {
@@ -112,4 +113,22 @@ export async function vettedAddresses(
   const bad = addresses.find((entry) => !isPublic(entry.address));
   if (bad) throw new AddressRefused(`${hostname} resolves to ${bad.address}, a loopback, private, link-local or reserved address`);
   return addresses;
+}
+
+/**
+ * The check when a user adds or changes a URL the server will fetch (a remote tool server, a webhook
+ * endpoint): unless the operator allows private addresses, a host that is, or resolves to, one is
+ * refused with `400 address_refused` before anything is stored, naming the operator's `setting` that
+ * would allow it (an unresolvable host is refused without that hint: no setting helps). The guard
+ * runs again on every connection; this only says no early, in words.
+ */
+export async function refuseUnsafeUrl(url: string, allowPrivate: boolean, setting: string): Promise<void> {
+  if (allowPrivate) return;
+  try {
+    await vettedAddresses(new URL(url).hostname);
+  } catch (error) {
+    if (!(error instanceof AddressRefused)) throw error;
+    const hint = error.reason === "private" ? `; an operator may allow this with ${setting}=1` : "";
+    throw badRequest("address_refused", `${error.message}${hint}`);
+  }
 }

@@ -1,14 +1,14 @@
-import { API_BASE_PATH } from "@tandem/core";
+import { API_BASE_PATH, type RouteDefinition, routes } from "@tandem/core";
 import express, { type Request, type Response, type Router } from "express";
 import type { AppContext } from "../../../context";
-import { ApiError, badRequest } from "../../../http/errors";
+import { ApiError } from "../../../http/errors";
 import { created } from "../../../http/reply";
 import { HANDLED, type RouteHandlers } from "../../../http/router";
 import { newId } from "../../../ids";
 import { confirmToolServerPage, messagePage, type Page } from "../../../oauth/pages";
 import { sameToken, type WebSession, WebSessions } from "../../../oauth/web-session";
 import { NATIVE_TOOLS } from "../registry";
-import { AddressRefused, vettedAddresses } from "./address-guard";
+import { refuseUnsafeUrl } from "./address-guard";
 import {
   abandonAuthorization,
   type CallbackOutcome,
@@ -77,6 +77,13 @@ async function refuseOtherAccount(app: AppContext, row: McpServerRow, state: str
  * completes the pending authorization, Cancel spends it and stores nothing.
  */
 export function mcpCallbackFormRouter(app: AppContext): Router {
+  // The app runs the route table's exact routes before this router: a POST declared at this path
+  // would be answered there and never reach the form.
+  if (
+    Object.values(routes).some((route: RouteDefinition) => route.method === "POST" && `${API_BASE_PATH}${route.path}` === CALLBACK_PATH)
+  ) {
+    throw new Error(`the route table declares POST ${CALLBACK_PATH}, which the confirmation form answers`);
+  }
   const sessions = new WebSessions(app.db, app.config.publicUrl?.startsWith("https:") ?? false);
   const form = express.urlencoded({ extended: false, limit: "8kb", parameterLimit: 10 });
   const field = (req: Request, name: string, max: number) => {
@@ -117,17 +124,8 @@ export function mcpCallbackFormRouter(app: AppContext): Router {
 }
 
 /** Refused before anything is stored when the URL's host is private (the check runs again on every connection). */
-async function checkAddress(app: AppContext, serverUrl: string): Promise<void> {
-  if (app.config.allowPrivateToolServers) return;
-  try {
-    await vettedAddresses(new URL(serverUrl).hostname);
-  } catch (error) {
-    if (error instanceof AddressRefused) {
-      if (error.reason === "unresolvable") throw badRequest("address_refused", error.message);
-      throw badRequest("address_refused", `${error.message}; an operator may allow this with TANDEM_ALLOW_PRIVATE_TOOL_SERVERS=1`);
-    }
-    throw error;
-  }
+function checkAddress(app: AppContext, serverUrl: string): Promise<void> {
+  return refuseUnsafeUrl(serverUrl, app.config.allowPrivateToolServers, "TANDEM_ALLOW_PRIVATE_TOOL_SERVERS");
 }
 
 async function checkName(app: AppContext, ownerId: number, name: string, exceptId?: string): Promise<void> {
