@@ -396,12 +396,14 @@ export async function resumeRun(app: AppContext, runId: string): Promise<boolean
     .returningAll()
     .executeTakeFirst();
   if (!run) return false;
-  const decided = await db.selectFrom("escalations").selectAll().where("run_id", "=", runId).orderBy("created_at").orderBy("id").execute();
   const source = sourceOf(run.source_type);
   const context = JSON.parse(run.context) as unknown;
   let status: "done" | "failed" = "failed";
   try {
-    const request = await source.prepare(app, context);
+    const [decided, request] = await Promise.all([
+      db.selectFrom("escalations").selectAll().where("run_id", "=", runId).orderBy("created_at").orderBy("id").execute(),
+      source.prepare(app, context),
+    ]);
     const { messages, approved } = resumeMessages(run, decided);
     const guards = new Map(
       decided.filter((row) => approved.has(row.tool_call_id)).map((row) => [row.tool_call_id, onceGuard(app, row.id)]),

@@ -94,7 +94,8 @@ export async function executeHeartbeat(app: AppContext, request: HeartbeatRunReq
   const actions = runActions(app, { id: request.runId, ownerId: request.ownerId, dryRun: request.dryRun });
   let outcome: RunOutcome | "paused";
   try {
-    const { run, offered } = await runRequest(app, context, actions);
+    const run = await runRequest(app, context, actions);
+    const offered = new Set((await runToolset(app.db, run.grant)).map((tool) => tool.name));
     const refusals: Promise<void>[] = [];
     const result = await runAgent({
       ...run,
@@ -161,12 +162,13 @@ function failed(app: AppContext, actions: { count: number }, started: number, mo
 /** The run's request (everything but its messages), rebuilt the same way for a first run and a resume. */
 async function runRequest(app: AppContext, context: HeartbeatContext, actions: RunActions) {
   const { ownerId, tier } = context;
-  const policy = await readPolicy(app.db, ownerId);
+  const [policy, user] = await Promise.all([
+    readPolicy(app.db, ownerId),
+    app.db.selectFrom("users").select(["name", "username"]).where("id", "=", ownerId).executeTakeFirst(),
+  ]);
   const timezone = policy.schedule.timezone;
   const model = app.models.resolve();
   const grant = heartbeatGrant(ownerId, tier, new Set(context.keyScopes));
-  const offered = new Set((await runToolset(app.db, grant)).map((tool) => tool.name));
-  const user = await app.db.selectFrom("users").select(["name", "username"]).where("id", "=", ownerId).executeTakeFirst();
   const blockNonce = newBlockNonce();
   const run = {
     app,
@@ -184,7 +186,7 @@ async function runRequest(app: AppContext, context: HeartbeatContext, actions: R
     toolDecision: decisionsFrom(policy.toolPolicy),
     onEvent: () => {},
   };
-  return { run, offered };
+  return run;
 }
 
 /** What a finished (or paused) agent turn makes of the run: usage recorded, the message delivered or held. */
@@ -280,7 +282,7 @@ export const heartbeatEscalations: EscalationSource<HeartbeatContext> = {
   async prepare(app, context) {
     const actions = runActions(app, { id: context.runId, ownerId: context.ownerId, dryRun: context.dryRun });
     resumedActions.set(context.runId, actions);
-    return (await runRequest(app, context, actions)).run;
+    return runRequest(app, context, actions);
   },
   async finish(app, context, result, paused) {
     const actions =
