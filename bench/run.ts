@@ -70,6 +70,11 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "budget check on POST /chat (local provider) with budgets vs none, same run (target: p50 overhead ≤ 1 ms); GET /metering/usage over a month of 1,000,000 meter events (target: p50 ≤ 50 ms)",
     load: () => import("./metering"),
   },
+  escalations: {
+    summary:
+      "ask → escalation.requested on the owner's stream (target p50 ≤ 10 ms) and continue → the tool runs (≤ 20 ms), each beside a same-run baseline",
+    load: () => import("./escalations"),
+  },
   heartbeat: {
     summary:
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",

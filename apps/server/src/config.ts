@@ -142,6 +142,12 @@ export const ServerConfigSchema = z.object({
   agentTimeoutMs: z.coerce.number().int().min(1000).default(120_000),
   /** A chat stream silent this long gets a progress line (clients give up after ~75 s), in ms. */
   agentProgressMs: z.coerce.number().int().min(50).default(15_000),
+  /** How long an escalation waits for its owner before it counts as stop, in ms (24 h). */
+  escalationTtlMs: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(24 * 60 * 60_000),
   /** Scheduled heartbeats this instance runs at once; 0: it runs none (another instance does). */
   heartbeatConcurrency: z.coerce.number().int().min(0).max(64).default(4),
   /** Guest messages one share-link session may send; the next is a 429. */
@@ -249,6 +255,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   agentTimeoutMs: ["TANDEM_AGENT_TIMEOUT_MS"],
   agentProgressMs: ["TANDEM_AGENT_PROGRESS_MS"],
   heartbeatConcurrency: ["TANDEM_HEARTBEAT_CONCURRENCY"],
+  escalationTtlMs: ["TANDEM_ESCALATION_TTL_MS", "TANDEM_ESCALATION_TTL"],
   guestMessageLimit: ["TANDEM_GUEST_MESSAGE_LIMIT"],
   shareAttemptsPerMinute: ["TANDEM_SHARE_ATTEMPTS_PER_MINUTE"],
   shareTokenAttemptsPerMinute: ["TANDEM_SHARE_TOKEN_ATTEMPTS_PER_MINUTE"],

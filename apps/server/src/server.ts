@@ -7,7 +7,10 @@ import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { modelBriefingWriter } from "./agent/briefing/model-writer";
 import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
+import { escalationHandlers } from "./agent/escalations/escalation-routes";
+import { registerEscalationSource, stopEscalations } from "./agent/escalations/escalations";
 import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
+import { heartbeatEscalations } from "./agent/heartbeat/heartbeat-run";
 import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { managedAgentHandlers } from "./agent/managed-agents/managed-agent-routes";
 import { mcpRouter } from "./agent/mcp-server/mcp-route";
@@ -42,6 +45,7 @@ import { createLogger, type Logger } from "./logger";
 import { Maintenance } from "./maintenance";
 import { accountHandlers } from "./oauth/account-routes";
 import { OAuthServer } from "./oauth/oauth-routes";
+import { agentRpcEscalations } from "./people/messaging/agent-message";
 import { messagingHandlers } from "./people/messaging/messaging-routes";
 import { networkHandlers } from "./people/network/network-routes";
 import { guestRouter } from "./people/share/guest-routes";
@@ -128,6 +132,7 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...accountHandlers(context),
     ...mcpHandlers(context),
     ...webhookHandlers(context),
+    ...escalationHandlers(context),
     ...managedAgentHandlers(context),
     ...rawMemoryHandlers(context),
     ...meteringHandlers(context),
@@ -213,6 +218,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // Other instances' revocations reach this one's sync connections and streams at once.
   const unfollowAccess = followAccessChanges(shared, { connections: sync.connections, realtime: context.realtime, logger });
   wireWebhookEvents(context);
+  registerEscalationSource(heartbeatEscalations);
+  registerEscalationSource(agentRpcEscalations);
   const webhooks = new WebhookWorker(context);
   const oauth = await OAuthServer.create(context);
   const app = buildApp(context, sync, heartbeats, oauth);
@@ -268,6 +275,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       server.closeIdleConnections();
       // Heartbeat runs going are ended (and recorded) first: the scheduler's task waits for them.
       await heartbeats.stop();
+      await stopEscalations(context);
       await webhooks.stop();
       await context.maintenance.stop();
       await sync.close();

@@ -612,7 +612,8 @@ export interface HeartbeatOverview {
 export interface HeartbeatRunItem {
   readonly runId: number;
   readonly tier: HeartbeatTier;
-  readonly status: "running" | "completed" | "failed";
+  /** `requires_action`: paused on an escalation, waiting for the owner's continue or stop. */
+  readonly status: "running" | "requires_action" | "completed" | "failed";
   readonly source: "manual" | "schedule";
   readonly dryRun: boolean;
   readonly startedAt: string;

@@ -648,6 +648,8 @@ export interface HeartbeatPoliciesTable {
   set_by_id: Generated<string | null>;
   /** JSON array of the scopes that credential held then: scheduled runs never exceed them. */
   set_by_scopes: Generated<string | null>;
+  /** JSON `{tool: "allow" | "ask" | "deny"}` for heartbeat runs (migration 0037); null: none. */
+  tool_policy: Generated<string | null>;
 }
 
 export interface HeartbeatRunsTable {
@@ -655,7 +657,7 @@ export interface HeartbeatRunsTable {
   owner_id: number;
   tier: HeartbeatTierColumn;
   source: "manual" | "schedule";
-  status: "running" | "completed" | "failed";
+  status: "running" | "requires_action" | "completed" | "failed";
   /** 0 or 1. */
   dry_run: number;
   started_at: string;
@@ -873,6 +875,46 @@ export interface ManagedAgentRunsTable {
   finished_at: string | null;
 }
 
+export type EscalationSourceType = "heartbeat" | "managed_agent" | "agent_rpc";
+
+export interface PausedRunsTable {
+  id: string;
+  owner_id: number;
+  source_type: EscalationSourceType;
+  source_id: string;
+  /** JSON: the source's own context, to rebuild the run. */
+  context: string;
+  /** JSON ModelMessage[]: the run so far. */
+  messages: string;
+  status: "waiting" | "resuming" | "done" | "failed";
+  resume_started_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EscalationsTable {
+  id: string;
+  owner_id: number;
+  run_id: string;
+  kind: "tool_call";
+  source_type: EscalationSourceType;
+  source_id: string;
+  tool_name: string;
+  tool_call_id: string;
+  approval_id: string;
+  summary: string;
+  consequence: string;
+  arguments: string;
+  arguments_hash: string;
+  status: "pending" | "continued" | "stopped" | "expired";
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+  tool_state: "running" | "done" | null;
+  tool_result: string | null;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -937,6 +979,8 @@ export interface Schema {
   raw_memory_devices: RawMemoryDevicesTable;
   raw_memory_keys: RawMemoryKeysTable;
   raw_memory_records: RawMemoryRecordsTable;
+  paused_runs: PausedRunsTable;
+  escalations: EscalationsTable;
   sign_in_counts: SignInCountsTable;
   sign_in_addresses: SignInAddressesTable;
   meter_counters: MeterCountersTable;

@@ -6,6 +6,7 @@ import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
 import { briefingRoutes } from "./briefing";
 import { delegationRoutes } from "./delegations";
+import { escalationRoutes } from "./escalations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
@@ -64,6 +65,7 @@ export const routes = {
   ...managedAgentRoutes,
   ...rawMemoryRoutes,
   ...meteringRoutes,
+  ...escalationRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -78,6 +80,7 @@ export * from "./audit";
 export * from "./briefing";
 export * from "./common";
 export * from "./delegations";
+export * from "./escalations";
 export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";

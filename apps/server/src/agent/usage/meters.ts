@@ -352,6 +352,16 @@ export async function startRun(app: AppContext, subject: MeterSubject, kind: Run
     }
     await settle(unit, app.clock, subject.userId, limits, rows, now, ["runsPerDay"]);
   });
+  return meterRun(app, subject, kind);
+}
+
+/**
+ * The meter of a run already admitted by {@link startRun} and going on (a run resumed after its
+ * owner's decision on an escalation): not counted again; its steps are recorded, and a budget used
+ * up meanwhile stops it at its next step boundary, as it would have without the pause.
+ */
+export function meterRun(app: AppContext, subject: MeterSubject, kind: RunKind): RunMeter {
+  const { source } = kind;
   const call = { source, purpose: kind.purpose ?? source, provider: kind.model.provider, model: kind.model.modelId };
   return {
     onStep: async ({ usage, toolCalls }) => {
