@@ -255,6 +255,30 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     expect(task.result.metadata.escalationIds).toEqual([waiting?.id]);
     fake.enqueue({ text: "Not added." });
     expect((await resolve(owner1, waiting?.id as string, "stop")).status).toBe(200);
+
+    // Over message/stream: the text so far as working updates, then the stream ends INPUT_REQUIRED.
+    fake.enqueue({ text: "Adding it now.", toolCalls: [{ name: "create_todo", args: { title: "Streamed" } }] });
+    const stream = await t.fetch(`/a2a/${owner1.username}_coo`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${caller.apiKey}` },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "message/stream",
+        params: { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "Stream it" }] } },
+      }),
+    });
+    const frames = (await stream.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => (JSON.parse(line.slice(5)) as { result: { kind: string; status: { state: string }; metadata?: unknown } }).result);
+    expect(frames.map((frame) => frame.kind)).toEqual(["task", ...frames.slice(1).map(() => "status-update")]);
+    expect(frames.length).toBeGreaterThan(2);
+    expect(frames.slice(1, -1).every((frame) => frame.status.state === "working")).toBe(true);
+    const streamed = await list(owner1, "pending");
+    expect(frames.at(-1)).toMatchObject({ status: { state: "input-required" }, metadata: { escalationIds: [streamed[0]?.id] } });
+    fake.enqueue({ text: "Not added." });
+    expect((await resolve(owner1, streamed[0]?.id as string, "stop")).status).toBe(200);
   });
 
   it("a bridge's tool approval waiting for the owner is in the escalation list; resolving it there decides the approval", async () => {
