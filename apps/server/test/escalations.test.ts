@@ -188,6 +188,11 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     expect(await list(mallory)).toEqual([]);
     expect((await api(alice, "POST", `/escalations/${escalation.id}/resolve`, { decision: "maybe" })).status).toBe(400);
     expect((await api(alice, "GET", "/escalations?status=waiting")).status).toBe(400);
+    // Huge: a body past the limit is a 413, an overlong id a 400; the escalation is still pending.
+    const huge = await api(alice, "POST", `/escalations/${escalation.id}/resolve`, { decision: "continue", pad: "p".repeat(3_000_000) });
+    expect([huge.status, huge.body.error]).toEqual([413, "payload_too_large"]);
+    expect((await api(alice, "GET", `/escalations/esc_${"x".repeat(5_000)}`)).status).toBe(400);
+    expect((await api(alice, "GET", `/escalations/${escalation.id}`)).body).toMatchObject({ escalation: { status: "pending" } });
     expect((await alice.client.raw("setHeartbeatPolicy", { body: { toolPolicy: { create_todo: "maybe" } } as never })).status).toBe(400);
     fake.enqueue({ text: "Stopped." });
     expect((await resolve(alice, escalation.id, "stop")).status).toBe(200);
@@ -255,6 +260,10 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     expect(task.result.metadata.escalationIds).toEqual([waiting?.id]);
     fake.enqueue({ text: "Not added." });
     expect((await resolve(owner1, waiting?.id as string, "stop")).status).toBe(200);
+    // That resume has had its model answer before the next is queued.
+    await expect
+      .poll(async () => JSON.stringify((await api(caller, "GET", `/conversations/${conversationId}`)).body))
+      .toContain("Not added.");
 
     // Over message/stream: the text so far as working updates, then the stream ends INPUT_REQUIRED.
     fake.enqueue({ text: "Adding it now.", toolCalls: [{ name: "create_todo", args: { title: "Streamed" } }] });
