@@ -244,17 +244,21 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
 
     // The same over A2A (v0.3 message/send): a task in INPUT_REQUIRED naming the escalation.
     fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title: "Over A2A" } }] });
-    const a2a = await t.fetch(`/a2a/${owner1.username}_coo`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${caller.apiKey}` },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "message/send",
-        params: { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "Another todo" }] } },
-      }),
-    });
-    const task = (await a2a.json()) as { result: { kind: string; status: { state: string }; metadata: { escalationIds: string[] } } };
+    const a2a = (method: string, text: string) =>
+      t.fetch(`/a2a/${owner1.username}_coo`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${caller.apiKey}` },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method,
+          params: { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text }] } },
+        }),
+      });
+    const sentOverA2A = await a2a("message/send", "Another todo");
+    const task = (await sentOverA2A.json()) as {
+      result: { kind: string; status: { state: string }; metadata: { escalationIds: string[] } };
+    };
     expect(task.result).toMatchObject({ kind: "task", status: { state: "input-required" } });
     const [waiting] = await list(owner1, "pending");
     expect(task.result.metadata.escalationIds).toEqual([waiting?.id]);
@@ -267,17 +271,7 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
 
     // Over message/stream: the text so far as working updates, then the stream ends INPUT_REQUIRED.
     fake.enqueue({ text: "Adding it now.", toolCalls: [{ name: "create_todo", args: { title: "Streamed" } }] });
-    const stream = await t.fetch(`/a2a/${owner1.username}_coo`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${caller.apiKey}` },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 2,
-        method: "message/stream",
-        params: { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "Stream it" }] } },
-      }),
-    });
-    const frames = (await stream.text())
+    const frames = (await (await a2a("message/stream", "Stream it")).text())
       .split("\n")
       .filter((line) => line.startsWith("data:"))
       .map((line) => (JSON.parse(line.slice(5)) as { result: { kind: string; status: { state: string }; metadata?: unknown } }).result);
