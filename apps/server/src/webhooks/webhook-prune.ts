@@ -6,6 +6,24 @@ import type { AppContext } from "../context";
 /** Deliveries one statement deletes; the sweep repeats until fewer are left. */
 const PRUNE_BATCH = 500;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** An instance prunes at most this often: the age has no index of its own, and a day's retention needs no more. */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+const lastPruned = new WeakMap<object, number>();
+
+/**
+ * The maintenance task: {@link pruneWebhookDeliveries} at most once an hour per instance (only a
+ * pace: whichever instance prunes, and however many at once, the outcome is the same).
+ */
+export function webhookPruneTask(app: Pick<AppContext, "db" | "clock" | "config">): () => Promise<unknown> {
+  return async () => {
+    const now = app.clock.nowMs();
+    const last = lastPruned.get(app);
+    if (last !== undefined && now - last < PRUNE_EVERY_MS) return 0;
+    lastPruned.set(app, now);
+    return pruneWebhookDeliveries(app);
+  };
+}
 
 /**
  * Deletes finished deliveries last changed before the retention, in batches. The status and age are
