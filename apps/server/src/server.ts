@@ -62,6 +62,7 @@ import { renderHomePage } from "./system/home-page";
 import { InstanceLease } from "./system/instance-lease";
 import { systemHandlers } from "./system/system-routes";
 import { wireWebhookEvents } from "./webhooks/webhook-events";
+import { webhookPruneTask } from "./webhooks/webhook-prune";
 import { webhookHandlers } from "./webhooks/webhook-routes";
 import { WebhookWorker } from "./webhooks/webhook-worker";
 import { accumulateHandlers } from "./workspace/accumulate/accumulate-routes";
@@ -221,6 +222,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   registerEscalationSource(heartbeatEscalations);
   registerEscalationSource(agentRpcEscalations);
   const webhooks = new WebhookWorker(context);
+  context.maintenance.add("webhooks.prune", webhookPruneTask(context));
   const oauth = await OAuthServer.create(context);
   const app = buildApp(context, sync, heartbeats, oauth);
   const server = createServer(app);

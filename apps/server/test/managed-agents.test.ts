@@ -191,6 +191,20 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
     });
     expect(foreign.status).toBe(404);
     expect((await call(t, alice.apiKey, "POST", "/managed-agents", { handle: handle("odd"), model: "nope" })).status).toBe(400);
+    // Huge payloads: too long instructions or run input are a 400, a body past the limit a 413; nothing is made or run.
+    const before = (await ok<{ agents: Agent[] }>(t, alice.apiKey, "GET", "/managed-agents")).agents.length;
+    const long = await call(t, alice.apiKey, "POST", "/managed-agents", { handle: handle("long"), instructions: "i".repeat(20_001) });
+    expect([long.status, (long.body as { error: string }).error]).toEqual([400, "invalid_request"]);
+    const huge = await call(t, alice.apiKey, "POST", "/managed-agents", { handle: handle("huge"), description: "d".repeat(3_000_000) });
+    expect([huge.status, (huge.body as { error: string }).error]).toEqual([413, "payload_too_large"]);
+    expect((await ok<{ agents: Agent[] }>(t, alice.apiKey, "GET", "/managed-agents")).agents).toHaveLength(before);
+    const runner = await createAgent(alice, { handle: handle("runner") });
+    const tooLong = await call(t, runner.apiKey, "POST", `/managed-agents/${runner.agent.id}/runs`, {
+      input: "x".repeat(100_001),
+      stream: false,
+    });
+    expect(tooLong.status).toBe(400);
+    expect(await runs(alice, runner.agent.id)).toEqual([]);
   });
 
   it("runs under its tool policy: deny removes the tool; runs are recorded with status, tools and tokens", async () => {
