@@ -98,3 +98,18 @@ export type ShareFacet = Pick<
 
 /** Unsent messages (src/host/drafts), kept on this computer until sent. */
 export type DraftsFacet = Pick<DesktopApi, "listDrafts" | "saveDraft">;
+
+/** Managed agents (src/host/agents): the owner's server-hosted agents, their keys and runs. */
+export type ManagedAgentsFacet = Pick<
+  DesktopApi,
+  | "listManagedAgents"
+  | "createManagedAgent"
+  | "updateManagedAgent"
+  | "setManagedAgentPaused"
+  | "deleteManagedAgent"
+  | "listManagedAgentKeys"
+  | "createManagedAgentKey"
+  | "revokeManagedAgentKey"
+  | "listManagedAgentRuns"
+  | "runManagedAgent"
+>;

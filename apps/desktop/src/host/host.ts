@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import { z } from "zod";
 import type { AppInfo, DesktopApi, HostStatus } from "../shared/desktop-api";
 import { startAgent } from "./agent/agent";
+import { createManagedAgentMethods } from "./agents/managed-agents";
 import { type BridgeHandle, startBridge } from "./bridge/bridge";
 import { createConnectionsFacet } from "./connections/connections";
 import { createDraftsFacet } from "./drafts/drafts";
@@ -97,6 +98,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createConnectionsFacet(session),
     ...createInboxFacet(session, () => void inbox.refresh()),
     ...createShareFacet(session),
+    ...createManagedAgentMethods(session),
     ...createDraftsFacet(context),
     setUnsavedWork: async (input) => {
       unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;

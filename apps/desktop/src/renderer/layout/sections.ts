@@ -10,6 +10,7 @@ export const SECTIONS = [
   { id: "connections", title: "Connections" },
   { id: "inbox", title: "Inbox" },
   { id: "share", title: "Share links" },
+  { id: "agents", title: "Agents" },
 ] as const;
 
 /** Sections past the ninth have no digit of their own: they are opened from the sidebar or by their hash. */
