@@ -60,6 +60,21 @@ const BENCHMARKS: Readonly<Record<string, BenchmarkEntry>> = {
       "message → message.received verified by a local Standard Webhooks receiver (target p50 ≤ 50 ms); 10,000 deliveries drained while the receiver fails half",
     load: () => import("./webhooks"),
   },
+  "raw-memory": {
+    summary:
+      "a 5 MB coding-agent session redacted, encrypted and uploaded to POST /raw-memory/records vs a plain upload of the same bytes (target ≤ 1 s)",
+    load: () => import("./raw-memory"),
+  },
+  metering: {
+    summary:
+      "budget check on POST /chat (local provider) with budgets vs none, same run (target: p50 overhead ≤ 1 ms); GET /metering/usage over a month of 1,000,000 meter events (target: p50 ≤ 50 ms)",
+    load: () => import("./metering"),
+  },
+  escalations: {
+    summary:
+      "ask → escalation.requested on the owner's stream (target p50 ≤ 10 ms) and continue → the tool runs (≤ 20 ms), each beside a same-run baseline",
+    load: () => import("./escalations"),
+  },
   heartbeat: {
     summary:
       "1,000 users with hourly heartbeats on the local provider: the maintenance tick's cost (none due vs no schedule) and the runs/minute one instance drains",

@@ -72,6 +72,8 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
       "Connections",
       "Inbox",
       "Share links",
+      "Raw memory",
+      "Usage",
     ]);
     expect(await page.getByRole("main").getByRole("heading", { level: 2 }).textContent()).toBe("Notes");
     expect(await page.getByRole("banner").textContent()).toContain("shell");

@@ -10,6 +10,7 @@ describe("sections named by the URL hash", () => {
     expect(sectionFromHash("#connections")).toBe("connections");
     expect(sectionFromHash("#inbox")).toBe("inbox");
     expect(sectionFromHash("#share")).toBe("share");
+    expect(sectionFromHash("#usage")).toBe("usage");
     expect(sectionFromHash("")).toBeNull();
     expect(sectionFromHash("#settings")).toBeNull();
     expect(sectionFromHash("#__proto__")).toBeNull();

@@ -80,6 +80,15 @@ export const ServerConfigSchema = z.object({
     })
     .default("unlimited"),
   /**
+   * Operator ceilings per account (docs/metering.md): tokens a month, agent runs a day and devices
+   * active a month. Unset: none. An owner's budgets can only be lower.
+   */
+  maxTokensPerMonth: z.coerce.number().int().min(0).max(1_000_000_000_000).optional(),
+  maxRunsPerDay: z.coerce.number().int().min(0).max(10_000_000).optional(),
+  maxActiveDevices: z.coerce.number().int().min(0).max(100_000).optional(),
+  /** A JSON rate card for `GET /metering/invoice` (docs/metering.md); unset: every rate 0. */
+  rateCardFile: z.string().min(1).optional(),
+  /**
    * Seats of the server's team when the operator has not set them (`tandem-server team seats`):
    * `unlimited` (the default) or a whole number. Members and pending invites each take one.
    */
@@ -133,6 +142,12 @@ export const ServerConfigSchema = z.object({
   agentTimeoutMs: z.coerce.number().int().min(1000).default(120_000),
   /** A chat stream silent this long gets a progress line (clients give up after ~75 s), in ms. */
   agentProgressMs: z.coerce.number().int().min(50).default(15_000),
+  /** How long an escalation waits for its owner before it counts as stop, in ms (24 h). */
+  escalationTtlMs: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(24 * 60 * 60_000),
   /** Scheduled heartbeats this instance runs at once; 0: it runs none (another instance does). */
   heartbeatConcurrency: z.coerce.number().int().min(0).max(64).default(4),
   /** Guest messages one share-link session may send; the next is a 429. */
@@ -219,6 +234,10 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   streamPollMs: ["TANDEM_STREAM_POLL_MS"],
   maintenanceIntervalMs: ["TANDEM_MAINTENANCE_INTERVAL_MS"],
   creditAllowance: ["TANDEM_CREDIT_ALLOWANCE"],
+  maxTokensPerMonth: ["TANDEM_MAX_TOKENS_PER_MONTH"],
+  maxRunsPerDay: ["TANDEM_MAX_RUNS_PER_DAY"],
+  maxActiveDevices: ["TANDEM_MAX_ACTIVE_DEVICES"],
+  rateCardFile: ["TANDEM_RATE_CARD_FILE"],
   teamSeats: ["TANDEM_TEAM_SEATS"],
   maxDocumentBytes: ["TANDEM_MAX_DOCUMENT_BYTES"],
   userQuotaBytes: ["TANDEM_USER_QUOTA_BYTES"],
@@ -236,6 +255,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   agentTimeoutMs: ["TANDEM_AGENT_TIMEOUT_MS"],
   agentProgressMs: ["TANDEM_AGENT_PROGRESS_MS"],
   heartbeatConcurrency: ["TANDEM_HEARTBEAT_CONCURRENCY"],
+  escalationTtlMs: ["TANDEM_ESCALATION_TTL_MS", "TANDEM_ESCALATION_TTL"],
   guestMessageLimit: ["TANDEM_GUEST_MESSAGE_LIMIT"],
   shareAttemptsPerMinute: ["TANDEM_SHARE_ATTEMPTS_PER_MINUTE"],
   shareTokenAttemptsPerMinute: ["TANDEM_SHARE_TOKEN_ATTEMPTS_PER_MINUTE"],

@@ -7,15 +7,20 @@ import { briefingHandlers } from "./agent/briefing/briefing-routes";
 import { modelBriefingWriter } from "./agent/briefing/model-writer";
 import { chatHandlers } from "./agent/chat/chat-routes";
 import { conversationHandlers } from "./agent/conversations/conversation-routes";
+import { escalationHandlers } from "./agent/escalations/escalation-routes";
+import { registerEscalationSource, stopEscalations } from "./agent/escalations/escalations";
 import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
+import { heartbeatEscalations } from "./agent/heartbeat/heartbeat-run";
 import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { managedAgentHandlers } from "./agent/managed-agents/managed-agent-routes";
 import { mcpRouter } from "./agent/mcp-server/mcp-route";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
+import { rawMemoryHandlers } from "./agent/raw-memory/raw-memory-routes";
 import { mcpCallbackFormRouter, mcpHandlers } from "./agent/tools/mcp/mcp-routes";
 import { toolsHandlers } from "./agent/tools/tools-routes";
-import { recordModelUsage } from "./agent/usage/model-usage";
+import { meteringHandlers } from "./agent/usage/metering-routes";
+import { recordModelCall } from "./agent/usage/meters";
 import { agentUsageHandlers } from "./agent/usage/usage-routes";
 import { auditHandlers } from "./audit/audit-routes";
 import { ApiKeyVerifier } from "./auth/api-keys";
@@ -40,6 +45,7 @@ import { createLogger, type Logger } from "./logger";
 import { Maintenance } from "./maintenance";
 import { accountHandlers } from "./oauth/account-routes";
 import { OAuthServer } from "./oauth/oauth-routes";
+import { agentRpcEscalations } from "./people/messaging/agent-message";
 import { messagingHandlers } from "./people/messaging/messaging-routes";
 import { networkHandlers } from "./people/network/network-routes";
 import { guestRouter } from "./people/share/guest-routes";
@@ -88,9 +94,6 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(accessLog(context.logger, context.config.accessLog));
-  app.get("/healthz", (_req, res) => {
-    res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
-  });
   // Share links' public face (guestRouter) and their v1 routes redeem tokens through one guard, so its limits are shared.
   const shareGuard = new ShareGuard(context);
   const api = buildApi(API_BASE_PATH, context.authenticator, {
@@ -115,7 +118,9 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...agentUsageHandlers(context),
     ...syncHandlers(context),
     ...briefingHandlers(context, {
-      onUsage: (usage) => recordModelUsage(context.db, usage),
+      onUsage: async ({ userId, apiKeyId, ...call }) => {
+        await recordModelCall(context, { userId, apiKeyId }, { ...call, source: "briefing" });
+      },
       // The local provider's briefing is the rule-based one; a remote model writes the prose.
       writer: context.config.modelProvider === "local" ? undefined : modelBriefingWriter(context.models),
     }),
@@ -127,14 +132,21 @@ function buildApp(context: AppContext, sync: SyncServer, heartbeats: Heartbeats,
     ...accountHandlers(context),
     ...mcpHandlers(context),
     ...webhookHandlers(context),
+    ...escalationHandlers(context),
     ...managedAgentHandlers(context),
+    ...rawMemoryHandlers(context),
+    ...meteringHandlers(context),
+  });
+  // First, so a request naming a route exactly (most API calls) goes straight to it without
+  // trying every route below: none of those is under the API's base path but the confirmation
+  // form's POST, which is not in the route table (mcpCallbackFormRouter checks that).
+  app.use(api.exactRoutes);
+  app.get("/healthz", (_req, res) => {
+    res.json({ success: true, status: "ok", documentsOpen: sync.hocuspocus.getDocumentsCount() });
   });
   // The remote tool servers' OAuth confirmation form (an HTML form post, not JSON): a POST to a
-  // path whose GET is in the route table, so it goes before the exact routes.
+  // path whose GET is in the route table, so it goes before the API's router.
   app.use(mcpCallbackFormRouter(context));
-  // Early, so a request naming a route exactly (most API calls) goes straight to it without
-  // trying every page and OAuth route below: none of those is under the API's base path.
-  app.use(api.exactRoutes);
   // The root page (or the first-run form), sign-in, OAuth metadata and the authorization server under /oauth.
   app.use(
     oauth.routes((_req, res) => {
@@ -179,7 +191,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     shared.limiter("requests", { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst }),
     shared.limiter("auth-failures", { perMinute: config.authFailuresPerMinute, burst: config.authFailureBurst }),
   );
-  authenticator.addVerifier(new ApiKeyVerifier(database.db, database.reads));
+  authenticator.addVerifier(new ApiKeyVerifier(database.db, database.reads, database.readsNow));
   authenticator.addVerifier(new DeviceTokenVerifier(database.db));
   const base = { config, logger, database, db: database.db, authenticator, shared };
   const sync = new SyncServer(base, await createRedisRelay(base));
@@ -206,6 +218,8 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   // Other instances' revocations reach this one's sync connections and streams at once.
   const unfollowAccess = followAccessChanges(shared, { connections: sync.connections, realtime: context.realtime, logger });
   wireWebhookEvents(context);
+  registerEscalationSource(heartbeatEscalations);
+  registerEscalationSource(agentRpcEscalations);
   const webhooks = new WebhookWorker(context);
   const oauth = await OAuthServer.create(context);
   const app = buildApp(context, sync, heartbeats, oauth);
@@ -261,6 +275,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       server.closeIdleConnections();
       // Heartbeat runs going are ended (and recorded) first: the scheduler's task waits for them.
       await heartbeats.stop();
+      await stopEscalations(context);
       await webhooks.stop();
       await context.maintenance.stop();
       await sync.close();

@@ -551,6 +551,20 @@ describe("authorization matrix of the delegation layer", () => {
     acceptMessageRequest: { owner: "alice", kind: "owned", ok: 200, prepare: async () => ({ path: `${await messageRequest()}/accept` }) },
     ignoreMessageRequest: { owner: "alice", kind: "owned", ok: 200, prepare: async () => ({ path: `${await messageRequest()}/ignore` }) },
     blockMessageRequest: { owner: "alice", kind: "owned", ok: 200, prepare: async () => ({ path: `${await messageRequest()}/block` }) },
+    // Escalations (/net/escalations is in the matrix): a bridge approval waiting for bob is one of bob's.
+    listEscalations: { owner: "bob", kind: "self", ok: 200, prepare: async () => ({ path: "/escalations" }) },
+    getEscalation: {
+      owner: "bob",
+      kind: "owned",
+      ok: 200,
+      prepare: async () => ({ path: `/escalations/${(await approval()).approvalId}` }),
+    },
+    resolveEscalation: {
+      owner: "bob",
+      kind: "owned",
+      ok: 200,
+      prepare: async () => ({ path: `/escalations/${(await approval()).approvalId}/resolve`, body: { decision: "stop" } }),
+    },
     netContactsRequest: {
       owner: "alice",
       kind: "self",

@@ -66,7 +66,8 @@ export class TandemClient {
     }
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
-    const hasBody = route.method !== "GET" && route.method !== "DELETE";
+    // A DELETE carries a body only when its route declares one (forgetting a raw memory device).
+    const hasBody = route.method !== "GET" && (route.method !== "DELETE" || route.body !== undefined);
     if (hasBody) headers["content-type"] = "application/json";
     const response = await this.fetchImpl(url, {
       method: route.method,

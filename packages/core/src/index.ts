@@ -9,4 +9,5 @@ export * from "./openapi";
 export * from "./relative-time";
 export * from "./scope-words";
 export * from "./scopes";
+export * from "./secret-patterns";
 export * from "./usernames";

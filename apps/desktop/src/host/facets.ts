@@ -96,6 +96,9 @@ export type ShareFacet = Pick<
   "listShareLinks" | "createShareLink" | "renewShareLink" | "revokeShareLink" | "listGuestConversations" | "getGuestConversation"
 >;
 
+/** Usage (src/host/usage): the month's meters, the account's budget and the simulated invoice. */
+export type UsageFacet = Pick<DesktopApi, "getUsage" | "saveAccountBudget">;
+
 /** Unsent messages (src/host/drafts), kept on this computer until sent. */
 export type DraftsFacet = Pick<DesktopApi, "listDrafts" | "saveDraft">;
 
@@ -112,4 +115,15 @@ export type ManagedAgentsFacet = Pick<
   | "revokeManagedAgentKey"
   | "listManagedAgentRuns"
   | "runManagedAgent"
+>;
+
+export type RawMemoryFacet = Pick<
+  DesktopApi,
+  | "getRawMemory"
+  | "enableRawMemory"
+  | "confirmRawMemoryRecovery"
+  | "recoverRawMemory"
+  | "disableRawMemory"
+  | "forgetRawMemoryDevice"
+  | "searchRawMemory"
 >;

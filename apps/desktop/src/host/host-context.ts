@@ -3,6 +3,7 @@ import type { TandemClient } from "@tandem/core";
 import type { Kysely } from "kysely";
 import type * as Y from "yjs";
 import type { AppMode, BridgeRuntime, SessionInfo, SyncStatus } from "../shared/desktop-api";
+import type { RawMemoryOptions } from "./raw-memory/raw-memory-options";
 import type { SyncOptions } from "./replication/sync-options";
 import type { LocalSchema } from "./store/local-schema";
 
@@ -26,6 +27,8 @@ export interface HostConfig {
   readonly bridge?: BridgeOptions;
   /** Replication's tuning (tests and benchmarks); the app uses the defaults. */
   readonly replication?: SyncOptions;
+  /** Raw memory's session folders and timers (tests); the app uses the defaults. */
+  readonly rawMemory?: RawMemoryOptions;
 }
 
 export interface BridgeOptions {

@@ -10,10 +10,13 @@ import type { HostConfig, HostContext } from "./host-context";
 import { createInboxFacet } from "./inbox/inbox";
 import { InboxWatch } from "./inbox/inbox-watch";
 import { parseInput } from "./parse-input";
+import { RawMemoryCollector } from "./raw-memory/collector";
+import { createRawMemoryFacet } from "./raw-memory/raw-memory";
 import { type SyncHandle, startSync } from "./replication/sync";
 import { startSession } from "./session/session";
 import { createShareFacet } from "./share/share-links";
 import { openLocalStore } from "./store/local-store";
+import { createUsageFacet } from "./usage/usage";
 import { createWorkspaceFacet } from "./workspace/workspace";
 
 export type { HostConfig } from "./host-context";
@@ -37,6 +40,8 @@ export interface Host {
   /** Documents open in the local hub now: what replication keeps in memory (tests, benchmarks). */
   openDocuments(): number;
   status(): Promise<HostStatus>;
+  /** Raw memory's collector (tests run its timer's work at once). */
+  readonly rawMemory: RawMemoryCollector;
   close(): Promise<void>;
 }
 
@@ -65,6 +70,9 @@ export async function startHost(config: HostConfig): Promise<Host> {
   // The inbox's unread count and live arrivals (GET /agent/stream).
   const inbox = new InboxWatch(context, () => events.emit("status"));
   inbox.start();
+  // Raw memory's collector: opt-in per account; idle (one slow timer) until turned on.
+  const rawMemory = new RawMemoryCollector(context, config.rawMemory);
+  rawMemory.start();
   const running = { sync, bridge };
   let unsavedWork: string | null = null;
   // The page's edits belong to the account that made them; they are gone once it signs out.
@@ -98,8 +106,10 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createConnectionsFacet(session),
     ...createInboxFacet(session, () => void inbox.refresh()),
     ...createShareFacet(session),
+    ...createUsageFacet(session),
     ...createManagedAgentMethods(session),
     ...createDraftsFacet(context),
+    ...createRawMemoryFacet(rawMemory),
     setUnsavedWork: async (input) => {
       unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;
     },
@@ -117,8 +127,10 @@ export async function startHost(config: HostConfig): Promise<Host> {
     unsavedWork: () => unsavedWork,
     openDocuments: () => running.sync.openDocuments(),
     status,
+    rawMemory,
     async close() {
       agent.close();
+      await rawMemory.close();
       // Both at once: the bridge stops its runs as soon as quitting begins, whatever the inbox's stream takes to end.
       await Promise.all([inbox.close(), running.bridge.close()]);
       await running.sync.close();

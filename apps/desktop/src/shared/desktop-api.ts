@@ -207,6 +207,11 @@ export interface DesktopApi {
   /** One guest conversation's messages, oldest first. */
   getGuestConversation(input: { sessionId: string }): Promise<GuestTranscript>;
 
+  // Usage (src/host/usage): this month's meters, budgets and the simulated invoice, from the server.
+  getUsage(): Promise<UsageOverview>;
+  /** Sets the account's budgets (null: no limit); answers the overview again. */
+  saveAccountBudget(input: AccountBudgetInput): Promise<UsageOverview>;
+
   // Drafts (src/host/drafts): messages typed in the Inbox or to the Agent and not sent yet, kept on this computer.
   /** The signed-in account's unsent messages of a section, one per conversation (`new`: a message not yet in one). */
   listDrafts(input: { scope: DraftScope }): Promise<DraftItem[]>;
@@ -215,6 +220,21 @@ export interface DesktopApi {
    * A write whose `revision` is below the kept one's arrived late and changes nothing.
    */
   saveDraft(input: { scope: DraftScope; conversation: DraftConversation; text: string; revision: number }): Promise<void>;
+
+  // Raw memory (src/host/raw-memory): captured coding-agent sessions, encrypted on this computer (docs/raw-memory.md).
+  getRawMemory(): Promise<RawMemoryStatus>;
+  /** Enrols this computer; on an account without a key, answers the recovery code (once). */
+  enableRawMemory(): Promise<{ recoveryCode: string | null; needsRecovery: boolean }>;
+  /** "I saved the recovery code": capture starts. */
+  confirmRawMemoryRecovery(): Promise<void>;
+  /** This computer joins with the recovery code and reads the old records. */
+  recoverRawMemory(input: { code: string }): Promise<void>;
+  /** Stops capturing here; what was captured stays. */
+  disableRawMemory(): Promise<void>;
+  /** Forgets a device: its records go and the key rotates. */
+  forgetRawMemoryDevice(input: { deviceId: string }): Promise<{ deletedRecords: number }>;
+  /** Searches the captured sessions, decrypted on this computer. */
+  searchRawMemory(input: { query: string }): Promise<RawMemoryHit[]>;
 
   /**
    * What the page holds that is nowhere else yet (edits not saved to the server), in words, or
@@ -229,6 +249,40 @@ export interface DesktopApi {
 export type DraftScope = "inbox" | "agent";
 /** The conversation a draft belongs to, or `new` for a new message or chat. */
 export type DraftConversation = number | "new";
+export interface RawMemoryStatus {
+  /** `confirm-recovery`: the recovery code was shown and waits for "I saved it"; `needs-recovery`: enrolled, waiting for the code. */
+  readonly state: "signed-out" | "off" | "confirm-recovery" | "needs-recovery" | "on";
+  readonly deviceId: string | null;
+  readonly devices: readonly {
+    readonly deviceId: string;
+    readonly name: string;
+    readonly thisDevice: boolean;
+    readonly hasCurrentKey: boolean;
+    readonly records: number;
+    readonly bytes: number;
+    readonly enrolledAt: string;
+  }[];
+  /** Newest first. */
+  readonly captured: readonly {
+    readonly recordId: string;
+    readonly runtime: "claude-code" | "codex";
+    readonly deviceName: string;
+    readonly createdAt: string;
+    readonly bytes: number;
+  }[];
+  readonly queued: number;
+  readonly refused: readonly { readonly runtime: "claude-code" | "codex"; readonly reason: string; readonly at: string }[];
+  readonly roots: { readonly claudeCode: string; readonly codex: string };
+  readonly error: string | null;
+}
+
+export interface RawMemoryHit {
+  readonly recordId: string;
+  readonly runtime: "claude-code" | "codex";
+  readonly createdAt: string;
+  readonly snippet: string;
+}
+
 export interface DraftItem {
   readonly conversation: DraftConversation;
   readonly text: string;
@@ -580,7 +634,8 @@ export interface HeartbeatOverview {
 export interface HeartbeatRunItem {
   readonly runId: number;
   readonly tier: HeartbeatTier;
-  readonly status: "running" | "completed" | "failed";
+  /** `requires_action`: paused on an escalation, waiting for the owner's continue or stop. */
+  readonly status: "running" | "requires_action" | "completed" | "failed";
   readonly source: "manual" | "schedule";
   readonly dryRun: boolean;
   readonly startedAt: string;
@@ -958,6 +1013,52 @@ export interface InboxArrival {
   readonly arrivedAt: string;
 }
 
+// ---- Usage (src/host/usage, src/renderer/usage) ----
+
+export interface UsageTotalsItem {
+  readonly tokensIn: number;
+  readonly tokensOut: number;
+  readonly runs: number;
+  readonly toolCalls: number;
+  readonly activeDevices: number;
+}
+
+export interface UsageGroupItem {
+  /** A model id, a source (chat, heartbeat…) or a device id: shown as text. */
+  readonly name: string;
+  readonly tokensIn: number;
+  readonly tokensOut: number;
+}
+
+export interface AccountBudgetInput {
+  readonly tokensPerMonth: number | null;
+  readonly runsPerDay: number | null;
+  readonly activeDevices: number | null;
+}
+
+export interface UsageOverview {
+  /** False when the server has no metering routes (an older server). */
+  readonly supported: boolean;
+  readonly month: string;
+  readonly total: UsageTotalsItem;
+  readonly byModel: readonly UsageGroupItem[];
+  readonly bySource: readonly UsageGroupItem[];
+  /** Devices active this month (ids as the bridges report them). */
+  readonly devices: readonly string[];
+  /** The account's budget (nulls: none) and what is spent against it. */
+  readonly budget: AccountBudgetInput & { readonly tokensThisMonth: number; readonly runsToday: number };
+  /** Budgets of other scopes (API keys, agents, devices), kept as they are when the account's is saved. */
+  readonly otherBudgets: number;
+  readonly ceilings: AccountBudgetInput;
+  readonly invoice: {
+    readonly currency: string;
+    readonly lines: readonly { readonly description: string; readonly quantity: number; readonly unit: string; readonly amount: number }[];
+    readonly total: number;
+  };
+  /** Why the budgets cannot be changed with this key, in words. */
+  readonly notAllowed?: string;
+}
+
 // ---- Share links (src/host/share, src/renderer/share) ----
 
 export type ShareLinkExpiry = "1h" | "24h" | "7d" | "30d" | "90d" | "never";
@@ -1128,8 +1229,17 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   revokeShareLink: true,
   listGuestConversations: true,
   getGuestConversation: true,
+  getUsage: true,
+  saveAccountBudget: true,
   listDrafts: true,
   saveDraft: true,
+  getRawMemory: true,
+  enableRawMemory: true,
+  confirmRawMemoryRecovery: true,
+  recoverRawMemory: true,
+  disableRawMemory: true,
+  forgetRawMemoryDevice: true,
+  searchRawMemory: true,
   setUnsavedWork: true,
   openExternal: true,
 };

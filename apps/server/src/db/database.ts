@@ -5,7 +5,7 @@ import { Kysely, sql } from "kysely";
 import { CurrentSchemaPostgresDialect } from "./current-schema-postgres";
 import { type Dialect, migrateToLatest } from "./migrations";
 import type { Schema } from "./schema";
-import { nodeSqlite, SyncReadsDialect } from "./sync-reads";
+import { nodeSqlite, SyncReads, SyncReadsDialect } from "./sync-reads";
 
 export type { Dialect };
 
@@ -18,6 +18,12 @@ export interface Database {
    * `node:sqlite`, the same as `db`. Never for writes or long scans.
    */
   readonly reads: Kysely<Schema>;
+  /**
+   * The connection behind `reads` on SQLite, for the hottest reads to call without Kysely's
+   * executor ({@link SyncReads.rowsNow}; when it answers undefined, read through `reads`).
+   * Undefined where `reads` is `db`.
+   */
+  readonly readsNow?: SyncReads;
   readonly dialect: Dialect;
   /** Where the data lives, for logs: a file path or a URL without its password. */
   readonly location: string;
@@ -112,18 +118,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     throw error;
   }
   const main = db;
-  // Opened on its first query (Kysely initialises a driver lazily), so a CLI command never opens it.
-  const reads =
-    dialect === "sqlite" && nodeSqlite()
-      ? new Kysely<Schema>({ dialect: new SyncReadsDialect({ filename: location, fallback: (query) => main.executeQuery(query) }) })
-      : db;
+  // Opened on its first read (`SyncReads` opens the file then), so a CLI command never opens it.
+  const readsNow =
+    dialect === "sqlite" && nodeSqlite() ? new SyncReads({ filename: location, fallback: (query) => main.executeQuery(query) }) : undefined;
+  const reads = readsNow ? new Kysely<Schema>({ dialect: new SyncReadsDialect(readsNow) }) : db;
   return {
     db,
     reads,
+    readsNow,
     dialect,
     location,
     close: async () => {
       if (reads !== db) await reads.destroy();
+      readsNow?.close();
       await db.destroy();
     },
   };

@@ -594,6 +594,9 @@ export interface ModelUsageTable {
   user_id: number;
   /** The API key the call was made under (`api_keys.id`); null for the server's own runs. */
   api_key_id: string | null;
+  /** The managed agent and device the call was made for (0038). */
+  agent_id: string | null;
+  device_id: string | null;
   /** What the call was for: chat, briefing, summary, heartbeat… */
   purpose: string;
   provider: string;
@@ -645,6 +648,8 @@ export interface HeartbeatPoliciesTable {
   set_by_id: Generated<string | null>;
   /** JSON array of the scopes that credential held then: scheduled runs never exceed them. */
   set_by_scopes: Generated<string | null>;
+  /** JSON `{tool: "allow" | "ask" | "deny"}` for heartbeat runs (migration 0037); null: none. */
+  tool_policy: Generated<string | null>;
 }
 
 export interface HeartbeatRunsTable {
@@ -652,7 +657,7 @@ export interface HeartbeatRunsTable {
   owner_id: number;
   tier: HeartbeatTierColumn;
   source: "manual" | "schedule";
-  status: "running" | "completed" | "failed";
+  status: "running" | "requires_action" | "completed" | "failed";
   /** 0 or 1. */
   dry_run: number;
   started_at: string;
@@ -870,6 +875,46 @@ export interface ManagedAgentRunsTable {
   finished_at: string | null;
 }
 
+export type EscalationSourceType = "heartbeat" | "managed_agent" | "agent_rpc";
+
+export interface PausedRunsTable {
+  id: string;
+  owner_id: number;
+  source_type: EscalationSourceType;
+  source_id: string;
+  /** JSON: the source's own context, to rebuild the run. */
+  context: string;
+  /** JSON ModelMessage[]: the run so far. */
+  messages: string;
+  status: "waiting" | "resuming" | "done" | "failed";
+  resume_started_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EscalationsTable {
+  id: string;
+  owner_id: number;
+  run_id: string;
+  kind: "tool_call";
+  source_type: EscalationSourceType;
+  source_id: string;
+  tool_name: string;
+  tool_call_id: string;
+  approval_id: string;
+  summary: string;
+  consequence: string;
+  arguments: string;
+  arguments_hash: string;
+  status: "pending" | "continued" | "stopped" | "expired";
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+  tool_state: "running" | "done" | null;
+  tool_result: string | null;
+}
+
 export interface Schema {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -930,8 +975,63 @@ export interface Schema {
   webhook_attempts: WebhookAttemptsTable;
   managed_agents: ManagedAgentsTable;
   managed_agent_runs: ManagedAgentRunsTable;
+  raw_memory_accounts: RawMemoryAccountsTable;
+  raw_memory_devices: RawMemoryDevicesTable;
+  raw_memory_keys: RawMemoryKeysTable;
+  raw_memory_records: RawMemoryRecordsTable;
+  paused_runs: PausedRunsTable;
+  escalations: EscalationsTable;
   sign_in_counts: SignInCountsTable;
   sign_in_addresses: SignInAddressesTable;
+  meter_counters: MeterCountersTable;
+  meter_active_devices: MeterActiveDevicesTable;
+  meter_budgets: MeterBudgetsTable;
+  meter_notices: MeterNoticesTable;
+}
+
+/** Usage aggregated as recorded: one row per owner × period (month or day) × dimension (0038). */
+export interface MeterCountersTable {
+  owner_id: number;
+  period: string;
+  dim: string;
+  dim_key: string;
+  tokens_in: Generated<number>;
+  tokens_out: Generated<number>;
+  model_calls: Generated<number>;
+  runs: Generated<number>;
+  tool_calls: Generated<number>;
+  credits: Generated<number>;
+  active_devices: Generated<number>;
+  updated_at: string;
+}
+
+export interface MeterActiveDevicesTable {
+  owner_id: number;
+  month: string;
+  device_id: string;
+  first_seen_at: string;
+}
+
+export interface MeterBudgetsTable {
+  id: string;
+  owner_id: number;
+  scope: "account" | "apiKey" | "agent" | "device";
+  /** '' for the account scope. */
+  scope_id: string;
+  tokens_per_month: number | null;
+  runs_per_day: number | null;
+  active_devices: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A threshold of a budget announced in a period (once per period over all instances). */
+export interface MeterNoticesTable {
+  owner_id: number;
+  budget: string;
+  period: string;
+  threshold: number;
+  created_at: string;
 }
 
 /** A share link: the owner's agent (or one note) for guests, with the capabilities it gives. */
@@ -989,4 +1089,53 @@ export interface GuestMessagesTable {
   answered_by: "server" | "local" | null;
   local_state: "pending" | "answered" | "expired" | null;
   created_at: string;
+}
+
+/** Raw memory's account state (migration 0039): the current key version and the recovery code's public half. */
+export interface RawMemoryAccountsTable {
+  owner_id: number;
+  current_version: number;
+  recovery_public_key: string;
+  recovery_salt: string;
+  /** JSON `{N, r, p}`. */
+  recovery_scrypt: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A raw memory collector device; `device_id` is unique over every account. */
+export interface RawMemoryDevicesTable {
+  device_id: string;
+  owner_id: number;
+  name: Generated<string>;
+  /** X25519, base64. */
+  public_key: string;
+  enrolled_at: string;
+}
+
+/** One account key version wrapped for one recipient (a device id or `recovery`), base64. */
+export interface RawMemoryKeysTable {
+  owner_id: number;
+  key_version: number;
+  recipient: string;
+  wrapped: string;
+  created_at: string;
+}
+
+/** One encrypted session. */
+export interface RawMemoryRecordsTable {
+  id: Generated<number>;
+  owner_id: number;
+  record_id: string;
+  device_id: string;
+  runtime: "claude-code" | "codex";
+  session_id_hash: string;
+  created_at: string;
+  key_version: number;
+  alg: string;
+  /** base64 */
+  nonce: string;
+  ciphertext: Uint8Array;
+  plaintext_bytes: number;
+  stored_at: string;
 }

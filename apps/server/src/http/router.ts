@@ -66,8 +66,32 @@ export function jsonParser(limit: number) {
   return express.json({ limit, type: () => true, strict: true, verify: refuseDeepJson });
 }
 
-/** What `res.json` does once it has serialised its value: the same headers, the same bytes. */
+/**
+ * What `res.json` does once it has serialised its value: the same headers, the same bytes. The
+ * usual case (a 200 to a GET or POST with no conditional headers, nothing set before, no ETag
+ * function, as our app has) writes the two headers `res.send` would and ends the response
+ * itself: `res.send` would work out the charset of a type it was just given (parsing and
+ * formatting the Content-Type twice), copy the body into a Buffer to count its bytes, and look
+ * at the conditional headers that make a response fresh. Anything else goes through `res.send`.
+ */
 function sendJsonText(res: Response, text: string): void {
+  const { method, headers } = res.req;
+  const plain =
+    res.statusCode === 200 &&
+    method !== "HEAD" &&
+    headers["if-none-match"] === undefined &&
+    headers["if-modified-since"] === undefined &&
+    !res.hasHeader("content-type") &&
+    !res.hasHeader("content-length") &&
+    !res.hasHeader("transfer-encoding") &&
+    !res.hasHeader("etag") &&
+    res.app.get("etag fn") === undefined;
+  if (plain) {
+    res.setHeader("Content-Type", "application/json; charset=utf-8");
+    res.setHeader("Content-Length", Buffer.byteLength(text));
+    res.end(text);
+    return;
+  }
   if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
   res.send(text);
 }
@@ -83,7 +107,21 @@ function send(res: Response, result: unknown): void {
     else res.status(result.status).json(result.body);
     return;
   }
+  // What `res.json` would serialise, with the app's JSON settings as ours are (none set), sent the same way.
+  if (typeof result === "object" && result !== null && plainJsonSettings(res)) {
+    const text = JSON.stringify(result);
+    if (typeof text === "string") {
+      sendJsonText(res, text);
+      return;
+    }
+  }
   res.json(result);
+}
+
+/** Whether `res.json` serialises as `JSON.stringify(value)` does: no replacer, spacing or escaping set on the app. */
+function plainJsonSettings(res: Response): boolean {
+  const { app } = res;
+  return app.get("json replacer") === undefined && app.get("json spaces") === undefined && !app.get("json escape");
 }
 
 /** Reads a JSON body with body-parser, as the middleware it is made to be; its failures are the client's. */
@@ -93,7 +131,9 @@ export function readBody(parser: ReturnType<typeof jsonParser>, req: Request, re
 
 /** Everything a route does with a request, as one Express layer rather than one per step. */
 function runRoute(route: RouteDefinition, handler: RouteHandler<RouteDefinition>, authenticator: Authenticator) {
-  const parser = route.method === "GET" || route.method === "DELETE" ? undefined : jsonParser(route.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  // A DELETE reads a body only when its route declares one (forgetting a raw memory device carries the rotated key).
+  const parser =
+    route.method === "GET" || (route.method === "DELETE" && !route.body) ? undefined : jsonParser(route.bodyLimit ?? DEFAULT_BODY_LIMIT);
   const scopes = [...(route.scope ? [route.scope] : []), ...(route.alsoRequires ?? [])];
   return async (req: Request, res: Response): Promise<void> => {
     const principal =

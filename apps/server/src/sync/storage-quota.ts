@@ -18,7 +18,7 @@ const USAGE_TTL_MS = 2000;
 
 const MESSAGES: Record<QuotaRefusal, string> = {
   document_too_large: "The document would grow past the largest size this server stores",
-  storage_quota_exceeded: "Your documents and snapshots would grow past your storage quota",
+  storage_quota_exceeded: "Your documents, snapshots and raw memory would grow past your storage quota",
 };
 
 /**
@@ -39,7 +39,8 @@ export function quotaError(refusal: QuotaRefusal): ApiError {
  * The per-document size limit and the per-user quota. A document's size is its stored state,
  * measured when it is loaded or stored, plus what sync clients have added since (each update's
  * length: an upper bound, as merged state is never larger than its updates). A user's usage is
- * every document they own (workspace, todos, their notes' bodies) plus their snapshots, summed in
+ * every document they own (workspace, todos, their notes' bodies) plus their snapshots and raw memory
+ * records' ciphertext, summed in
  * SQL and trusted for a moment, plus growth accepted since.
  */
 export class StorageQuota {
@@ -150,7 +151,13 @@ export class StorageQuota {
       .select(sql<number>`coalesce(sum(length(state)), 0)`.as("bytes"))
       .where("owner_id", "=", owner)
       .executeTakeFirstOrThrow();
-    const bytes = Number(documents.bytes) + Number(snapshots.bytes);
+    // Raw memory's ciphertext counts too (docs/raw-memory.md).
+    const rawMemory = await this.db
+      .selectFrom("raw_memory_records")
+      .select(sql<number>`coalesce(sum(length(ciphertext)), 0)`.as("bytes"))
+      .where("owner_id", "=", owner)
+      .executeTakeFirstOrThrow();
+    const bytes = Number(documents.bytes) + Number(snapshots.bytes) + Number(rawMemory.bytes);
     this.#usage.set(owner, { bytes, at: Date.now() });
     return bytes;
   }

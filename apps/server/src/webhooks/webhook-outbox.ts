@@ -109,7 +109,7 @@ export async function enqueueTestDelivery(tx: Kysely<Schema>, clock: Clock, endp
   return id as string;
 }
 
-/** For the escalation part (being built): a paused tool call waiting for the owner. */
+/** A paused tool call waiting for the owner (agent/escalations/, and bridge approvals). */
 export function enqueueEscalationRequested(
   tx: Kysely<Schema>,
   events: EventBatch | undefined,
@@ -120,7 +120,7 @@ export function enqueueEscalationRequested(
   return enqueueWebhookEvent(tx, events, clock, ownerId, "escalation.requested", { ...data, summary: summarize(data.summary) });
 }
 
-/** For the escalation part (being built): the owner's decision, or its expiry. */
+/** An escalation decided by its owner, or expired. */
 export function enqueueEscalationResolved(
   tx: Kysely<Schema>,
   events: EventBatch | undefined,

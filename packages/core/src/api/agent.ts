@@ -57,7 +57,9 @@ export const ChatStreamLine = z.discriminatedUnion("type", [
     type: z.literal("completion"),
     conversationId: z.number().int(),
     messageId: z.number().int().nullable(),
-    status: z.enum(["completed", "incomplete", "failed"]),
+    status: z
+      .enum(["completed", "incomplete", "failed", "budget_exceeded"])
+      .describe("budget_exceeded: a budget was crossed and the run stopped at the next step (the answer so far is kept, incomplete)"),
     toolsUsed: z.array(z.string()),
     metadata: TokenUsage.extend({ model: z.string(), modelId: z.string() }),
   }),

@@ -46,9 +46,25 @@ export const HeartbeatSchedule = z.object({
   nextRunAt: Timestamp.nullable().describe("when the next scheduled run is due; null while the schedule is off"),
 });
 
-export const HeartbeatPolicy = z.object({ tier: z.enum(HEARTBEAT_TIERS), schedule: HeartbeatSchedule });
+/** The most tools one tool policy may name. */
+export const MAX_TOOL_POLICY_ENTRIES = 100;
 
-const RunStatus = z.enum(["running", "completed", "failed"]);
+/**
+ * The owner's per-tool decisions for runs: `allow` (the default for a tool not named), `ask`
+ * (the run pauses for the owner: an escalation), `deny` (the tool is removed from the run).
+ */
+export const ToolPolicyMap = z
+  .record(z.string().min(1).max(200), z.enum(["allow", "ask", "deny"], { error: "must be allow, ask or deny" }))
+  .refine((policy) => Object.keys(policy).length <= MAX_TOOL_POLICY_ENTRIES, { error: `name at most ${MAX_TOOL_POLICY_ENTRIES} tools` });
+export type ToolPolicyMap = z.infer<typeof ToolPolicyMap>;
+
+export const HeartbeatPolicy = z.object({
+  tier: z.enum(HEARTBEAT_TIERS),
+  schedule: HeartbeatSchedule,
+  toolPolicy: ToolPolicyMap.optional().describe("per-tool decisions for heartbeat runs (ask: pause for the owner); absent: none"),
+});
+
+const RunStatus = z.enum(["running", "requires_action", "completed", "failed"]).describe("requires_action: paused on an escalation");
 
 export const HeartbeatRun = z.object({
   id: z.number().int(),
@@ -113,8 +129,14 @@ export const heartbeatRoutes = {
     auth: "user",
     scope: "os.heartbeat:run",
     body: z
-      .object({ tier: Tier.optional(), schedule: ScheduleInput.optional() })
-      .refine((body) => body.tier !== undefined || body.schedule !== undefined, { error: "give tier, schedule or both" }),
+      .object({
+        tier: Tier.optional(),
+        schedule: ScheduleInput.optional(),
+        toolPolicy: ToolPolicyMap.nullable().optional().describe("replaces the per-tool decisions; null clears them"),
+      })
+      .refine((body) => body.tier !== undefined || body.schedule !== undefined || body.toolPolicy !== undefined, {
+        error: "give tier, schedule or toolPolicy",
+      }),
     response: success({ policy: HeartbeatPolicy }),
   }),
   runHeartbeat: defineRoute({

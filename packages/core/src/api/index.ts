@@ -6,14 +6,17 @@ import { approvalRoutes } from "./approvals";
 import { auditRoutes } from "./audit";
 import { briefingRoutes } from "./briefing";
 import { delegationRoutes } from "./delegations";
+import { escalationRoutes } from "./escalations";
 import { folderRoutes } from "./folders";
 import { grantRoutes } from "./grants";
 import { heartbeatRoutes } from "./heartbeat";
 import { managedAgentRoutes } from "./managed-agents";
 import { messageRequestRoutes, messagingRoutes } from "./messaging";
+import { meteringRoutes } from "./metering";
 import { netAliasRoutes, netRoutes } from "./net";
 import { networkRoutes } from "./network";
 import { noteRoutes } from "./notes";
+import { rawMemoryRoutes } from "./raw-memory";
 import { realtimeRoutes } from "./realtime";
 import { runtimeRoutes } from "./runtime";
 import { shareRoutes } from "./share";
@@ -60,6 +63,9 @@ export const routes = {
   ...accountRoutes,
   ...webhookRoutes,
   ...managedAgentRoutes,
+  ...rawMemoryRoutes,
+  ...meteringRoutes,
+  ...escalationRoutes,
 } as const;
 
 export type Routes = typeof routes;
@@ -74,14 +80,17 @@ export * from "./audit";
 export * from "./briefing";
 export * from "./common";
 export * from "./delegations";
+export * from "./escalations";
 export * from "./folders";
 export * from "./grants";
 export * from "./heartbeat";
 export * from "./managed-agents";
 export * from "./messaging";
+export * from "./metering";
 export * from "./net";
 export * from "./network";
 export * from "./notes";
+export * from "./raw-memory";
 export * from "./realtime";
 export * from "./route";
 export * from "./runtime";

@@ -60,6 +60,11 @@ export const AgentMessageResponse = success({
   groupName: z.string().optional(),
   delivered: z.boolean().optional(),
   duplicate: z.boolean().optional(),
+  status: z
+    .literal("requires_action")
+    .optional()
+    .describe("agent mode: the run paused on a tool its owner must decide (an escalation); the answer comes later as a message"),
+  escalationIds: z.array(z.string()).optional().describe("with status requires_action: the owner's escalations"),
 });
 
 export const GroupMember = NetworkPerson.extend({

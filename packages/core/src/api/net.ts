@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { success } from "./common";
+import { escalationRoutes } from "./escalations";
 import { messageRequestRoutes, messagingRoutes } from "./messaging";
 import { ContactRequestType, NetworkPerson, networkRoutes } from "./network";
 import { defineRoute, type RouteDefinition } from "./route";
@@ -37,6 +38,9 @@ export const netAliasRoutes = {
   netAcceptMessageRequest: alias(messageRequestRoutes, "acceptMessageRequest", "/net/message/requests/:id/accept"),
   netIgnoreMessageRequest: alias(messageRequestRoutes, "ignoreMessageRequest", "/net/message/requests/:id/ignore"),
   netBlockMessageRequest: alias(messageRequestRoutes, "blockMessageRequest", "/net/message/requests/:id/block"),
+  netListEscalations: alias(escalationRoutes, "listEscalations", "/net/escalations"),
+  netGetEscalation: alias(escalationRoutes, "getEscalation", "/net/escalations/:id"),
+  netResolveEscalation: alias(escalationRoutes, "resolveEscalation", "/net/escalations/:id/resolve"),
 } as const;
 
 export type NetAliasId = keyof typeof netAliasRoutes;

@@ -16,7 +16,9 @@ export function parseChatLine(line: string): ChatEvent | null {
   if (!parsed.success) return null;
   const event = parsed.data;
   if (event.type !== "completion") return event;
-  return { type: "completion", conversationId: event.conversationId, messageId: event.messageId, status: event.status };
+  // A run stopped by a budget is an incomplete answer here; the error line before it says why.
+  const status = event.status === "budget_exceeded" ? "incomplete" : event.status;
+  return { type: "completion", conversationId: event.conversationId, messageId: event.messageId, status };
 }
 
 /**

@@ -106,6 +106,7 @@ export const TIERS = Object.keys(TIER_WORDS) as HeartbeatTier[];
 /** How a run ended, in a few words. */
 export function runOutcome(run: HeartbeatRunItem): string {
   if (run.status === "running") return "Running…";
+  if (run.status === "requires_action") return "Waiting for your decision";
   if (run.status === "failed") return "Failed";
   if (run.dryRun) return "Dry run: nothing sent";
   if (run.delivered) return "Sent";

@@ -131,6 +131,8 @@ function RunResult({
 
 function resultHeadline(result: HeartbeatRunDetail): string {
   if (result.status === "failed") return "The run failed.";
+  if (result.status === "requires_action")
+    return "Paused: it wants to use a tool you asked to decide on, and waits for your Continue or Stop.";
   if (result.dryRun) return "Dry run: nothing was written or sent. Here is what it would do.";
   if (result.delivered) return "Done: the message is in your Heartbeat conversation.";
   if (result.suppressed) return "Done, but nothing was sent: the message nearly repeats one from the last 24 hours.";

@@ -26,9 +26,11 @@ const BridgeView = lazyView(() => import("../bridge/bridge-view").then((module) 
 const ConnectionsView = lazyView(() => import("../connections/connections-view").then((module) => module.ConnectionsView));
 const HeartbeatView = lazyView(() => import("../heartbeat/heartbeat-view").then((module) => module.HeartbeatView));
 const InboxView = lazyView(() => import("../inbox/inbox-view").then((module) => module.InboxView));
+const RawMemoryView = lazyView(() => import("../raw-memory/raw-memory-view").then((module) => module.RawMemoryView));
 const ShareLinksView = lazyView(() => import("../share/share-links-view").then((module) => module.ShareLinksView));
 const TodayView = lazyView(() => import("../today/today-view").then((module) => module.TodayView));
 const TodosView = lazyView(() => import("../todos/todos-view").then((module) => module.TodosView));
+const UsageView = lazyView(() => import("../usage/usage-view").then((module) => module.UsageView));
 
 type SignedIn = Extract<SessionInfo, { state: "signed_in" }>;
 
@@ -89,6 +91,10 @@ function SectionBody({
       return <InboxView api={api} />;
     case "share":
       return <ShareLinksView api={api} />;
+    case "raw-memory":
+      return <RawMemoryView api={api} />;
+    case "usage":
+      return <UsageView api={api} />;
     case "agents":
       return <AgentsView api={api} />;
   }

@@ -10,6 +10,8 @@ export const SECTIONS = [
   { id: "connections", title: "Connections" },
   { id: "inbox", title: "Inbox" },
   { id: "share", title: "Share links" },
+  { id: "raw-memory", title: "Raw memory" },
+  { id: "usage", title: "Usage" },
   { id: "agents", title: "Agents" },
 ] as const;
 

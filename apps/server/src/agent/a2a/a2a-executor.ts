@@ -66,6 +66,29 @@ export class AgentRpcExecutor implements AgentExecutor {
     const { contextId, taskId, userMessage } = context;
     try {
       const answer = await this.#ask(textOf(userMessage));
+      if ("status" in answer && answer.status === "requires_action") {
+        // Paused on a tool its owner decides on (an escalation): A2A's INPUT_REQUIRED; the answer
+        // comes later in the pair's conversation, as for POST /agent/message.
+        const waiting = agentMessage(
+          contextId,
+          `${answer.agentName}'s owner must decide on a tool call first; the answer will come as a message.`,
+          {
+            escalationIds: answer.escalationIds ?? [],
+            conversationId: answer.conversationId,
+          },
+        );
+        bus.publish(
+          AgentEvent.task({
+            id: taskId,
+            contextId,
+            status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: { ...waiting, taskId }, timestamp: this.app.clock.iso() },
+            artifacts: [],
+            history: [userMessage],
+            metadata: { escalationIds: answer.escalationIds ?? [] },
+          }),
+        );
+        return;
+      }
       bus.publish(
         AgentEvent.message(
           agentMessage(contextId, answer.response ?? "", {

@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import type { RouteHandlers } from "../../http/router";
 import { clientGoneSignal, withChatRunSlot } from "../chat/chat-routes";
+import { checkBudgets } from "../usage/meters";
 import { type BriefingServiceOptions, createBriefingService } from "./briefing-service";
 
 type BriefingRouteId = "createBriefing" | "listBriefings" | "briefingStrategies" | "briefingMatrix";
@@ -14,6 +15,8 @@ export function briefingHandlers(
   return {
     createBriefing: async ({ input, principal, req, res }) => {
       const create = () => service.create(principal, input.body, clientGoneSignal(req, res));
+      // A model writes it: the caller's budgets are checked before the model is called.
+      if (options.writer) await checkBudgets(context, { userId: principal.userId, apiKeyId: principal.credential.id });
       // A briefing a model writes is a run: it takes one of the user's run slots, as chat does (429 past them).
       return { success: true, ...(await (options.writer ? withChatRunSlot(context, principal.userId, create) : create())) };
     },

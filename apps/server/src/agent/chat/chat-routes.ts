@@ -5,7 +5,7 @@ import { ApiError, tooManyRequests } from "../../http/errors";
 import { HANDLED, type RouteHandlers } from "../../http/router";
 import { appendMessages, deleteIfEmpty } from "../conversations/conversation-store";
 import { type AgentEvent, type AgentRunResult, runAgent } from "../runner/agent-runner";
-import { recordModelUsage } from "../usage/model-usage";
+import { type RunMeter, startRun } from "../usage/meters";
 import { ChatStream } from "./chat-stream";
 import { type ChatBody, type PreparedTurn, prepareTurn } from "./chat-turn";
 
@@ -34,9 +34,23 @@ export async function withChatRunSlot<T>(app: AppContext, userId: number, run: (
  * is prepared under the caller's grant, run, and stored. A model that fails is a 502.
  */
 export function answerChat(app: AppContext, principal: UserPrincipal, body: ChatBody, signal: AbortSignal) {
-  return withChatRunSlot(app, principal.userId, async () =>
-    answerTurn(app, principal, body, await prepareTurn(app, principal, body), signal),
-  );
+  return withChatRunSlot(app, principal.userId, async () => {
+    const turn = await prepareTurn(app, principal, body);
+    return answerTurn(app, principal, body, turn, await meterTurn(app, principal, turn), signal);
+  });
+}
+
+/**
+ * Counts the turn's run against the caller's budgets before the model is called (402
+ * `budget_exceeded` when one is used up; the conversation it had just created goes again).
+ */
+async function meterTurn(app: AppContext, principal: UserPrincipal, turn: PreparedTurn): Promise<RunMeter> {
+  try {
+    return await startRun(app, { userId: principal.userId, apiKeyId: principal.credential.id }, { source: "chat", model: turn.model });
+  } catch (error) {
+    if (turn.isNewConversation) await deleteIfEmpty(app.db, turn.conversationId);
+    throw error;
+  }
 }
 
 export function chatHandlers(app: AppContext): RouteHandlers<ChatRouteId> {
@@ -44,11 +58,12 @@ export function chatHandlers(app: AppContext): RouteHandlers<ChatRouteId> {
     chat: ({ input, principal, req, res }) =>
       withChatRunSlot(app, principal.userId, async () => {
         const turn = await prepareTurn(app, principal, input.body);
+        const meter = await meterTurn(app, principal, turn);
         if (input.body.stream) {
-          await streamTurn(app, principal, input.body, turn, req, res);
+          await streamTurn(app, principal, input.body, turn, meter, req, res);
           return HANDLED;
         }
-        return answerTurn(app, principal, input.body, turn, clientGoneSignal(req, res));
+        return answerTurn(app, principal, input.body, turn, meter, clientGoneSignal(req, res));
       }),
   };
 }
@@ -65,7 +80,14 @@ export function clientGoneSignal(req: Request, res: Response): AbortSignal {
   return controller.signal;
 }
 
-async function run(app: AppContext, body: ChatBody, turn: PreparedTurn, signal: AbortSignal, onEvent: (event: AgentEvent) => void) {
+async function run(
+  app: AppContext,
+  body: ChatBody,
+  turn: PreparedTurn,
+  meter: RunMeter,
+  signal: AbortSignal,
+  onEvent: (event: AgentEvent) => void,
+) {
   return runAgent({
     app,
     model: turn.model,
@@ -77,6 +99,7 @@ async function run(app: AppContext, body: ChatBody, turn: PreparedTurn, signal: 
     temperature: body.temperature,
     signal,
     onEvent,
+    onStep: meter.onStep,
   });
 }
 
@@ -86,17 +109,7 @@ async function run(app: AppContext, body: ChatBody, turn: PreparedTurn, signal: 
  * nothing, and a conversation it had just created goes again.
  */
 async function settle(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, result: AgentRunResult) {
-  for (const call of result.calls) {
-    await recordModelUsage(app.db, {
-      userId: principal.userId,
-      apiKeyId: principal.credential.id,
-      purpose: "chat",
-      provider: turn.model.provider,
-      model: turn.model.modelId,
-      promptTokens: call.promptTokens,
-      completionTokens: call.completionTokens,
-    });
-  }
+  // Its tokens were metered step by step (the run's meter).
   if (result.status === "failed") {
     if (turn.isNewConversation) await deleteIfEmpty(app.db, turn.conversationId);
     return null;
@@ -129,17 +142,25 @@ async function settle(app: AppContext, principal: UserPrincipal, body: ChatBody,
   return answerId ?? null;
 }
 
-function completionStatus(result: AgentRunResult): "completed" | "incomplete" | "failed" {
-  if (result.status === "completed") return "completed";
+function completionStatus(result: AgentRunResult): "completed" | "incomplete" | "failed" | "budget_exceeded" {
+  if (result.status === "completed" || result.status === "budget_exceeded") return result.status;
   return result.status === "failed" ? "failed" : "incomplete";
 }
 
-async function streamTurn(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, req: Request, res: Response) {
+async function streamTurn(
+  app: AppContext,
+  principal: UserPrincipal,
+  body: ChatBody,
+  turn: PreparedTurn,
+  meter: RunMeter,
+  req: Request,
+  res: Response,
+) {
   const signal = clientGoneSignal(req, res);
   const stream = new ChatStream(res, app.config.agentProgressMs);
   try {
     stream.write({ type: "conversation-start", conversationId: turn.conversationId });
-    const result = await run(app, body, turn, signal, (event) => {
+    const result = await run(app, body, turn, meter, signal, (event) => {
       if (event.type === "tool-call-start") stream.stage = `tool:${event.toolName}`;
       if (event.type === "tool-call-end") stream.stage = "thinking";
       stream.write(event);
@@ -163,8 +184,15 @@ async function streamTurn(app: AppContext, principal: UserPrincipal, body: ChatB
   }
 }
 
-async function answerTurn(app: AppContext, principal: UserPrincipal, body: ChatBody, turn: PreparedTurn, signal: AbortSignal) {
-  const result = await run(app, body, turn, signal, () => {});
+async function answerTurn(
+  app: AppContext,
+  principal: UserPrincipal,
+  body: ChatBody,
+  turn: PreparedTurn,
+  meter: RunMeter,
+  signal: AbortSignal,
+) {
+  const result = await run(app, body, turn, meter, signal, () => {});
   const messageId = await settle(app, principal, body, turn, result);
   if (result.status === "failed") throw new ApiError(502, "model_failed", result.error ?? "The model failed to answer.");
   return {
@@ -174,6 +202,8 @@ async function answerTurn(app: AppContext, principal: UserPrincipal, body: ChatB
     response: result.text,
     toolsUsed: result.toolsUsed,
     metadata: { ...result.usage, model: turn.model.alias, modelId: turn.model.modelId },
-    ...(result.status === "completed" ? {} : { incomplete: true, reason: result.error ?? result.status }),
+    ...(result.status === "completed"
+      ? {}
+      : { incomplete: true, reason: result.status === "budget_exceeded" ? result.status : (result.error ?? result.status) }),
   };
 }

@@ -1,4 +1,4 @@
-import type { HeartbeatTier } from "@tandem/core";
+import type { HeartbeatTier, ToolPolicyMap } from "@tandem/core";
 import type { Kysely, Selectable } from "kysely";
 import type { HeartbeatPoliciesTable, Schema } from "../../db/schema";
 import type { PolicySetter } from "./heartbeat-credential";
@@ -26,10 +26,13 @@ export interface Policy {
   readonly schedule: Schedule;
   /** The heartbeat thread, once a message was delivered. */
   readonly conversationId: number | null;
+  /** Per-tool decisions for heartbeat runs (`ask` pauses the run for the owner); null: none. */
+  readonly toolPolicy: ToolPolicyMap | null;
 }
 
 export interface PolicyUpdate {
   readonly tier?: HeartbeatTier;
+  readonly toolPolicy?: ToolPolicyMap | null;
   readonly schedule?: {
     readonly enabled?: boolean;
     readonly everyMinutes?: number;
@@ -43,7 +46,7 @@ type PolicyRow = Selectable<HeartbeatPoliciesTable>;
 function fromRow(row: PolicyRow | undefined): Policy {
   if (!row) {
     const { tier, enabled, everyMinutes, quietHours, timezone } = DEFAULTS;
-    return { tier, schedule: { enabled, everyMinutes, quietHours, timezone, nextRunAt: null }, conversationId: null };
+    return { tier, schedule: { enabled, everyMinutes, quietHours, timezone, nextRunAt: null }, conversationId: null, toolPolicy: null };
   }
   return {
     tier: row.tier,
@@ -55,12 +58,13 @@ function fromRow(row: PolicyRow | undefined): Policy {
       nextRunAt: row.next_run_at,
     },
     conversationId: row.conversation_id === null ? null : Number(row.conversation_id),
+    toolPolicy: row.tool_policy ? (JSON.parse(row.tool_policy) as ToolPolicyMap) : null,
   };
 }
 
 /** The policy as the API shows it (the thread is told by the status). */
 export function policyJson(policy: Policy) {
-  return { tier: policy.tier, schedule: policy.schedule };
+  return { tier: policy.tier, schedule: policy.schedule, ...(policy.toolPolicy ? { toolPolicy: policy.toolPolicy } : {}) };
 }
 
 export async function readPolicy(db: Kysely<Schema>, userId: number): Promise<Policy> {
@@ -107,6 +111,12 @@ export async function updatePolicy(
     set_by_kind: setBy.kind,
     set_by_id: setBy.id,
     set_by_scopes: JSON.stringify([...setBy.scopes]),
+    tool_policy:
+      update.toolPolicy === undefined
+        ? current.toolPolicy && JSON.stringify(current.toolPolicy)
+        : update.toolPolicy && Object.keys(update.toolPolicy).length > 0
+          ? JSON.stringify(update.toolPolicy)
+          : null,
   };
   // An unchanged schedule keeps its next run untouched: writing back the value read above could undo
   // a scheduler's claim made in between, and that run would happen twice.

@@ -55,6 +55,16 @@ export interface RunOutcome {
   readonly error: string | null;
 }
 
+/** A run paused on an escalation: no longer `running` (the owner's next heartbeat may start), not finished either. */
+export async function markRequiresAction(db: Kysely<Schema>, runId: number): Promise<void> {
+  await db
+    .updateTable("heartbeat_runs")
+    .set({ status: "requires_action" })
+    .where("id", "=", runId)
+    .where("status", "=", "running")
+    .execute();
+}
+
 export async function finishRun(db: Kysely<Schema>, runId: number, outcome: RunOutcome): Promise<void> {
   await db
     .updateTable("heartbeat_runs")

@@ -15,7 +15,7 @@ import type { AnyAgentTool } from "../tools/agent-tool";
 import { NATIVE_TOOLS } from "../tools/registry";
 import type { RunGrant } from "../tools/run-grant";
 import type { ToolDecisionLookup } from "../tools/tool-decision";
-import { recordRunUsage } from "../usage/model-usage";
+import { startRun } from "../usage/meters";
 import { type AgentRow, grantOf, namespacesOf, type RunRow, toolPolicyOf } from "./managed-agent-store";
 
 export type RunSource = "runs" | "agent_message" | "a2a";
@@ -119,6 +119,13 @@ export async function runManagedAgent(app: AppContext, agent: AgentRow, request:
   const ownerId = Number(agent.owner_id);
   const owner = await app.db.selectFrom("users").select(["id", "username", "name"]).where("id", "=", ownerId).executeTakeFirstOrThrow();
   const ownerName = displayName({ id: ownerId, username: owner.username, name: owner.name });
+  // Counted against the owner's budgets (the account's, the key's, this agent's) before the model is
+  // called; a budget used up refuses the run (402 budget_exceeded) before it is recorded.
+  const meter = await startRun(
+    app,
+    { userId: ownerId, apiKeyId: request.apiKeyId, agentId: String(agent.id) },
+    { source: MANAGED_AGENT_USAGE, model },
+  );
   const inserted = await app.db
     .insertInto("managed_agent_runs")
     .values({
@@ -176,18 +183,12 @@ export async function runManagedAgent(app: AppContext, agent: AgentRow, request:
       onEvent: request.onEvent ?? (() => {}),
       wrapTool: request.wrapTool,
       toolDecision: toolDecisionOf(agent),
+      onStep: meter.onStep,
     });
   } catch (error) {
     await finish(app, runId, { status: "failed", output: "", toolsUsed: [], prompt: 0, completion: 0, error: "the run failed" });
     throw error;
   }
-  await recordRunUsage(app.db, result.calls, {
-    userId: ownerId,
-    apiKeyId: request.apiKeyId,
-    purpose: MANAGED_AGENT_USAGE,
-    provider: model.provider,
-    model: model.modelId,
-  });
   const run = await finish(app, runId, {
     status: runStatus(result),
     output: result.text,

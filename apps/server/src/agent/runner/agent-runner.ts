@@ -3,7 +3,7 @@ import type { AppContext } from "../../context";
 import type { ResolvedModel } from "../models/model-catalog";
 import type { AnyAgentTool } from "../tools/agent-tool";
 import type { RunGrant } from "../tools/run-grant";
-import { toAiToolSet } from "../tools/to-ai-tools";
+import { type CallGuard, toAiToolSet } from "../tools/to-ai-tools";
 import { type ToolDecisionLookup, toolsAllowedBy } from "../tools/tool-decision";
 import { runToolset } from "../tools/tool-namespaces";
 import { ClientGone, describeModelError, RunTimeout } from "./model-errors";
@@ -47,14 +47,37 @@ export interface AgentRunRequest {
    * capability filter: a policy can only take tools away, never add one the grant does not allow.
    */
   readonly toolDecision?: ToolDecisionLookup;
+  /**
+   * Told each step's model call when it ends, before the next one starts (metering: usage/meters.ts
+   * `RunMeter.step`); answering true stops the run at this step boundary, status `budget_exceeded`.
+   */
+  readonly onStep?: (step: { usage: TokenUsage; toolCalls: number }) => Promise<boolean>;
+  /**
+   * Set by callers that store paused runs (escalations/): a tool whose decision is `ask` then pauses
+   * the run (the AI SDK's `needsApproval`) and the run ends `requires_action` with the calls waiting
+   * and the messages to resume from. Without it, `ask` fails closed (the tool is removed).
+   */
+  readonly canPause?: boolean;
+  /** On a resume: the guard of each call an escalation let through (see `CallGuard`). */
+  readonly guardCall?: (toolCallId: string) => CallGuard | undefined;
+}
+
+/** A tool call the run paused on, as the AI SDK asked for its approval. */
+export interface PendingCall {
+  readonly approvalId: string;
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
 }
 
 /**
- * `completed`: the model finished. `cancelled`: the caller went away. `timed_out`: the wall-clock
+ * `completed`: the model finished. `requires_action`: it called a tool whose decision is `ask`
+ * and waits for the owner (`paused`). `cancelled`: the caller went away. `timed_out`: the wall-clock
  * limit. `failed`: the model or its provider failed (`error` says how, in words).
+ * `budget_exceeded`: a step used up a budget (`onStep`) and the run stopped after it.
  */
 export interface AgentRunResult {
-  readonly status: "completed" | "cancelled" | "timed_out" | "failed";
+  readonly status: "completed" | "cancelled" | "timed_out" | "failed" | "requires_action" | "budget_exceeded";
   readonly text: string;
   readonly toolsUsed: string[];
   /** The whole run's tokens. */
@@ -62,6 +85,8 @@ export interface AgentRunResult {
   /** Each model call's tokens (a run with tool steps makes several), for accounting. */
   readonly calls: TokenUsage[];
   readonly error?: string;
+  /** `requires_action`: the calls waiting for the owner, and the whole conversation to resume from. */
+  readonly paused?: { readonly calls: PendingCall[]; readonly messages: ModelMessage[] };
 }
 
 /** The most a model may write in one step (some providers cap unknown models lower unless told). */
@@ -94,7 +119,12 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
   let failure: unknown;
   let usage: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   const calls: TokenUsage[] = [];
+  const pending: PendingCall[] = [];
+  let responseMessages: ModelMessage[] = [];
   const filter = new ThinkFilter();
+  // A step used up a budget; the run stopped for it when it would otherwise have gone on.
+  let overBudget = false;
+  let stoppedForBudget = false;
   const emitText = (delta: string) => {
     if (!delta) return;
     text += delta;
@@ -103,18 +133,24 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
 
   try {
     // The grant's tools, less the namespaces the owner switched off, read once per run.
-    const toolset = toolsAllowedBy(await runToolset(app.db, grant), request.toolDecision);
+    const canPause = request.canPause === true;
+    const toolset = toolsAllowedBy(await runToolset(app.db, grant), request.toolDecision, canPause);
+    const decide = request.toolDecision;
+    const asking = canPause && decide ? new Set(toolset.filter((t) => decide(t.name) === "ask").map((t) => t.name)) : undefined;
     const tools = toAiToolSet(
       request.wrapTool ? toolset.map(request.wrapTool) : toolset,
       { app, grant, timezone: request.timezone, signal: controller.signal },
-      { blockNonce: request.blockNonce },
+      { blockNonce: request.blockNonce, needsApproval: asking, guardCall: request.guardCall },
     );
     const result = streamText({
       model: request.model.model,
       system: request.instructions,
       messages: request.messages,
       tools,
-      stopWhen: isStepCount(agentMaxSteps),
+      stopWhen: [isStepCount(agentMaxSteps), () => (stoppedForBudget = overBudget)],
+      onStepEnd: async (step) => {
+        if (request.onStep && (await request.onStep({ usage: toUsage(step.usage), toolCalls: step.toolCalls.length }))) overBudget = true;
+      },
       abortSignal: controller.signal,
       temperature: request.temperature,
       maxOutputTokens: MAX_OUTPUT_TOKENS,
@@ -142,6 +178,14 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
             ok: part.type === "tool-result",
           });
           break;
+        case "tool-approval-request":
+          pending.push({
+            approvalId: part.approvalId,
+            toolCallId: part.toolCall.toolCallId,
+            toolName: part.toolCall.toolName,
+            input: part.toolCall.input,
+          });
+          break;
         case "error":
           failure ??= part.error;
           break;
@@ -154,6 +198,7 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
       }
     }
     emitText(filter.flush());
+    if (pending.length > 0 && failure === undefined) responseMessages = await result.responseMessages;
   } catch (error) {
     failure ??= error;
   } finally {
@@ -168,6 +213,11 @@ export async function runAgent(request: AgentRunRequest): Promise<AgentRunResult
   if (failure !== undefined) {
     app.logger.warn({ err: failure, model: request.model.modelId, provider: request.model.provider }, "agent run failed");
     return { ...base, status: "failed", error: describeModelError(failure) };
+  }
+  // Over budget first: a run that may not go on asks its owner nothing.
+  if (stoppedForBudget) return { ...base, status: "budget_exceeded", error: "a budget was used up; the run stopped after this step" };
+  if (pending.length > 0) {
+    return { ...base, status: "requires_action", paused: { calls: pending, messages: [...request.messages, ...responseMessages] } };
   }
   if (!text.trim()) {
     emitText(NO_ANSWER);

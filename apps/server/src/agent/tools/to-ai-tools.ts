@@ -72,7 +72,18 @@ export interface ToolCallHooks {
   onEnd?(name: string, callId: string, ok: boolean): void;
 }
 
+/**
+ * Runs one call's execution at most once across instances and restarts (an escalation's recorded
+ * call): `run` is the tool's own execution; the guard answers its recorded outcome instead when
+ * it already ran.
+ */
+export type CallGuard = (run: () => Promise<unknown>) => Promise<unknown>;
+
 export interface ToolSetOptions extends ToolCallHooks {
+  /** Tools whose calls pause the run for the owner (the AI SDK's `needsApproval`). */
+  readonly needsApproval?: ReadonlySet<string>;
+  /** The guard of a call, by its id, when that call is one an escalation let through. */
+  readonly guardCall?: (toolCallId: string) => CallGuard | undefined;
   /**
    * The nonce of the run's untrusted blocks, the one its system prompt names (see
    * prompt/untrusted-blocks.ts). Without one, a fresh nonce still fences what needs fencing.
@@ -107,23 +118,28 @@ export function toAiToolSet(tools: readonly AnyAgentTool[], context: ToolRunCont
   const nonce = options.blockNonce ?? newBlockNonce();
   for (const agentTool of tools) {
     const untrusted = agentTool.source !== "native";
+    const runOne = async (args: unknown, toolCallId: string, abortSignal: AbortSignal | undefined): Promise<unknown> => {
+      options.onStart?.(agentTool.name, toolCallId);
+      let ok = false;
+      try {
+        const signal = abortSignal ? AbortSignal.any([context.signal, abortSignal]) : context.signal;
+        const result = await executeTool(agentTool, args, { ...context, signal });
+        ok = true;
+        return untrusted ? fenced(nonce, agentTool, "tool-result", result) : result;
+      } catch (error) {
+        if (untrusted && error instanceof ToolFailure) throw new ToolFailure(fenced(nonce, agentTool, "tool-error", error.message));
+        throw error;
+      } finally {
+        options.onEnd?.(agentTool.name, toolCallId, ok);
+      }
+    };
     set[agentTool.name] = tool<unknown, unknown, Record<string, never>>({
       description: agentTool.description,
       inputSchema: jsonSchema(() => inputJsonSchema(agentTool)),
+      needsApproval: options.needsApproval?.has(agentTool.name) ?? false,
       execute: async (args, { toolCallId, abortSignal }) => {
-        options.onStart?.(agentTool.name, toolCallId);
-        let ok = false;
-        try {
-          const signal = abortSignal ? AbortSignal.any([context.signal, abortSignal]) : context.signal;
-          const result = await executeTool(agentTool, args, { ...context, signal });
-          ok = true;
-          return untrusted ? fenced(nonce, agentTool, "tool-result", result) : result;
-        } catch (error) {
-          if (untrusted && error instanceof ToolFailure) throw new ToolFailure(fenced(nonce, agentTool, "tool-error", error.message));
-          throw error;
-        } finally {
-          options.onEnd?.(agentTool.name, toolCallId, ok);
-        }
+        const guard = options.guardCall?.(toolCallId);
+        return guard ? guard(() => runOne(args, toolCallId, abortSignal)) : runOne(args, toolCallId, abortSignal);
       },
     });
   }

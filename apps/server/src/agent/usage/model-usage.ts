@@ -1,7 +1,7 @@
 import type { ModelUsageReport, UsageTotals } from "@tandem/core";
 import type { Kysely } from "kysely";
-import { nowIso } from "../../clock";
 import type { Schema } from "../../db/schema";
+import { meterModelCall, sourceOf } from "./meters";
 
 /** What a model call was for; open-ended, these are the agent layer's own. */
 export type ModelUsagePurpose = "chat" | "briefing" | "summary" | "heartbeat" | (string & {});
@@ -10,6 +10,9 @@ export interface ModelUsageInput {
   userId: number;
   /** The API key the call was made under; null for the server's own runs. */
   apiKeyId: string | null;
+  /** A managed agent's id, when one made the call. */
+  agentId?: string | null;
+  deviceId?: string | null;
   purpose: ModelUsagePurpose;
   provider: string;
   model: string;
@@ -20,36 +23,12 @@ export interface ModelUsageInput {
   at?: Date;
 }
 
-const tokenCount = (value: number | undefined) => (value !== undefined && Number.isFinite(value) && value > 0 ? Math.round(value) : 0);
-
-/** Records one model call's tokens against the user (and key) it was made for. */
+/**
+ * Records one model call's tokens against the user (and key) it was made for, in its own
+ * transaction; the meters (meters.ts) count it too. Runs record through their {@link RunMeter}.
+ */
 export async function recordModelUsage(db: Kysely<Schema>, input: ModelUsageInput): Promise<void> {
-  const promptTokens = tokenCount(input.promptTokens);
-  const completionTokens = tokenCount(input.completionTokens);
-  await db
-    .insertInto("model_usage")
-    .values({
-      user_id: input.userId,
-      api_key_id: input.apiKeyId,
-      purpose: input.purpose,
-      provider: input.provider,
-      model: input.model,
-      prompt_tokens: promptTokens,
-      completion_tokens: completionTokens,
-      total_tokens: promptTokens + completionTokens,
-      created_at: input.at?.toISOString() ?? nowIso(),
-    })
-    .execute();
-}
-
-/** Records each model call of a run (`calls`: the runner's per-call tokens) under the same user, key and purpose. */
-export async function recordRunUsage(
-  db: Kysely<Schema>,
-  calls: readonly { promptTokens: number; completionTokens: number }[],
-  input: Omit<ModelUsageInput, "promptTokens" | "completionTokens">,
-): Promise<void> {
-  for (const call of calls)
-    await recordModelUsage(db, { ...input, promptTokens: call.promptTokens, completionTokens: call.completionTokens });
+  await db.transaction().execute((tx) => meterModelCall(tx, input, { ...input, source: sourceOf(input.purpose), purpose: input.purpose }));
 }
 
 const emptyTotals = (): UsageTotals => ({ promptTokens: 0, completionTokens: 0, totalTokens: 0, calls: 0 });

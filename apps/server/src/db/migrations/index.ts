@@ -34,6 +34,9 @@ import * as instances from "./0033-instances";
 import * as titleOnlyNotes from "./0034-title-only-notes";
 import * as webhooks from "./0035-webhooks";
 import * as managedAgents from "./0036-managed-agents";
+import * as escalations from "./0037-escalations";
+import * as metering from "./0038-metering";
+import * as rawMemory from "./0039-raw-memory";
 import { type Dialect, type MigrationContext, migrationContext } from "./migration-context";
 
 interface VersionedMigration {
@@ -77,6 +80,9 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   "0034-title-only-notes": titleOnlyNotes,
   "0035-webhooks": webhooks,
   "0036-managed-agents": managedAgents,
+  "0037-escalations": escalations,
+  "0038-metering": metering,
+  "0039-raw-memory": rawMemory,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -2,6 +2,7 @@ import { recordAudit } from "../../audit/audit-log";
 import type { Clock } from "../../clock";
 import type { AppContext } from "../../context";
 import { type GrantEndHook, inactiveGrantReason, inWriteUnit, type WriteUnit } from "../grants";
+import { announceApprovalResolved } from "./approval-escalation";
 import { type ApprovalRecord, grantStatusOf, notifyDecision, selectApprovals } from "./approval-records";
 
 /** What the approval services use of the context. */
@@ -35,6 +36,7 @@ async function expireInUnit(unit: WriteUnit, clock: Clock, approval: ExpiringApp
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) return false;
   await notifyDecision(unit, approval, { decision: "deny", scope: null, resolvedAt, reason });
+  await announceApprovalResolved(unit, clock, approval.id, "expired");
   await recordAudit(tx, clock, {
     actor: "system",
     action: "tool_approval.expire",

@@ -3,7 +3,9 @@ import { recordAudit } from "../../audit/audit-log";
 import type { DevicePrincipal, Principal, UserPrincipal } from "../../auth/principal";
 import { type ApiError, conflict, notFound } from "../../http/errors";
 import { newId } from "../../ids";
+import { enqueueEscalationRequested } from "../../webhooks/webhook-outbox";
 import { findGrant, grantNotFound, inWriteUnit, requireActiveGrant } from "../grants";
+import { announceApprovalResolved, fromApproval } from "./approval-escalation";
 import { type Deps, expireApproval, expireDueApprovals, expiryReason } from "./approval-expiry";
 import { type ApprovalRecord, findApproval, notifyDecision, selectApprovals, toToolApproval } from "./approval-records";
 import { approvalSessionHandle } from "./approval-session";
@@ -96,6 +98,18 @@ export async function requestToolApproval(deps: Deps, device: DevicePrincipal, i
         requesterPrincipalId: String(grant.requester_id),
         expiresAt,
       });
+      // …and as an escalation, so one list (GET /escalations) and one event hold everything waiting.
+      const escalation = fromApproval(toToolApproval((await findApproval(tx, approvalId)) as ApprovalRecord));
+      if (escalation) {
+        await events.appendToUserStream(tx, ownerId, "escalation.requested", { escalation });
+        await enqueueEscalationRequested(tx, events, clock, ownerId, {
+          escalationId: approvalId,
+          runId: null,
+          tool: input.toolName,
+          summary: escalation.summary,
+          expiresAt,
+        });
+      }
     }
   });
   return policy
@@ -193,6 +207,7 @@ export async function resolveToolApproval(
       await tx.updateTable("tool_approvals").set({ policy_id: policyId }).where("id", "=", record.id).execute();
     }
     await notifyDecision(unit, record, { decision: answer.decision, scope: answer.scope, resolvedAt });
+    await announceApprovalResolved(unit, clock, record.id, answer.decision === "allow" ? "continue" : "stop");
     await recordAudit(tx, clock, {
       actor: owner,
       action: "tool_approval.resolve",

@@ -3,51 +3,12 @@
  * intent and context, never authority: a context that carries a credential would hand the peer
  * (and its model) authority the sender never meant to give, so it is refused, fail-closed.
  */
+import { CREDENTIAL_KEY, normalizeCredentialKey as normalizeKey, secretKind } from "@tandem/core";
 
 /** The largest context accepted, as serialized JSON in UTF-8 bytes. */
 export const MAX_CONTEXT_BYTES = 16 * 1024;
 
 export type ContextCheck = { safe: true } | { safe: false; reason: string };
-
-/**
- * Key names that hold credentials, compared without case, `_`, `-`, `.` or spaces, as a suffix:
- * `password`, `db_password`, `pwd`, `apiKey`, `X-Api-Key`, `githubToken`, `client_secret`,
- * `Set-Cookie`, `ssh_key`, `id_rsa`… A suffix rather than a substring keeps `tokenCount` or
- * `maxTokens` usable.
- */
-const CREDENTIAL_KEY =
-  /(password|passwd|pwd|passphrase|secret|secrets|token|apikey|authorization|cookie|cookies|privatekey|privkey|sshkey|idrsa|iddsa|idecdsa|ided25519|credential|credentials)$/;
-
-/** Values that look like secrets wherever they appear, named for the reason (never echoed). */
-const SECRET_PATTERNS: readonly [RegExp, string][] = [
-  [/svc_sk_[A-Za-z0-9]/, "a Tandem API key (svc_sk_…)"],
-  [/svc_dev_[A-Za-z0-9]/, "a Tandem device token (svc_dev_…)"],
-  // PEM and OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`), RFC 4716 (`---- BEGIN SSH2 …
-  // PRIVATE KEY ----`) and PGP (`… PRIVATE KEY BLOCK-----`) headers, in any case.
-  [/-{4,}\s*BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?\s*-{4,}/i, "a private key block"],
-  // An OpenSSH private key's body even without its header: base64 of "openssh-key-v1\0".
-  [/b3BlbnNzaC1rZXktdjE/, "an SSH private key"],
-  [/PuTTY-User-Key-File-\d/, "an SSH private key (PuTTY)"],
-  [/\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}/, "an API secret key (sk-…)"],
-  [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/, "a GitHub token"],
-  [/\bxox[abposr]-[A-Za-z0-9-]{10,}/, "a Slack token (xox…)"],
-  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/, "an AWS access key id"],
-  // Case-sensitive and with a digit in the token, so prose such as "Bearer instructions" passes.
-  [/\bBearer\s+(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{8,}=*/, "a Bearer credential"],
-  // `password=hunter22`, `pwd: s3cret!` in prose: a credential word assigned a value of six or more
-  // characters with a digit or symbol, so "password: field" or "token: parser" still pass.
-  [
-    /\b(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\s*[:=]\s*["']?(?=[^\s"']*[0-9!@#$%^&*+=?~])[^\s"']{6,}/i,
-    "a credential assignment",
-  ],
-];
-
-const normalizeKey = (key: string) => key.toLowerCase().replace(/[\s_.-]/g, "");
-
-function secretKind(text: string): string | null {
-  for (const [pattern, kind] of SECRET_PATTERNS) if (pattern.test(text)) return kind;
-  return null;
-}
 
 /**
  * Checks a delegation's `task`, free text the peer's agent reads as it does the context: refused

@@ -1,4 +1,5 @@
 import type { AckPhaseName, DeliveryStatusName, MessageAckBody } from "@tandem/core";
+import { meterDevice } from "../../agent/usage/meters";
 import { recordAudit } from "../../audit/audit-log";
 import type { DevicePrincipal } from "../../auth/principal";
 import type { AppContext } from "../../context";
@@ -40,7 +41,8 @@ export interface AckResult {
 export async function recordAck(context: AppContext, device: DevicePrincipal, id: string, ack: MessageAckBody): Promise<AckResult> {
   const found = requireOwningDevice(await findMessage(context.db, id), device, id);
   await findSettledGrant(context, found.grant_id);
-  return inWriteUnit(context, undefined, async ({ tx }) => {
+  return inWriteUnit(context, undefined, async (unit) => {
+    const { tx } = unit;
     const message = requireOwningDevice(await lockMessage(tx, id), device, id);
     const answer = (recorded: AckResult["recorded"], status: DeliveryStatusName): AckResult => ({
       success: true,
@@ -93,6 +95,8 @@ export async function recordAck(context: AppContext, device: DevicePrincipal, id
         created_at: now,
       })
       .execute();
+    // Acknowledging a delivery makes the device active this month.
+    await meterDevice(context, unit, device.userId, device.credential.deviceId);
     await recordAudit(tx, context.clock, {
       actor: device,
       action: "delivery.ack",

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { meterCredits } from "../../agent/usage/meters";
 import { type AuditActor, recordAudit } from "../../audit/audit-log";
 import type { Clock } from "../../clock";
 import type { Schema } from "../../db/schema";
@@ -120,6 +121,7 @@ export async function reserveCredit(
     throw new ApiError(402, "insufficient_credits", "A task_invite needs one Credit and the balance is 0");
   }
   await recordAudit(tx, clock, { actor, action: "credits.reserve", objectType: "message", objectId: messageId, parties: [userId] });
+  await meterCredits(tx, clock, { userId }, 1);
   return true;
 }
 
@@ -146,6 +148,8 @@ export async function releaseCredit(
     .set((eb) => ({ balance: eb("balance", "+", 1), updated_at: clock.iso() }))
     .where("user_id", "=", message.sender_id)
     .execute();
+  // The month it is given back in counts one fewer.
+  await meterCredits(tx, clock, { userId: message.sender_id }, -1);
   await recordAudit(tx, clock, {
     actor,
     action: "credits.release",

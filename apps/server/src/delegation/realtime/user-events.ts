@@ -22,6 +22,8 @@ const EVENT_SCOPES: Readonly<Record<string, Scope>> = {
   "collaboration.request": "os.team:read",
   "collaboration.accepted": "os.team:read",
   "tool.approval_requested": "os.team:read",
+  "escalation.requested": "os.tools:read",
+  "escalation.resolved": "os.tools:read",
 };
 
 /** The kinds a credential holding `scopes` is not told of. */

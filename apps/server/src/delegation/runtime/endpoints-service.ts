@@ -1,5 +1,6 @@
 import { RUNTIMES, type RuntimeEndpoint, type RuntimeName } from "@tandem/core";
 import type { Kysely } from "kysely";
+import { meterDevice, meterDeviceNow } from "../../agent/usage/meters";
 import { type AuditActor, recordAudit } from "../../audit/audit-log";
 import type { Principal } from "../../auth/principal";
 import type { Clock } from "../../clock";
@@ -8,6 +9,7 @@ import type { Schema } from "../../db/schema";
 import { ApiError, badRequest, forbidden } from "../../http/errors";
 import { newId } from "../../ids";
 import { announceAccessChange } from "../../shared/access-changes";
+import { inWriteUnit } from "../grants/write-unit";
 import { issueDeviceToken } from "./device-tokens";
 import { type EndpointRow, endpointView } from "./endpoint-view";
 
@@ -150,9 +152,11 @@ export async function registerEndpoint(
     throw forbidden("device_mismatch", `A device token re-registers only its own device (${credential.deviceId})`);
   }
   const via = credential.kind === "device" ? "device_token" : "api_key";
-  const registration = await context.db
-    .transaction()
-    .execute((tx) => registerEndpointIn(tx, context.clock, principal, principal.userId, device, via));
+  const registration = await inWriteUnit(context, undefined, async (unit) => {
+    // A device new this month past the account's device ceiling cannot register (402, says which).
+    await meterDevice(context, unit, principal.userId, device.deviceId, true);
+    return registerEndpointIn(unit.tx, context.clock, principal, principal.userId, device, via);
+  });
   if (!registration.created) endEndpointStreams(context, registration.row.id);
   return { ...registration, endpoint: present(context, registration.row) };
 }
@@ -216,6 +220,8 @@ export async function heartbeat(context: AppContext, principal: Principal, endpo
     .where("revoked_at", "is", null)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw endpointNotFound(endpointId);
+  // A heartbeat makes the device active this month (counted once a month).
+  await meterDeviceNow(context, principal.userId, principal.credential.deviceId);
   return { lastSeenAt };
 }
 

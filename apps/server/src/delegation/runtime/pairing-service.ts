@@ -1,5 +1,6 @@
 import type { RuntimeEndpoint, RuntimeName, Scope } from "@tandem/core";
 import type { Kysely, Selectable } from "kysely";
+import { meterDevice } from "../../agent/usage/meters";
 import { recordAudit } from "../../audit/audit-log";
 import { createApiKey } from "../../auth/api-keys";
 import type { UserPrincipal } from "../../auth/principal";
@@ -296,6 +297,8 @@ export async function pollPairing(context: AppContext, pollToken: string): Promi
       label: row.label,
     };
     const retired = await retireDeviceEndpoint(context, unit, ownerId, row.device_id);
+    // A device new this month past the account's device ceiling cannot register (402, says which).
+    await meterDevice(context, unit, ownerId, row.device_id, true);
     const registered = await registerEndpointIn(tx, clock, "system", ownerId, device, "device_code");
     if (retired) {
       // Cursors keep increasing for the device, so a bridge resuming with its last cursor misses nothing new.

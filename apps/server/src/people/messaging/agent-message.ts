@@ -1,11 +1,13 @@
 import type { AgentMessageRequest } from "@tandem/core";
 import type { z } from "zod";
+import { type EscalationSource, pauseRun } from "../../agent/escalations/escalations";
 import { askManagedAgent } from "../../agent/managed-agents/managed-agent-message";
 import { agentByHandle, assertActive } from "../../agent/managed-agents/managed-agent-store";
 import { agentInstructions, FROM_ANOTHER_AGENT } from "../../agent/prompt/instructions";
 import { newBlockNonce, renderBlock } from "../../agent/prompt/untrusted-blocks";
-import { runAgent } from "../../agent/runner/agent-runner";
-import { recordRunUsage } from "../../agent/usage/model-usage";
+import { type AgentRunResult, runAgent } from "../../agent/runner/agent-runner";
+import { decisionsFrom, type ToolDecision } from "../../agent/tools/tool-decision";
+import { meterRun, startRun } from "../../agent/usage/meters";
 import type { UserPrincipal } from "../../auth/principal";
 import type { AppContext } from "../../context";
 import { ApiError, badRequest, forbidden, tooManyRequests } from "../../http/errors";
@@ -201,17 +203,26 @@ export async function sendAgentMessage(
   }
 }
 
-/** Runs the recipient's agent on the caller's message under the grant of `permissions`, and stores the exchange. */
-async function answerAsAgent(
-  app: AppContext,
-  sender: PersonRow,
-  recipient: PersonRow,
-  message: string,
-  intent: string,
-  permission: UsablePermission,
-  signal: AbortSignal,
-  elapsed: () => number,
-) {
+/** A contact permission's `toolPolicy` (`{tool: "allow" | "ask" | "deny"}`); anything malformed is left out. */
+function contactToolPolicy(permissions: unknown): Record<string, ToolDecision> | null {
+  const policy = (permissions as { toolPolicy?: unknown } | null)?.toolPolicy;
+  if (typeof policy !== "object" || policy === null || Array.isArray(policy)) return null;
+  const entries = Object.entries(policy).filter((entry): entry is [string, ToolDecision] =>
+    ["allow", "ask", "deny"].includes(entry[1] as string),
+  );
+  return Object.fromEntries(entries);
+}
+
+/** What an agent RPC run needs to be rebuilt on any instance (a paused run's stored context). */
+interface RpcContext {
+  readonly senderId: number;
+  readonly recipientId: number;
+  readonly message: string;
+  readonly intent: string;
+}
+
+/** The run's request (all but its messages) under the recipient's permission for the caller, as it stands now. */
+async function rpcRequest(app: AppContext, sender: PersonRow, recipient: PersonRow, permission: UsablePermission) {
   const { link } = permission;
   const contactGrant = await contactRunGrant(app.db, recipient.id, { userId: sender.id, label: sender.username }, permission.permissions);
   const grant = link ? await boundByLink(app, link, contactGrant) : contactGrant;
@@ -222,44 +233,35 @@ async function answerAsAgent(
     agentInstructions({ ownerName, askedBy: `${displayName(sender)}'s agent`, timezone: "UTC", now: app.clock.now(), blockNonce: nonce }),
     FROM_ANOTHER_AGENT,
   ].join("\n");
-  const result = await runAgent({
+  return {
     app,
     model,
     grant,
     timezone: "UTC",
     instructions,
     blockNonce: nonce,
-    messages: [
-      {
-        role: "user",
-        content: renderBlock(nonce, {
-          source: "contact-message",
-          attributes: { from: sender.username, intent },
-          text: message,
-        }),
-      },
-    ],
-    signal,
     onEvent: () => {},
     // A link revoked or expired mid-run: no tool call reaches anything after that.
     wrapTool: link ? whileLinkLive(app, Number(link.id)) : undefined,
-  });
-  await recordRunUsage(app.db, result.calls, {
-    userId: recipient.id,
-    apiKeyId: null,
-    purpose: "agent_message",
-    provider: model.provider,
-    model: model.modelId,
-  });
-  if (result.status === "cancelled") throw new ApiError(499, "client_closed_request", "The request was cancelled");
-  if (result.status === "timed_out") {
-    throw new ApiError(504, "agent_timeout", `${recipient.username}'s agent did not answer in time; nothing was stored`);
-  }
-  if (result.status === "failed") {
-    throw new ApiError(502, "agent_unavailable", `${recipient.username}'s agent could not answer (${result.error ?? "the model failed"})`);
-  }
-  // Nor is an answer given or kept once the link it rested on has ended.
-  if (link && !(await liveLinkById(app, Number(link.id)))) throw linkEnded();
+    toolDecision: decisionsFrom(contactToolPolicy(permission.permissions)),
+    // Each step recorded against the recipient's budgets; one used up stops the run at the next step.
+    onStep: meterRun(app, { userId: recipient.id }, RPC_METER(model)).onStep,
+  };
+}
+
+/** What an agent RPC run is metered as: the recipient's agent answering (source `agent_rpc`). */
+const RPC_METER = (model: { provider: string; modelId: string }) => ({ source: "agent_rpc", purpose: "agent_message", model });
+
+/** Stores the exchange (the caller's message and the agent's answer) in the pair's conversation. */
+async function storeExchange(
+  app: AppContext,
+  sender: PersonRow,
+  recipient: PersonRow,
+  message: string,
+  intent: string,
+  result: AgentRunResult,
+  modelId: string,
+) {
   const conversationId = await openPairConversation(app, sender, recipient);
   await postMessages(
     app,
@@ -273,22 +275,125 @@ async function answerAsAgent(
         content: result.text,
         intent: "answer",
         toolsUsed: result.toolsUsed,
-        model: model.modelId,
+        model: modelId,
       },
     ],
     { conversationType: "shared_agent" },
   );
-  return {
+  return conversationId;
+}
+
+/**
+ * Agent RPC as a source of escalations. A run paused on a tool the recipient's permission for the
+ * caller says `ask` for answers the caller at once (`status: requires_action`, no answer); once the
+ * recipient decides, the run resumes under the permission as it stands then (none left: it does
+ * not resume) and its answer reaches the caller as a message in their shared conversation.
+ */
+export const agentRpcEscalations: EscalationSource<RpcContext> = {
+  type: "agent_rpc",
+  async prepare(app, context) {
+    const { sender, recipient } = await rpcParties(app, context);
+    const permission = await usableContactPermission(app, recipient.id, sender.id);
+    if (!permission) throw new Error("the permission the paused agent RPC ran under is gone");
+    return rpcRequest(app, sender, recipient, permission);
+  },
+  async finish(app, context, result, paused) {
+    const { sender, recipient } = await rpcParties(app, context);
+    const model = app.models.resolve();
+    if (paused || result.status !== "completed") return;
+    await storeExchange(app, sender, recipient, context.message, context.intent, result, model.modelId);
+  },
+  async abandon() {},
+  async describe(app, context) {
+    const sender = await findPerson(app.db, String(context.senderId));
+    return `${sender?.username ?? "A contact"}'s agent`;
+  },
+};
+
+async function rpcParties(app: AppContext, context: RpcContext) {
+  const sender = await findPerson(app.db, String(context.senderId));
+  const recipient = await findPerson(app.db, String(context.recipientId));
+  if (!sender || !recipient) throw new Error("a party of the paused agent RPC is gone");
+  return { sender, recipient };
+}
+
+/** Runs the recipient's agent on the caller's message under the grant of `permissions`, and stores the exchange. */
+async function answerAsAgent(
+  app: AppContext,
+  sender: PersonRow,
+  recipient: PersonRow,
+  message: string,
+  intent: string,
+  permission: UsablePermission,
+  signal: AbortSignal,
+  elapsed: () => number,
+) {
+  const { link } = permission;
+  const request = await rpcRequest(app, sender, recipient, permission);
+  const { model, blockNonce: nonce } = request;
+  const ownerName = displayName(recipient);
+  // The recipient's agent answers on the recipient's budgets, checked before the model is called.
+  await startRun(app, { userId: recipient.id }, RPC_METER(model));
+  const result = await runAgent({
+    ...request,
+    messages: [
+      {
+        role: "user",
+        content: renderBlock(nonce, {
+          source: "contact-message",
+          attributes: { from: sender.username, intent },
+          text: message,
+        }),
+      },
+    ],
+    signal,
+    canPause: true,
+  });
+  if (result.status === "cancelled") throw new ApiError(499, "client_closed_request", "The request was cancelled");
+  if (result.status === "timed_out") {
+    throw new ApiError(504, "agent_timeout", `${recipient.username}'s agent did not answer in time; nothing was stored`);
+  }
+  if (result.status === "budget_exceeded") {
+    throw new ApiError(
+      402,
+      "budget_exceeded",
+      `${recipient.username}'s agent stopped: a budget of its owner was used up (quota spent); nothing was stored`,
+    );
+  }
+  if (result.status === "failed") {
+    throw new ApiError(502, "agent_unavailable", `${recipient.username}'s agent could not answer (${result.error ?? "the model failed"})`);
+  }
+  // Nor is an answer given or kept once the link it rested on has ended.
+  if (link && !(await liveLinkById(app, Number(link.id)))) throw linkEnded();
+  const base = {
     success: true as const,
     mode: "agent" as const,
     agentName: `${recipient.username}${AGENT_SUFFIX}`,
     ownerName,
-    response: result.text,
     toolsUsed: result.toolsUsed,
     toolCount: result.toolsUsed.length,
     intent,
-    conversationId,
     messageId: null,
-    elapsedMs: elapsed(),
   };
+  if (result.status === "requires_action") {
+    const context: RpcContext = { senderId: sender.id, recipientId: recipient.id, message, intent };
+    const paused = await pauseRun(app, {
+      ownerId: recipient.id,
+      source: agentRpcEscalations,
+      sourceId: String(sender.id),
+      context,
+      result,
+    });
+    const conversationId = await openPairConversation(app, sender, recipient);
+    return {
+      ...base,
+      status: "requires_action" as const,
+      escalationIds: paused.escalations.map((escalation) => escalation.id),
+      response: null,
+      conversationId,
+      elapsedMs: elapsed(),
+    };
+  }
+  const conversationId = await storeExchange(app, sender, recipient, message, intent, result, model.modelId);
+  return { ...base, response: result.text, conversationId, elapsedMs: elapsed() };
 }

@@ -3,7 +3,7 @@ import type { ModelMessage } from "ai";
 import { agentInstructions } from "../../agent/prompt/instructions";
 import { newBlockNonce, renderBlock } from "../../agent/prompt/untrusted-blocks";
 import { type AgentEvent, runAgent } from "../../agent/runner/agent-runner";
-import { recordModelUsage } from "../../agent/usage/model-usage";
+import { startRun } from "../../agent/usage/meters";
 import { hashSecret, randomBase62 } from "../../auth/secret-token";
 import type { AppContext } from "../../context";
 import { ApiError, notFound, tooManyRequests } from "../../http/errors";
@@ -299,6 +299,8 @@ export class GuestChat {
         .join("\n\n"),
     });
     const model = app.models.resolve();
+    // The owner's budgets are checked before the model is called (402 budget_exceeded).
+    const meter = await startRun(app, { userId: Number(link.owner_id) }, { source: "guest", model });
     const result = await runAgent({
       app,
       model,
@@ -316,18 +318,8 @@ export class GuestChat {
       signal: request.signal,
       onEvent: request.onEvent ?? (() => {}),
       wrapTool: whileLinkLive(app, Number(link.id)),
+      onStep: meter.onStep,
     });
-    for (const call of result.calls) {
-      await recordModelUsage(app.db, {
-        userId: Number(link.owner_id),
-        apiKeyId: null,
-        purpose: "guest",
-        provider: model.provider,
-        model: model.modelId,
-        promptTokens: call.promptTokens,
-        completionTokens: call.completionTokens,
-      });
-    }
     if (result.status === "failed") throw new ApiError(502, "model_failed", result.error ?? "The agent could not answer just now.");
     return result;
   }

@@ -13,7 +13,11 @@ export function folderHandlers({
     listFolders: async ({ input, principal }) => {
       const parentId = input.query.parentId;
       const parent = parentId === "root" || parentId === "null" ? "root" : parentId;
-      return jsonWithField({ success: true }, "folders", await listFoldersJson(database.reads, principal.userId, parent));
+      return jsonWithField(
+        { success: true },
+        "folders",
+        await listFoldersJson(database.reads, principal.userId, parent, database.readsNow),
+      );
     },
     createFolder: async ({ input, principal }) => {
       const result = await createFolder(db, sync, principal.userId, input.body);

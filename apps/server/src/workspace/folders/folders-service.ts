@@ -13,6 +13,7 @@ import { type CompiledQuery, type Kysely, PostgresIntrospector, type Selectable,
 import type * as Y from "yjs";
 import { nowIso } from "../../clock";
 import type { FoldersTable, Schema } from "../../db/schema";
+import type { SyncReads } from "../../db/sync-reads";
 import { badRequest, conflict, notFound } from "../../http/errors";
 import { folderRole, type Role, sharedAccessCtes, sharedFolders } from "../../people/sharing/access";
 import type { SyncServer } from "../../sync/sync-server";
@@ -135,13 +136,14 @@ type FolderList = Folder[] | string;
  * the top level (`rootOnly`). One statement, so the folders, the shares and the note counts come
  * from one snapshot. SQLite answers JSON text; PostgreSQL's driver parses json columns itself.
  */
-async function visibleFolders(db: Kysely<Schema>, userId: number, rootOnly: boolean): Promise<FolderList> {
-  const { rows } = await db.executeQuery(listingFor(db, userId, rootOnly));
+async function visibleFolders(db: Kysely<Schema>, userId: number, rootOnly: boolean, now?: SyncReads): Promise<FolderList> {
+  const listing = listingFor(db, userId, rootOnly);
+  const rows = now?.rowsNow(listing) ?? (await db.executeQuery(listing)).rows;
   return rows[0]?.folders ?? [];
 }
 
-async function folderList(db: Kysely<Schema>, userId: number, parent: number | "root" | undefined): Promise<FolderList> {
-  if (typeof parent !== "number") return visibleFolders(db, userId, parent === "root");
+async function folderList(db: Kysely<Schema>, userId: number, parent: number | "root" | undefined, now?: SyncReads): Promise<FolderList> {
+  if (typeof parent !== "number") return visibleFolders(db, userId, parent === "root", now);
   const { role } = await folderRole(db, userId, parent);
   const rows = await foldersWithCounts(db).where("parent_id", "=", parent).orderBy("name_key").orderBy("id").execute();
   if (role === "owner") return rows.map((row) => toFolder(row));
@@ -164,9 +166,11 @@ export async function listFolders(db: Kysely<Schema>, userId: number, parent?: n
  * is, which saves parsing it and serialising it again on every request. Its bytes are those
  * `JSON.stringify` makes of the parsed array (the values are integers, strings, null and
  * booleans, and SQLite escapes strings as V8 does); `folders-json.test.ts` holds it to that.
+ * `now`, the connection behind `db` when it is SQLite's read connection (`Database.readsNow`),
+ * answers the listing without Kysely's executor.
  */
-export async function listFoldersJson(db: Kysely<Schema>, userId: number, parent?: number | "root"): Promise<string> {
-  const folders = await folderList(db, userId, parent);
+export async function listFoldersJson(db: Kysely<Schema>, userId: number, parent?: number | "root", now?: SyncReads): Promise<string> {
+  const folders = await folderList(db, userId, parent, now);
   return typeof folders === "string" ? folders : JSON.stringify(folders);
 }
 

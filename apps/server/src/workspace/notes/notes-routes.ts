@@ -1,6 +1,6 @@
 import { clientGoneSignal, withChatRunSlot } from "../../agent/chat/chat-routes";
 import { ModelNoteSummaries } from "../../agent/summaries/model-note-summaries";
-import { recordModelUsage } from "../../agent/usage/model-usage";
+import { checkBudgets, recordModelCall } from "../../agent/usage/meters";
 import type { AppContext } from "../../context";
 import { created } from "../../http/reply";
 import type { RouteHandlers } from "../../http/router";
@@ -34,12 +34,19 @@ export function noteHandlers(context: AppContext): RouteHandlers<NoteRouteId> {
     notesSummary: async ({ input, principal, req, res }) => {
       // A model call takes one of the user's run slots, as a chat run does, and stops when the client leaves.
       const signal = clientGoneSignal(req, res);
+      // A model writes them: the caller's budgets are checked before the model is called.
+      if (modelSummaries) await checkBudgets(context, { userId: principal.userId, apiKeyId: principal.credential.id });
       const written: WrittenSummaries | undefined =
         modelSummaries &&
         ((notes) =>
           modelSummaries.summarise(notes, {
-            onUsage: (usage) =>
-              recordModelUsage(db, { ...usage, userId: principal.userId, apiKeyId: principal.credential.id, purpose: "summary" }),
+            onUsage: async (usage) => {
+              await recordModelCall(
+                context,
+                { userId: principal.userId, apiKeyId: principal.credential.id },
+                { ...usage, source: "summary" },
+              );
+            },
             signal,
             slot: (work) => withChatRunSlot(context, principal.userId, work),
           }));

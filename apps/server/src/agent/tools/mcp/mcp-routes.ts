@@ -1,4 +1,4 @@
-import { API_BASE_PATH } from "@tandem/core";
+import { API_BASE_PATH, type RouteDefinition, routes } from "@tandem/core";
 import express, { type Request, type Response, type Router } from "express";
 import type { AppContext } from "../../../context";
 import { ApiError } from "../../../http/errors";
@@ -77,6 +77,13 @@ async function refuseOtherAccount(app: AppContext, row: McpServerRow, state: str
  * completes the pending authorization, Cancel spends it and stores nothing.
  */
 export function mcpCallbackFormRouter(app: AppContext): Router {
+  // The app runs the route table's exact routes before this router: a POST declared at this path
+  // would be answered there and never reach the form.
+  if (
+    Object.values(routes).some((route: RouteDefinition) => route.method === "POST" && `${API_BASE_PATH}${route.path}` === CALLBACK_PATH)
+  ) {
+    throw new Error(`the route table declares POST ${CALLBACK_PATH}, which the confirmation form answers`);
+  }
   const sessions = new WebSessions(app.db, app.config.publicUrl?.startsWith("https:") ?? false);
   const form = express.urlencoded({ extended: false, limit: "8kb", parameterLimit: 10 });
   const field = (req: Request, name: string, max: number) => {

@@ -1,0 +1,111 @@
+import type { Budget, BudgetInput } from "@tandem/core";
+import { z } from "zod";
+import type { AccountBudgetInput, UsageOverview } from "../../shared/desktop-api";
+import { connectionsCall, isRouteMissing } from "../connections/connections-call";
+import type { UsageFacet } from "../facets";
+import type { SessionService } from "../host-context";
+import { parseInput } from "../parse-input";
+
+export const USAGE_OFFLINE =
+  "Can't reach the server right now. Usage and budgets are kept on the server; try again once you are back online.";
+export const BUDGETS_NOT_ALLOWED =
+  "This desktop's key is limited, and only the account's owner (a key holding every scope) may change budgets. Sign in with such a key to change them here.";
+
+const Limit = z.number().int({ error: "A budget is a whole number" }).min(0, { error: "A budget cannot be negative" }).nullable();
+const AccountBudget = z.object({ tokensPerMonth: Limit, runsPerDay: Limit, activeDevices: Limit });
+
+const EMPTY: UsageOverview = {
+  supported: false,
+  month: "",
+  total: { tokensIn: 0, tokensOut: 0, runs: 0, toolCalls: 0, activeDevices: 0 },
+  byModel: [],
+  bySource: [],
+  devices: [],
+  budget: { tokensPerMonth: null, runsPerDay: null, activeDevices: null, tokensThisMonth: 0, runsToday: 0 },
+  otherBudgets: 0,
+  ceilings: { tokensPerMonth: null, runsPerDay: null, activeDevices: null },
+  invoice: { currency: "", lines: [], total: 0 },
+};
+
+/** A budget as PUT takes it back (unchanged). */
+const asInput = (budget: Budget): BudgetInput => ({
+  scope: budget.scope,
+  ...(budget.scopeId ? { scopeId: budget.scopeId } : {}),
+  tokensPerMonth: budget.tokensPerMonth,
+  runsPerDay: budget.runsPerDay,
+  ...(budget.scope === "account" ? { activeDevices: budget.activeDevices } : {}),
+});
+
+/** The Usage section: the month's meters by model and source, devices, the account's budget and the invoice. */
+export function createUsageFacet(session: SessionService): UsageFacet {
+  const signedIn = () => {
+    const client = session.client();
+    if (!client) throw new Error("Sign in first");
+    return client;
+  };
+  const call = <T>(request: () => Promise<T>) => connectionsCall(request, USAGE_OFFLINE);
+
+  async function overview(): Promise<UsageOverview> {
+    const client = signedIn();
+    try {
+      const [byModel, bySource, byDevice, budgets, invoice] = await Promise.all([
+        call(() => client.call("getMeteringUsage", { query: { groupBy: "model" } })),
+        call(() => client.call("getMeteringUsage", { query: { groupBy: "source" } })),
+        call(() => client.call("getMeteringUsage", { query: { groupBy: "device" } })),
+        call(() => client.call("getMeteringBudgets")),
+        call(() => client.call("getMeteringInvoice")),
+      ]);
+      const account = budgets.budgets.find((budget) => budget.scope === "account");
+      const { total } = byModel.usage;
+      return {
+        supported: true,
+        month: byModel.usage.month,
+        total: {
+          tokensIn: total.tokensIn,
+          tokensOut: total.tokensOut,
+          runs: total.runs,
+          toolCalls: total.toolCalls,
+          activeDevices: total.activeDevices,
+        },
+        byModel: byModel.usage.groups.map((g) => ({ name: g.label ?? g.key, tokensIn: g.tokensIn, tokensOut: g.tokensOut })),
+        bySource: bySource.usage.groups.map((g) => ({ name: g.key, tokensIn: g.tokensIn, tokensOut: g.tokensOut })),
+        devices: byDevice.usage.groups.filter((g) => g.activeDevices > 0).map((g) => g.key),
+        budget: {
+          tokensPerMonth: account?.tokensPerMonth ?? null,
+          runsPerDay: account?.runsPerDay ?? null,
+          activeDevices: account?.activeDevices ?? null,
+          tokensThisMonth: total.tokensIn + total.tokensOut,
+          runsToday: account?.spent.runsToday ?? 0,
+        },
+        otherBudgets: budgets.budgets.length - (account ? 1 : 0),
+        ceilings: budgets.ceilings,
+        invoice: {
+          currency: invoice.invoice.currency,
+          lines: invoice.invoice.lines.map(({ description, quantity, unit, amount }) => ({ description, quantity, unit, amount })),
+          total: invoice.invoice.total,
+        },
+      };
+    } catch (error) {
+      if (isRouteMissing(error)) return EMPTY;
+      throw error;
+    }
+  }
+
+  return {
+    getUsage: overview,
+    async saveAccountBudget(input: AccountBudgetInput) {
+      const budget = parseInput("saveAccountBudget", AccountBudget, input);
+      const client = signedIn();
+      const { budgets } = await call(() => client.call("getMeteringBudgets"));
+      const others = budgets.filter((b) => b.scope !== "account").map(asInput);
+      const account = Object.values(budget).some((value) => value !== null) ? [{ scope: "account" as const, ...budget }] : [];
+      try {
+        await call(() => client.call("putMeteringBudgets", { body: { budgets: [...account, ...others] } }));
+      } catch (error) {
+        if ((error as { body?: { error?: string } }).body?.error === "owner_only") throw new Error(BUDGETS_NOT_ALLOWED, { cause: error });
+        throw error;
+      }
+      return overview();
+    },
+  };
+}
