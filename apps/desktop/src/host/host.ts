@@ -6,6 +6,7 @@ import { createManagedAgentMethods } from "./agents/managed-agents";
 import { type BridgeHandle, startBridge } from "./bridge/bridge";
 import { createConnectionsFacet } from "./connections/connections";
 import { createDraftsFacet } from "./drafts/drafts";
+import { OwnerEscalations } from "./escalations/owner-escalations";
 import type { HostConfig, HostContext } from "./host-context";
 import { createInboxFacet } from "./inbox/inbox";
 import { InboxWatch } from "./inbox/inbox-watch";
@@ -70,6 +71,9 @@ export async function startHost(config: HostConfig): Promise<Host> {
   // The inbox's unread count and live arrivals (GET /agent/stream).
   const inbox = new InboxWatch(context, () => events.emit("status"));
   inbox.start();
+  // What the owner's agents wait for (escalations): live from the same stream's events.
+  const escalations = new OwnerEscalations(context, () => events.emit("status"));
+  escalations.start();
   // Raw memory's collector: opt-in per account; idle (one slow timer) until turned on.
   const rawMemory = new RawMemoryCollector(context, config.rawMemory);
   rawMemory.start();
@@ -84,6 +88,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     sync: running.sync.status(),
     bridge: running.bridge.status(),
     approvalsPending: running.bridge.pendingApprovals(),
+    escalationsPending: escalations.pendingCount(),
     requestsPending: running.bridge.pendingRequests(),
     agentUnread: agent.heartbeat.pendingCount(),
     heartbeatDelivery: agent.heartbeat.latest(),
@@ -97,7 +102,12 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...session.facet,
     ...running.sync.facet,
     getStatus: async (input) => {
-      if (parseInput("getStatus", StatusInput, input)?.fresh) await running.bridge.refreshWaiting(FRESH_STATUS_MAX_WAIT_MS);
+      if (parseInput("getStatus", StatusInput, input)?.fresh) {
+        await Promise.all([
+          running.bridge.refreshWaiting(FRESH_STATUS_MAX_WAIT_MS),
+          waitAtMost(escalations.refresh(), FRESH_STATUS_MAX_WAIT_MS),
+        ]);
+      }
       return status();
     },
     ...createWorkspaceFacet(context, running.sync),
@@ -109,6 +119,8 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createUsageFacet(session),
     ...createManagedAgentMethods(session),
     ...createDraftsFacet(context),
+    listEscalations: () => escalations.list(),
+    resolveEscalation: (input) => escalations.resolve(input),
     ...createRawMemoryFacet(rawMemory),
     setUnsavedWork: async (input) => {
       unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;
@@ -130,6 +142,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     rawMemory,
     async close() {
       agent.close();
+      escalations.close();
       await rawMemory.close();
       // Both at once: the bridge stops its runs as soon as quitting begins, whatever the inbox's stream takes to end.
       await Promise.all([inbox.close(), running.bridge.close()]);
@@ -138,4 +151,10 @@ export async function startHost(config: HostConfig): Promise<Host> {
       await store.close();
     },
   };
+}
+
+/** `work`, or nothing once `ms` have passed: a first frame waits briefly, never on a slow server. */
+function waitAtMost(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }

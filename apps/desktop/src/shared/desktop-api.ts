@@ -173,6 +173,12 @@ export interface DesktopApi {
   /** Runs the agent once on a message (its grant and tool policy) and answers the run when it ends. */
   runManagedAgent(input: { id: number; input: string }): Promise<ManagedAgentRunItem>;
 
+  // Escalations (src/host/escalations): agents' actions paused for the owner's Continue / Stop.
+  /** What the owner's agents wait for (heartbeat, managed agents, agent RPC; the bridge's are `listApprovals`'); `supported: false` on an older server. */
+  listEscalations(): Promise<EscalationList>;
+  /** Continue (the recorded call runs once and the run goes on) or stop (the agent is told it was stopped). */
+  resolveEscalation(input: { id: string; decision: "continue" | "stop" }): Promise<void>;
+
   // The inbox (src/host/inbox): conversations with people and groups, kept on the server.
   /** Conversations with people (`coo`), groups (`group`) or both (`all`), newest first, with their unread counts. */
   listInbox(input: { view: InboxView }): Promise<InboxList>;
@@ -349,6 +355,8 @@ export interface HostStatus {
   readonly bridge: BridgeStatus;
   /** Tool calls waiting for the owner's decision (the tray's badge). */
   readonly approvalsPending: number;
+  /** Agents' actions paused for the owner's Continue / Stop (escalations; the bridge's tool calls are `approvalsPending`). */
+  readonly escalationsPending: number;
   /** Agent-access and grant requests waiting for the owner's answer (with the tool calls: the Approvals badge). */
   readonly requestsPending: number;
   /** Messages from the agent not read yet (heartbeat messages arrive unread): the Agent badge. */
@@ -816,6 +824,33 @@ export interface WebhookDeliveryItem {
   readonly attempts: readonly WebhookAttemptItem[];
 }
 
+// ---- Escalations (src/host/escalations, src/renderer/approvals) ----
+
+export interface EscalationItem {
+  /** `esc_…`. */
+  readonly id: string;
+  /** heartbeat, managed_agent, agent_rpc. */
+  readonly sourceType: string;
+  /** Who asks, in words: "Your heartbeat", "One of your agents", "Your agent, for a contact". */
+  readonly sourceWords: string;
+  readonly toolName: string;
+  /** The server's words for what the agent wants (with its arguments): shown as text. */
+  readonly summary: string;
+  /** What continuing does. */
+  readonly consequence: string;
+  readonly createdAt: string;
+  /** Left alone until then, it counts as stop. */
+  readonly expiresAt: string;
+}
+
+export interface EscalationList {
+  /** False when the server has no escalation routes (an older server). */
+  readonly supported: boolean;
+  readonly escalations: readonly EscalationItem[];
+  /** Set when the desktop's key lacks the os.tools scopes: why the list is empty, in words. */
+  readonly notAllowed?: string;
+}
+
 // ---- Managed agents (src/host/agents, src/renderer/agents) ----
 
 export type ToolDecision = "allow" | "ask" | "deny";
@@ -1213,6 +1248,8 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   revokeManagedAgentKey: true,
   listManagedAgentRuns: true,
   runManagedAgent: true,
+  listEscalations: true,
+  resolveEscalation: true,
   listInbox: true,
   openInboxConversation: true,
   markInboxRead: true,
