@@ -115,8 +115,7 @@ const Settings = {
   }),
   toolPolicy: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/), Decision),
 };
-const CreateInput = z.object({
-  handle: Handle,
+const SettingsInput = z.object({
   name: Settings.name.optional(),
   instructions: Settings.instructions.optional(),
   model: Settings.model.optional(),
@@ -124,15 +123,8 @@ const CreateInput = z.object({
   grant: Settings.grant.optional(),
   toolPolicy: Settings.toolPolicy.optional(),
 });
-const UpdateInput = z.object({
-  id: Id,
-  name: Settings.name.optional(),
-  instructions: Settings.instructions.optional(),
-  model: Settings.model.optional(),
-  namespaces: Settings.namespaces.optional(),
-  grant: Settings.grant.optional(),
-  toolPolicy: Settings.toolPolicy.optional(),
-});
+const CreateInput = SettingsInput.extend({ handle: Handle });
+const UpdateInput = SettingsInput.extend({ id: Id });
 const IdInput = z.object({ id: Id });
 const PausedInput = z.object({ id: Id, paused: z.boolean() });
 const KeyInput = z.object({ id: Id, label: z.string().trim().max(100, { error: "is too long" }).optional() });

@@ -13,7 +13,8 @@ import { ConfirmButton } from "../components/confirm-button";
 import { errorMessage } from "../components/error-message";
 import { ErrorNotice } from "../components/error-notice";
 import { Field, InputField } from "../components/field";
-import { useAction } from "../components/use-action";
+import { ShownOnce } from "../components/shown-once";
+import { useSaidAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
 import { useHostStatus } from "../layout/host-status";
 import { fullTime } from "../notes/note-time";
@@ -42,32 +43,14 @@ interface ShownKey {
 export function AgentsView({ api }: { api: DesktopApi }) {
   const offline = useHostStatus().status?.sync.state === "offline";
   const polled = usePolled(() => api.listManagedAgents(), AGENTS_POLL_MS);
-  const [done, setDone] = useState<string | null>(null);
   const [shownKey, setShownKey] = useState<ShownKey | null>(null);
   const [selected, setSelected] = useState<number | null>(null);
   const [editing, setEditing] = useState(false);
   const [runsGeneration, setRunsGeneration] = useState(0);
-  const action = useAction(polled.refresh);
+  const { action, done, act, submitForm: submit } = useSaidAction(polled.refresh);
   const list = polled.data;
   const agents = list?.agents;
   const current = agents?.find((agent) => agent.id === selected) ?? null;
-
-  const act = (key: string, work: () => Promise<string>) => {
-    setDone(null);
-    void action.run(key, async () => setDone(await work()));
-  };
-  /** The form's submit: resolves true once done, so the form clears (or closes). */
-  const submit = (key: string, work: () => Promise<string>) =>
-    new Promise<boolean>((resolve) => {
-      setDone(null);
-      let succeeded = false;
-      void action
-        .run(key, async () => {
-          setDone(await work());
-          succeeded = true;
-        })
-        .then(() => resolve(succeeded));
-    });
 
   if (list && (!list.supported || list.notAllowed)) {
     return (
@@ -223,34 +206,11 @@ export function AgentsView({ api }: { api: DesktopApi }) {
 
 /** A key just made: shown this once, with a way to copy it. */
 function KeyNotice({ shown, onDone }: { shown: ShownKey; onDone: () => void }) {
-  const [said, setSaid] = useState<string | null>(null);
-  const copy = () => {
-    navigator.clipboard.writeText(shown.apiKey).then(
-      () => setSaid("Key copied."),
-      () => setSaid("This window may not copy by itself: select the key and copy it."),
-    );
-  };
   return (
-    <section className="webhook-secret" aria-label="New API key">
-      <p>
-        An API key for @{shown.handle}. Whoever holds it acts as this agent, within what you granted it. It is shown only now and cannot be
-        read again (make a new one if it is lost, and revoke this one).
-      </p>
-      <div className="webhook-secret-row">
-        <input readOnly value={shown.apiKey} aria-label="Key" spellCheck={false} onFocus={(event) => event.target.select()} />
-        <button type="button" className="primary" onClick={copy}>
-          Copy key
-        </button>
-        <button type="button" onClick={onDone}>
-          Done
-        </button>
-      </div>
-      {said && (
-        <span className="hint" role="status">
-          {said}
-        </span>
-      )}
-    </section>
+    <ShownOnce title="New API key" what="key" value={shown.apiKey} onDone={onDone}>
+      An API key for @{shown.handle}. Whoever holds it acts as this agent, within what you granted it. It is shown only now and cannot be
+      read again (make a new one if it is lost, and revoke this one).
+    </ShownOnce>
   );
 }
 
@@ -534,19 +494,17 @@ function TryIt({ api, agent, onRan }: { api: DesktopApi; agent: ManagedAgentItem
 /** The agent's keys: make one (shown once, above), revoke one. */
 function KeysPanel({ api, agent, onKey }: { api: DesktopApi; agent: ManagedAgentItem; onKey: (apiKey: string) => void }) {
   const polled = usePolled(() => api.listManagedAgentKeys({ id: agent.id }), AGENTS_POLL_MS);
-  const action = useAction(polled.refresh);
-  const [done, setDone] = useState<string | null>(null);
+  const { action, done, act } = useSaidAction(polled.refresh);
   const [label, setLabel] = useState("");
   const keys = polled.data;
   const titleId = useId();
   const create = (event: FormEvent) => {
     event.preventDefault();
-    setDone(null);
-    void action.run("create", async () => {
+    act("create", async () => {
       const made = await api.createManagedAgentKey({ id: agent.id, ...(label.trim() ? { label: label.trim() } : {}) });
       onKey(made.apiKey);
       setLabel("");
-      setDone(`Made a key${made.key.label ? ` “${made.key.label}”` : ""}: copy it now, above. It is not shown again.`);
+      return `Made a key${made.key.label ? ` “${made.key.label}”` : ""}: copy it now, above. It is not shown again.`;
     });
   };
   return (
@@ -572,13 +530,12 @@ function KeysPanel({ api, agent, onKey }: { api: DesktopApi; agent: ManagedAgent
                   label="Revoke"
                   question={`Revoke this key? Whatever uses it stops working at once.`}
                   disabled={action.running !== null}
-                  onConfirm={() => {
-                    setDone(null);
-                    void action.run(`revoke:${key.keyId}`, async () => {
+                  onConfirm={() =>
+                    act(`revoke:${key.keyId}`, async () => {
                       await api.revokeManagedAgentKey({ id: agent.id, keyId: key.keyId });
-                      setDone("Revoked the key: it no longer works.");
-                    });
-                  }}
+                      return "Revoked the key: it no longer works.";
+                    })
+                  }
                 />
               )}
             </li>
