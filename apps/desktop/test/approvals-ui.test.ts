@@ -227,6 +227,7 @@ describe.skipIf(chromiumMissing("approvals"))("approvals, grants and pairing in 
       (await asBob<{ run: { id: number; status: string } }>("POST", `/managed-agents/${agent.id}/runs`, { input: "What are my todos?" }))
         .run;
     const runs = async () => (await bob.client.call("listManagedAgentRuns", { params: { id: agent.id }, query: { limit: 10 } })).runs;
+    const pausedAt = Date.now();
     const first = await run();
     expect(first.status).toBe("requires_action");
 
@@ -236,6 +237,8 @@ describe.skipIf(chromiumMissing("approvals"))("approvals, grants and pairing in 
     expect(await card.textContent()).toContain("Your agent desk-helper wants to list todos");
     await expect.poll(() => badge().getAttribute("aria-label"), PATIENCE).toBe(`${waitingBefore + 1} waiting`);
     await expect.poll(() => notified.map((item) => item.toolName), PATIENCE).toEqual(["list_todos"]);
+    // Heard on the user stream (escalation.requested), not at the host's next 15 s read.
+    expect(Date.now() - pausedAt).toBeLessThan(10_000);
     await screenshot(page, "approvals-agent-actions");
 
     await card.getByRole("button", { name: "Continue" }).click();
