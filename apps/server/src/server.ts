@@ -13,6 +13,7 @@ import { heartbeatHandlers } from "./agent/heartbeat/heartbeat-routes";
 import { heartbeatEscalations } from "./agent/heartbeat/heartbeat-run";
 import { Heartbeats } from "./agent/heartbeat/heartbeat-service";
 import { managedAgentHandlers } from "./agent/managed-agents/managed-agent-routes";
+import { managedAgentEscalations } from "./agent/managed-agents/managed-agent-run";
 import { mcpRouter } from "./agent/mcp-server/mcp-route";
 import { LocalModel } from "./agent/models/local/local-model";
 import { assertModelConfig, ModelCatalog } from "./agent/models/model-catalog";
@@ -221,6 +222,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   wireWebhookEvents(context);
   registerEscalationSource(heartbeatEscalations);
   registerEscalationSource(agentRpcEscalations);
+  registerEscalationSource(managedAgentEscalations);
   const webhooks = new WebhookWorker(context);
   context.maintenance.add("webhooks.prune", webhookPruneTask(context));
   const oauth = await OAuthServer.create(context);

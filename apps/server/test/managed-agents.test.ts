@@ -252,6 +252,50 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
     expect(lines.some((line) => line.type === "text-delta")).toBe(true);
   });
 
+  it("a tool its policy says ask for pauses the run as an escalation (managed_agent); continue runs it once, stop ends the run without it", async () => {
+    const alice = await user("alice");
+    await ok(t, alice.apiKey, "POST", "/os/todos", { title: "Plan the launch" });
+    const made = await createAgent(alice, { handle: handle("asker"), grant: TODOS_READ, toolPolicy: { list_todos: "ask" } });
+    const id = made.agent.id;
+    type Esc = { id: string; status: string; toolName: string; source: { type: string; id: string }; summary: string };
+    const pending = async () => (await ok<{ escalations: Esc[] }>(t, alice.apiKey, "GET", "/escalations?status=pending")).escalations;
+    const settled = async (runId: number) => {
+      await expect.poll(async () => (await runs(alice, id)).find((one) => one.id === runId)?.status, { timeout: 20_000 }).toBe("completed");
+      return (await runs(alice, id)).find((one) => one.id === runId) as Run;
+    };
+
+    const paused = await run(alice.apiKey, id, TODOS_QUESTION);
+    expect(paused).toMatchObject({ status: "requires_action", output: "" });
+    const [asked] = await pending();
+    expect(asked).toMatchObject({ toolName: "list_todos", source: { type: "managed_agent", id: String(id) } });
+    expect(asked?.summary).toContain(`Your agent ${made.agent.handle} wants to list todos`);
+    // The agent's own key can never decide for its owner.
+    expect((await call(t, made.apiKey, "POST", `/escalations/${asked?.id}/resolve`, { decision: "continue" })).status).toBe(403);
+    await ok(t, alice.apiKey, "POST", `/escalations/${asked?.id}/resolve`, { decision: "continue" });
+    const resumed = await settled(paused.id);
+    expect(resumed.toolsUsed).toEqual(["list_todos"]);
+    expect(resumed.output).toContain("Plan the launch");
+    expect(resumed.usage.totalTokens).toBeGreaterThan(0);
+    expect((await call(t, alice.apiKey, "POST", `/escalations/${asked?.id}/resolve`, { decision: "stop" })).body).toMatchObject({
+      error: "already_resolved",
+    });
+
+    // By message: the answer says it waits (no response yet), naming the escalation; stop ends it without the call.
+    const message = await ok<{ status: string; response: string | null; escalationIds: string[]; runId: number }>(
+      t,
+      alice.apiKey,
+      "POST",
+      "/agent/message",
+      { to: made.agent.handle, message: TODOS_QUESTION },
+    );
+    expect(message).toMatchObject({ status: "requires_action", response: null });
+    expect(message.escalationIds).toHaveLength(1);
+    await ok(t, alice.apiKey, "POST", `/escalations/${message.escalationIds[0]}/resolve`, { decision: "stop" });
+    const stopped = await settled(message.runId);
+    expect(stopped.output).not.toContain("Plan the launch");
+    expect(await pending()).toEqual([]);
+  });
+
   it("a paused agent answers 409 agent_paused everywhere it is reached", async () => {
     const alice = await user("alice");
     const bob = await user("bob");

@@ -140,6 +140,8 @@ describe.each(storages("pairing suite"))("device-code pairing on %s", (storage) 
         "os.snapshots:write",
         "os.team:read",
         "os.team:write",
+        "os.agents:read",
+        "os.agents:write",
       ].sort(),
     );
     const key = approved.body.apiKey as string;

@@ -68,7 +68,7 @@ export async function askManagedAgent(
     .select(["id", "username", "name"])
     .where("id", "=", Number(agent.owner_id))
     .executeTakeFirstOrThrow();
-  return {
+  const answer = {
     success: true as const,
     mode: "agent" as const,
     agentName: agent.handle,
@@ -83,4 +83,9 @@ export async function askManagedAgent(
     messageId: null,
     elapsedMs: elapsed(),
   };
+  // Paused on a tool its owner must decide: no answer yet; the run's record gets it once resumed.
+  if (result.status === "requires_action") {
+    return { ...answer, response: null, status: "requires_action" as const, escalationIds: [...(outcome.escalationIds ?? [])] };
+  }
+  return answer;
 }

@@ -45,8 +45,8 @@ export interface StartedPairing {
 
 /**
  * What a sign-in pairing's key may do: what the desktop app does (notes and todos over sync and
- * REST, snapshots, and the owner's side of delegation: grants, tool approvals, its bridge), and
- * nothing admin-like. No `os.network` (giving anyone agent access, contacts, permissions), no
+ * REST, snapshots, the owner's side of delegation: grants, tool approvals, its bridge; its managed
+ * agents), and nothing admin-like. No `os.network` (giving anyone agent access, contacts, permissions), no
  * `os.memory`, no `os.heartbeat`. An owner tricked into approving a code gives away only this.
  */
 export const SIGN_IN_SCOPES: readonly Scope[] = [
@@ -58,6 +58,8 @@ export const SIGN_IN_SCOPES: readonly Scope[] = [
   "os.snapshots:write",
   "os.team:read",
   "os.team:write",
+  "os.agents:read",
+  "os.agents:write",
 ];
 
 /** Where a pairing request came from, as the server saw it; shown to the owner who decides. */
