@@ -143,7 +143,7 @@ describe.each(storages("a2a suite"))("A2A for a person's agent (%s)", (storage) 
     const cases = events.map((event) => event.payload?.$case);
     expect(cases[0]).toBe("task");
     expect(new Set(cases.slice(1))).toEqual(new Set(["statusUpdate"]));
-    const updates = events.slice(1).map((event) => (event.payload?.value as TaskStatusUpdateEvent).status);
+    const updates = events.slice(1).map((event) => (event.payload?.value as TaskStatusUpdateEvent | undefined)?.status);
     const last = updates.pop();
     expect(updates.length).toBeGreaterThan(0);
     expect(updates.every((status) => status?.state === TaskState.TASK_STATE_WORKING)).toBe(true);
