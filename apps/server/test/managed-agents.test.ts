@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Message, Role } from "@a2a-js/sdk";
+import { type Message, Role, TaskState, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -408,6 +408,13 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
     expect(text).toContain("Water the plants");
     expect(answer.metadata).toMatchObject({ agentName: made.agent.handle, toolsUsed: ["list_todos"] });
     expect((await runs(alice, made.agent.id))[0]).toMatchObject({ source: "a2a", callerUserId: bob.userId, status: "completed" });
+    // message/stream: the answer comes as it is written (working updates), then completed with the whole of it.
+    const streamed = [];
+    for await (const event of (await clientFor(bob.apiKey)).sendMessageStream(message(TODOS_QUESTION))) streamed.push(event);
+    const statuses = streamed.slice(1).map((event) => (event.payload?.value as TaskStatusUpdateEvent | undefined)?.status);
+    const finished = statuses.pop();
+    expect(statuses.map((status) => status?.state)).toContain(TaskState.TASK_STATE_WORKING);
+    expect(finished?.state).toBe(TaskState.TASK_STATE_COMPLETED);
 
     // Listed among the cards bob may reach; carol (no permission) and the agent's own key are refused.
     const listed = (await (await t.fetch("/a2a", { headers: { authorization: `Bearer ${bob.apiKey}` } })).json()) as {

@@ -156,7 +156,7 @@ export async function sendAgentMessage(
     const release = await slots.take(sender.id, Number(managed.owner_id));
     try {
       const apiKeyId = principal.credential.kind === "api_key" ? principal.credential.id : null;
-      return await askManagedAgent(app, sender, managed, body.message, body.intent ?? "query", via, apiKeyId, signal, elapsed);
+      return await askManagedAgent(app, sender, managed, body.message, body.intent ?? "query", via, apiKeyId, signal, elapsed, onText);
     } finally {
       release();
     }
