@@ -106,6 +106,34 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
     expect((await call(t, second.apiKey, "GET", "/os/todos")).status).toBe(401);
   });
 
+  it("closes as failed a run an instance stopped in the middle of, once past the run time limit", async () => {
+    const alice = await user("alice");
+    const made = await createAgent(alice, { handle: handle("crashed"), name: "Crashed", instructions: "x", grant: TODOS_READ });
+    const { db } = t.server.context;
+    const row = (age: number) => ({
+      agent_id: made.agent.id,
+      owner_id: alice.userId,
+      source: "runs",
+      status: "running" as const,
+      input: `left ${age} ms ago`,
+      output: "",
+      tools_used: "[]",
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      model: "local",
+      created_at: new Date(Date.now() - age).toISOString(),
+    });
+    // As a `kill -9` leaves it: one run far past the limit, one that may still be working.
+    await db
+      .insertInto("managed_agent_runs")
+      .values([row(t.server.context.config.agentTimeoutMs + 120_000), row(1000)])
+      .execute();
+    await t.server.context.maintenance.runAll();
+    const statuses = (await runs(alice, made.agent.id)).map((r) => [r.input, r.status]);
+    expect(statuses).toContainEqual([expect.stringMatching(/^left 1000 ms/), "running"]);
+    expect(statuses.filter(([, status]) => status === "failed")).toHaveLength(1);
+  });
+
   it("an agent's key is the agent: its grant only, never its owner's routes; another owner's objects are 404", async () => {
     const alice = await user("alice");
     const bob = await user("bob");

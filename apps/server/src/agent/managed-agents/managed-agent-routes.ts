@@ -20,6 +20,7 @@ import {
   agentView,
   assertActive,
   checkHandle,
+  closeAbandonedRuns,
   MAX_AGENTS_PER_USER,
   MAX_KEYS_PER_AGENT,
   ownedAgent,
@@ -77,6 +78,7 @@ async function newAgentKey(app: AppContext, agent: AgentRow, label: string | nul
 
 export function managedAgentHandlers(app: AppContext): RouteHandlers<ManagedAgentRouteId> {
   const { db, clock } = app;
+  app.maintenance.add("managed-agents.abandoned-runs", () => closeAbandonedRuns(db, clock.now(), app.config.agentTimeoutMs));
 
   return {
     createManagedAgent: async ({ input, principal }) => {

@@ -117,3 +117,21 @@ export function runView(row: RunRow) {
     finishedAt: row.finished_at,
   };
 }
+
+/** Past the run time limit, a run still `running` has no instance left working on it. */
+const ABANDONED_RUN_MARGIN_MS = 60_000;
+
+/**
+ * The maintenance task (every instance; a conditional UPDATE, so each run is closed once): closes
+ * as failed the runs an instance stopped in the middle of (`kill -9`, a crash). A live run cannot
+ * be `running` past the runner's time limit; a resumed run waits as `requires_action` instead.
+ */
+export async function closeAbandonedRuns(db: Kysely<Schema>, now: Date, runTimeoutMs: number): Promise<void> {
+  const before = new Date(now.getTime() - runTimeoutMs - ABANDONED_RUN_MARGIN_MS).toISOString();
+  await db
+    .updateTable("managed_agent_runs")
+    .set({ status: "failed", error: "the server stopped during the run", finished_at: now.toISOString() })
+    .where("status", "=", "running")
+    .where("created_at", "<", before)
+    .execute();
+}
