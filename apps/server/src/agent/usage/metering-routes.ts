@@ -4,6 +4,7 @@ import {
   type Budget,
   type BudgetInput,
   type BudgetScope,
+  holdsScope,
   type Invoice,
   METERING_HISTORY_MONTHS,
   type MeterGroupTotals,
@@ -163,7 +164,7 @@ function ceilingsView(app: AppContext) {
 /** Only the account's owner sets budgets: a key holding every scope, never a limited key lifting its own cap. */
 function requireOwner(principal: UserPrincipal): void {
   const scopes = principal.credential.scopes;
-  if (ALL_SCOPES.some((scope) => !scopes.has(scope))) {
+  if (ALL_SCOPES.some((scope) => !holdsScope(scopes, scope))) {
     throw forbidden("owner_only", "Only the account's owner (a key holding every scope) may set budgets; this key is limited");
   }
 }
