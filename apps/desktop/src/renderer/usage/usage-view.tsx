@@ -32,6 +32,10 @@ export function UsageView({ api }: { api: DesktopApi }) {
   const usage = usePolled(() => api.getUsage(), USAGE_POLL_MS);
   const [saved, setSaved] = useState<UsageOverview | null>(null);
   const data = saved ?? usage.data;
+  const onSaved = (next: UsageOverview) => {
+    setSaved(next);
+    usage.refresh();
+  };
 
   if (data && !data.supported) return <p className="empty-state">This server doesn't meter usage yet.</p>;
   return (
@@ -54,22 +58,8 @@ export function UsageView({ api }: { api: DesktopApi }) {
           </div>
           <div className="connections-column">
             <TotalsPanel data={data} />
-            <BudgetPanel
-              api={api}
-              data={data}
-              onSaved={(next) => {
-                setSaved(next);
-                usage.refresh();
-              }}
-            />
-            <ScopedBudgetsPanel
-              api={api}
-              data={data}
-              onSaved={(next) => {
-                setSaved(next);
-                usage.refresh();
-              }}
-            />
+            <BudgetPanel api={api} data={data} onSaved={onSaved} />
+            <ScopedBudgetsPanel api={api} data={data} onSaved={onSaved} />
             <InvoicePanel data={data} />
           </div>
         </div>
