@@ -10,7 +10,11 @@ import { openNotesMemory } from "./scale-memory";
 import { streamsAcrossInstances } from "./scale-streams";
 import { editsAcrossInstances } from "./scale-sync";
 
+const CASES = ["memory", "edits", "streams"];
+
 export async function run(): Promise<void> {
+  const cases = new Set(stringFromEnv("BENCH_SCALE_CASES", "memory,edits,streams").split(","));
+  for (const name of cases) if (!CASES.includes(name)) throw new Error(`BENCH_SCALE_CASES: unknown case "${name}" (${CASES.join(", ")})`);
   console.log(`scale: ${describeMachine()}; ${describeLoad()}`);
   const pair = await startScalePair(
     stringFromEnv("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"),
@@ -18,9 +22,9 @@ export async function run(): Promise<void> {
   );
   try {
     // Memory first, before the latency runs have grown the heap.
-    await openNotesMemory(pair);
-    await editsAcrossInstances(pair);
-    await streamsAcrossInstances(pair);
+    if (cases.has("memory")) await openNotesMemory(pair);
+    if (cases.has("edits")) await editsAcrossInstances(pair);
+    if (cases.has("streams")) await streamsAcrossInstances(pair);
   } finally {
     await pair.close();
   }

@@ -74,6 +74,7 @@ describe.skipIf(chromiumMissing("app shell"))("app shell in web mode", () => {
       "Share links",
       "Raw memory",
       "Usage",
+      "Agents",
     ]);
     expect(await page.getByRole("main").getByRole("heading", { level: 2 }).textContent()).toBe("Notes");
     expect(await page.getByRole("banner").textContent()).toContain("shell");

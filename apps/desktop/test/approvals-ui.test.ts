@@ -2,6 +2,7 @@ import type { TestServer, TestUser } from "@tandem/server/testing";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FakeRuntimeRecord } from "../src/host/host-context";
+import type { EscalationItem } from "../src/shared/desktop-api";
 import { readDesktopVersion } from "../src/web/package-version";
 import { grantAgentAccess, messageState, type PeerBridge, registerPeerBridge, requestGrant, sendTask, wire } from "./bridge-fixture";
 import { type BrowserApp, startBrowserApp } from "./browser-app";
@@ -200,6 +201,64 @@ describe.skipIf(chromiumMissing("approvals"))("approvals, grants and pairing in 
     await page.reload();
     await page.getByRole("navigation", { name: "Sections" }).waitFor(PATIENCE);
     await expect.poll(() => page.evaluate(() => (window as { __firstBadge?: string }).__firstBadge), PATIENCE).toBe("1 waiting");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("an agent's action paused on `ask` shows live, with a badge and a notification; Continue runs it once, Stop tells the agent no", async () => {
+    await openSection(page, "Approvals");
+    await expect.poll(() => page.getByRole("main").textContent(), PATIENCE).toContain("No agent is waiting for your decision.");
+    const notified: EscalationItem[] = [];
+    app.host.context.events.on("escalation", (item: EscalationItem) => notified.push(item));
+    const before = await app.host.status();
+    const waitingBefore = before.approvalsPending + before.requestsPending + before.escalationsPending;
+    const badge = () =>
+      page
+        .getByRole("navigation", { name: "Sections" })
+        .getByRole("button", { name: /Approvals/ })
+        .getByRole("img");
+
+    // bob's managed agent asks him before it lists his todos.
+    await bob.client.call("init", { body: {} });
+    await bob.client.call("createTodo", { body: { title: "Renew the domain" } });
+    const { agent } = await bob.client.call("createManagedAgent", {
+      body: { handle: "desk-helper", grant: { todoAccess: { read: true, create: false } }, toolPolicy: { list_todos: "ask" } },
+    });
+    const run = async () =>
+      (await asBob<{ run: { id: number; status: string } }>("POST", `/managed-agents/${agent.id}/runs`, { input: "What are my todos?" }))
+        .run;
+    const runs = async () => (await bob.client.call("listManagedAgentRuns", { params: { id: agent.id }, query: { limit: 10 } })).runs;
+    const pausedAt = Date.now();
+    const first = await run();
+    expect(first.status).toBe("requires_action");
+
+    const card = page.getByRole("article", { name: "list_todos" });
+    await expect.poll(() => card.count(), PATIENCE).toBe(1);
+    expect(await card.textContent()).toContain("Asked by One of your agents");
+    expect(await card.textContent()).toContain("Your agent desk-helper wants to list todos");
+    await expect.poll(() => badge().getAttribute("aria-label"), PATIENCE).toBe(`${waitingBefore + 1} waiting`);
+    await expect.poll(() => notified.map((item) => item.toolName), PATIENCE).toEqual(["list_todos"]);
+    // Heard on the user stream (escalation.requested), not at the host's next 15 s read.
+    expect(Date.now() - pausedAt).toBeLessThan(10_000);
+    await screenshot(page, "approvals-agent-actions");
+
+    await card.getByRole("button", { name: "Continue" }).click();
+    await expect.poll(() => page.getByRole("status").filter({ hasText: "Continued:" }).count(), PATIENCE).toBe(1);
+    await expect.poll(async () => (await runs()).find((one) => one.id === first.id)?.status, PATIENCE).toBe("completed");
+    const resumed = (await runs()).find((one) => one.id === first.id);
+    expect(resumed?.toolsUsed).toEqual(["list_todos"]);
+    expect(resumed?.output).toContain("Renew the domain");
+    await expect.poll(() => card.count(), PATIENCE).toBe(0);
+
+    // Stop: the tool does not run; the run goes on told so, and ends.
+    const second = await run();
+    await expect.poll(() => card.count(), PATIENCE).toBe(1);
+    await card.getByRole("button", { name: "Stop" }).click();
+    await expect.poll(() => page.getByRole("status").filter({ hasText: "Stopped:" }).count(), PATIENCE).toBe(1);
+    await expect.poll(async () => (await runs()).find((one) => one.id === second.id)?.status, PATIENCE).toBe("completed");
+    expect((await runs()).find((one) => one.id === second.id)?.output).not.toContain("Renew the domain");
+    const [stopped] = (await bob.client.call("listEscalations", { query: { limit: 1 } })).escalations;
+    expect(stopped).toMatchObject({ status: "stopped", source: { type: "managed_agent", id: String(agent.id) } });
+    await expect.poll(() => badge().getAttribute("aria-label"), PATIENCE).toBe(`${waitingBefore} waiting`);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -224,8 +224,10 @@ describe("the bridge answering guests of share links, bob's machine answering (r
     });
     await waitFor("the bridge online again", async () => (await host.api.getBridgeStatus()).state === "online");
     expect((await host.api.getBridgeStatus()).answerGuests).toBe(true); // The setting survived the restart.
-    // Still waiting on the server, and polled by the new launch, it is not taken again.
-    expect((await pending()).map((m) => m.messageId)).toContain(messageId);
+    // Still waiting on the server, and polled by the new launch, it is not taken again. (On a slow machine the
+    // restart can outlast the server's wait, and the server's agent has answered it already: not taken again either.)
+    const stillWaiting = (await pending()).some((m) => m.messageId === messageId);
+    if (!stillWaiting) expect((await waiting).body.answeredBy).toBe("server");
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(guestRuns(messageId)).toHaveLength(1);
     expect((await waiting).body.answeredBy).toBe("server");

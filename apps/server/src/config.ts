@@ -202,6 +202,8 @@ export const ServerConfigSchema = z.object({
     .default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000]),
   /** How often the webhook worker looks for due deliveries besides being woken by new ones, in ms. */
   webhookPollMs: z.coerce.number().int().min(10).max(600_000).default(1_000),
+  /** Finished deliveries (succeeded or failed) older than this many days leave the delivery log. */
+  webhookRetentionDays: z.coerce.number().int().min(1).max(3650).default(30),
 });
 
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -268,6 +270,7 @@ export const ENVIRONMENT: Record<keyof ServerConfig, readonly string[]> = {
   webhookTimeoutMs: ["TANDEM_WEBHOOK_TIMEOUT_MS"],
   webhookRetryDelaysMs: ["TANDEM_WEBHOOK_RETRY_DELAYS_MS"],
   webhookPollMs: ["TANDEM_WEBHOOK_POLL_MS"],
+  webhookRetentionDays: ["TANDEM_WEBHOOK_RETENTION_DAYS"],
 };
 
 export class ConfigError extends Error {

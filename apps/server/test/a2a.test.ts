@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk";
+import { type Message, Role, type Task, TaskState, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
 import { type Client, ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { ALL_SCOPES } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -136,12 +136,22 @@ describe.each(storages("a2a suite"))("A2A for a person's agent (%s)", (storage) 
     expect(contents).toEqual(expect.arrayContaining(["When is the alpha launch?", ANSWER]));
   });
 
-  it("answers message/stream with the agent's message", async () => {
+  it("answers message/stream as it is written: a working task, status updates with the text, then completed", async () => {
     const client = await clientFor("alice_coo", bob.apiKey);
     const events = [];
     for await (const event of client.sendMessageStream(userMessage("And the beta?"))) events.push(event);
-    expect(events.map((event) => event.payload?.$case)).toEqual(["message"]);
-    expect(textOf(events[0]?.payload?.value as Message)).toBe(ANSWER);
+    const cases = events.map((event) => event.payload?.$case);
+    expect(cases[0]).toBe("task");
+    expect(new Set(cases.slice(1))).toEqual(new Set(["statusUpdate"]));
+    const updates = events.slice(1).map((event) => (event.payload?.value as TaskStatusUpdateEvent | undefined)?.status);
+    const last = updates.pop();
+    expect(updates.length).toBeGreaterThan(0);
+    expect(updates.every((status) => status?.state === TaskState.TASK_STATE_WORKING)).toBe(true);
+    // The working updates carry the text as it came; the last one the whole answer.
+    expect(updates.map((status) => textOf(status?.message)).join("")).toBe(ANSWER);
+    expect(last?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(last?.message)).toBe(ANSWER);
+    expect(last?.message?.metadata).toMatchObject({ agentName: "alice_coo", toolsUsed: [] });
   });
 
   it("answers v0.3 clients' message/send on the same endpoint", async () => {

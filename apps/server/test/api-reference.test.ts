@@ -59,8 +59,10 @@ describe("the API reference at /api/v1/reference", () => {
       expect(examples.length).toBe([...page.matchAll(/<section id=/g)].length);
       const env = { ...process.env, TANDEM_URL: t.server.url, TANDEM_API_KEY: alice.apiKey, TANDEM_DEVICE_TOKEN: "svc_dev_none" };
       for (const example of examples) {
-        // `-w` puts the status after the body; the realtime stream stays open, so a second is enough to see it answer.
-        const { stdout } = await run("bash", ["-c", `${example} --max-time 1 -s -w '\\n%{http_code}' || true`], { env });
+        // `-w` puts the status after the body. A stream stays open: a few seconds are enough to see it answer;
+        // the rest get time enough for a loaded machine.
+        const limit = /stream/.test(example) ? 3 : 15;
+        const { stdout } = await run("bash", ["-c", `${example} --max-time ${limit} -s -w '\\n%{http_code}' || true`], { env });
         const status = Number(stdout.slice(stdout.lastIndexOf("\n") + 1));
         // The sample ids and values may name nothing (404, 409, 400 from a service), but the route is reached,
         // the JSON is read and nothing fails.

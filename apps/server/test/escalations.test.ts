@@ -188,6 +188,11 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
     expect(await list(mallory)).toEqual([]);
     expect((await api(alice, "POST", `/escalations/${escalation.id}/resolve`, { decision: "maybe" })).status).toBe(400);
     expect((await api(alice, "GET", "/escalations?status=waiting")).status).toBe(400);
+    // Huge: a body past the limit is a 413, an overlong id a 400; the escalation is still pending.
+    const huge = await api(alice, "POST", `/escalations/${escalation.id}/resolve`, { decision: "continue", pad: "p".repeat(3_000_000) });
+    expect([huge.status, huge.body.error]).toEqual([413, "payload_too_large"]);
+    expect((await api(alice, "GET", `/escalations/esc_${"x".repeat(5_000)}`)).status).toBe(400);
+    expect((await api(alice, "GET", `/escalations/${escalation.id}`)).body).toMatchObject({ escalation: { status: "pending" } });
     expect((await alice.client.raw("setHeartbeatPolicy", { body: { toolPolicy: { create_todo: "maybe" } } as never })).status).toBe(400);
     fake.enqueue({ text: "Stopped." });
     expect((await resolve(alice, escalation.id, "stop")).status).toBe(200);
@@ -239,22 +244,44 @@ describe.each(storages("escalations"))("escalations (%s)", (storage) => {
 
     // The same over A2A (v0.3 message/send): a task in INPUT_REQUIRED naming the escalation.
     fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title: "Over A2A" } }] });
-    const a2a = await t.fetch(`/a2a/${owner1.username}_coo`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${caller.apiKey}` },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "message/send",
-        params: { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "Another todo" }] } },
-      }),
-    });
-    const task = (await a2a.json()) as { result: { kind: string; status: { state: string }; metadata: { escalationIds: string[] } } };
+    const a2a = (method: string, text: string) =>
+      t.fetch(`/a2a/${owner1.username}_coo`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${caller.apiKey}` },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method,
+          params: { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text }] } },
+        }),
+      });
+    const sentOverA2A = await a2a("message/send", "Another todo");
+    const task = (await sentOverA2A.json()) as {
+      result: { kind: string; status: { state: string }; metadata: { escalationIds: string[] } };
+    };
     expect(task.result).toMatchObject({ kind: "task", status: { state: "input-required" } });
     const [waiting] = await list(owner1, "pending");
     expect(task.result.metadata.escalationIds).toEqual([waiting?.id]);
     fake.enqueue({ text: "Not added." });
     expect((await resolve(owner1, waiting?.id as string, "stop")).status).toBe(200);
+    // That resume has had its model answer before the next is queued.
+    await expect
+      .poll(async () => JSON.stringify((await api(caller, "GET", `/conversations/${conversationId}`)).body))
+      .toContain("Not added.");
+
+    // Over message/stream: the text so far as working updates, then the stream ends INPUT_REQUIRED.
+    fake.enqueue({ text: "Adding it now.", toolCalls: [{ name: "create_todo", args: { title: "Streamed" } }] });
+    const frames = (await (await a2a("message/stream", "Stream it")).text())
+      .split("\n")
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => (JSON.parse(line.slice(5)) as { result: { kind: string; status: { state: string }; metadata?: unknown } }).result);
+    expect(frames.map((frame) => frame.kind)).toEqual(["task", ...frames.slice(1).map(() => "status-update")]);
+    expect(frames.length).toBeGreaterThan(2);
+    expect(frames.slice(1, -1).every((frame) => frame.status.state === "working")).toBe(true);
+    const streamed = await list(owner1, "pending");
+    expect(frames.at(-1)).toMatchObject({ status: { state: "input-required" }, metadata: { escalationIds: [streamed[0]?.id] } });
+    fake.enqueue({ text: "Not added." });
+    expect((await resolve(owner1, streamed[0]?.id as string, "stop")).status).toBe(200);
   });
 
   it("a bridge's tool approval waiting for the owner is in the escalation list; resolving it there decides the approval", async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Message, Role } from "@a2a-js/sdk";
+import { type Message, Role, TaskState, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -191,6 +191,20 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
     });
     expect(foreign.status).toBe(404);
     expect((await call(t, alice.apiKey, "POST", "/managed-agents", { handle: handle("odd"), model: "nope" })).status).toBe(400);
+    // Huge payloads: too long instructions or run input are a 400, a body past the limit a 413; nothing is made or run.
+    const before = (await ok<{ agents: Agent[] }>(t, alice.apiKey, "GET", "/managed-agents")).agents.length;
+    const long = await call(t, alice.apiKey, "POST", "/managed-agents", { handle: handle("long"), instructions: "i".repeat(20_001) });
+    expect([long.status, (long.body as { error: string }).error]).toEqual([400, "invalid_request"]);
+    const huge = await call(t, alice.apiKey, "POST", "/managed-agents", { handle: handle("huge"), description: "d".repeat(3_000_000) });
+    expect([huge.status, (huge.body as { error: string }).error]).toEqual([413, "payload_too_large"]);
+    expect((await ok<{ agents: Agent[] }>(t, alice.apiKey, "GET", "/managed-agents")).agents).toHaveLength(before);
+    const runner = await createAgent(alice, { handle: handle("runner") });
+    const tooLong = await call(t, runner.apiKey, "POST", `/managed-agents/${runner.agent.id}/runs`, {
+      input: "x".repeat(100_001),
+      stream: false,
+    });
+    expect(tooLong.status).toBe(400);
+    expect(await runs(alice, runner.agent.id)).toEqual([]);
   });
 
   it("runs under its tool policy: deny removes the tool; runs are recorded with status, tools and tokens", async () => {
@@ -236,6 +250,50 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
     expect(lines[0]).toMatchObject({ type: "run-start", runId: expect.any(Number) });
     expect(lines.at(-1)).toMatchObject({ type: "completion", runId: lines[0]?.runId, status: "completed" });
     expect(lines.some((line) => line.type === "text-delta")).toBe(true);
+  });
+
+  it("a tool its policy says ask for pauses the run as an escalation (managed_agent); continue runs it once, stop ends the run without it", async () => {
+    const alice = await user("alice");
+    await ok(t, alice.apiKey, "POST", "/os/todos", { title: "Plan the launch" });
+    const made = await createAgent(alice, { handle: handle("asker"), grant: TODOS_READ, toolPolicy: { list_todos: "ask" } });
+    const id = made.agent.id;
+    type Esc = { id: string; status: string; toolName: string; source: { type: string; id: string }; summary: string };
+    const pending = async () => (await ok<{ escalations: Esc[] }>(t, alice.apiKey, "GET", "/escalations?status=pending")).escalations;
+    const settled = async (runId: number) => {
+      await expect.poll(async () => (await runs(alice, id)).find((one) => one.id === runId)?.status, { timeout: 20_000 }).toBe("completed");
+      return (await runs(alice, id)).find((one) => one.id === runId) as Run;
+    };
+
+    const paused = await run(alice.apiKey, id, TODOS_QUESTION);
+    expect(paused).toMatchObject({ status: "requires_action", output: "" });
+    const [asked] = await pending();
+    expect(asked).toMatchObject({ toolName: "list_todos", source: { type: "managed_agent", id: String(id) } });
+    expect(asked?.summary).toContain(`Your agent ${made.agent.handle} wants to list todos`);
+    // The agent's own key can never decide for its owner.
+    expect((await call(t, made.apiKey, "POST", `/escalations/${asked?.id}/resolve`, { decision: "continue" })).status).toBe(403);
+    await ok(t, alice.apiKey, "POST", `/escalations/${asked?.id}/resolve`, { decision: "continue" });
+    const resumed = await settled(paused.id);
+    expect(resumed.toolsUsed).toEqual(["list_todos"]);
+    expect(resumed.output).toContain("Plan the launch");
+    expect(resumed.usage.totalTokens).toBeGreaterThan(0);
+    expect((await call(t, alice.apiKey, "POST", `/escalations/${asked?.id}/resolve`, { decision: "stop" })).body).toMatchObject({
+      error: "already_resolved",
+    });
+
+    // By message: the answer says it waits (no response yet), naming the escalation; stop ends it without the call.
+    const message = await ok<{ status: string; response: string | null; escalationIds: string[]; runId: number }>(
+      t,
+      alice.apiKey,
+      "POST",
+      "/agent/message",
+      { to: made.agent.handle, message: TODOS_QUESTION },
+    );
+    expect(message).toMatchObject({ status: "requires_action", response: null });
+    expect(message.escalationIds).toHaveLength(1);
+    await ok(t, alice.apiKey, "POST", `/escalations/${message.escalationIds[0]}/resolve`, { decision: "stop" });
+    const stopped = await settled(message.runId);
+    expect(stopped.output).not.toContain("Plan the launch");
+    expect(await pending()).toEqual([]);
   });
 
   it("a paused agent answers 409 agent_paused everywhere it is reached", async () => {
@@ -350,6 +408,13 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
     expect(text).toContain("Water the plants");
     expect(answer.metadata).toMatchObject({ agentName: made.agent.handle, toolsUsed: ["list_todos"] });
     expect((await runs(alice, made.agent.id))[0]).toMatchObject({ source: "a2a", callerUserId: bob.userId, status: "completed" });
+    // message/stream: the answer comes as it is written (working updates), then completed with the whole of it.
+    const streamed = [];
+    for await (const event of (await clientFor(bob.apiKey)).sendMessageStream(message(TODOS_QUESTION))) streamed.push(event);
+    const statuses = streamed.slice(1).map((event) => (event.payload?.value as TaskStatusUpdateEvent | undefined)?.status);
+    const finished = statuses.pop();
+    expect(statuses.map((status) => status?.state)).toContain(TaskState.TASK_STATE_WORKING);
+    expect(finished?.state).toBe(TaskState.TASK_STATE_COMPLETED);
 
     // Listed among the cards bob may reach; carol (no permission) and the agent's own key are refused.
     const listed = (await (await t.fetch("/a2a", { headers: { authorization: `Bearer ${bob.apiKey}` } })).json()) as {

@@ -141,6 +141,8 @@ describe.each(storages("pairing suite"))("device-code pairing on %s", (storage) 
         "os.snapshots:write",
         "os.team:read",
         "os.team:write",
+        "os.agents:read",
+        "os.agents:write",
         "os.raw-memory:read",
         "os.raw-memory:write",
       ].sort(),

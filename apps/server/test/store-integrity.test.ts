@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Y from "yjs";
 import { storages } from "./delegation-fixture";
 import { type StorageKind, startTestServer, type TestServer, type TestUser } from "./harness";
-import { openDoc, type SyncedDoc } from "./sync-client";
+import { appendParagraph, openDoc, type SyncedDoc } from "./sync-client";
 
 /** The text of a note's document as it is stored, read straight from the documents table. */
 async function storedText(t: TestServer, uuid: string): Promise<string> {
@@ -337,6 +337,40 @@ describe("storage limits", () => {
     expect(created.body).toMatchObject({ success: false, error: "storage_quota_exceeded" });
     const snapshot = await alice.client.raw("createSnapshot", { params: { noteId: note.id }, body: { label: "one more" } });
     expect(snapshot.status).toBe(413);
+  });
+
+  it("lets a user past their quota open and follow notes over sync: only growth is refused", { timeout: 60_000 }, async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "Kept", content: "still readable" } })).result;
+    // The quota lowered below what alice stores (as an administrator might): opening a note sends the
+    // server an empty update (the client has nothing the server lacks), which must not be refused.
+    const { limits } = t.server.context.sync.quota;
+    const quota = limits.userQuotaBytes;
+    limits.userQuotaBytes = 1;
+    const name = noteDocName(note.uuid);
+    const reader = await openDoc(t.server.syncUrl, alice.apiKey, name);
+    const watcher = await openDoc(t.server.syncUrl, alice.apiKey, name);
+    try {
+      expect(reader.outcome).toBe("synced");
+      expect(jsonToText(readNoteBody(reader.doc))).toContain("still readable");
+      // The reader's connection stays open: its awareness, sent after its empty update, reaches the watcher.
+      const readerClosed = closeReason(reader);
+      reader.provider.setAwarenessField("user", { name: "reader" });
+      const seen = new Promise<"seen">((resolve) => {
+        const check = () => {
+          for (const state of watcher.provider.awareness?.getStates().values() ?? []) if (state.user?.name === "reader") resolve("seen");
+        };
+        watcher.provider.awareness?.on("change", check);
+        check();
+      });
+      expect(await Promise.race([seen, readerClosed])).toBe("seen");
+      // Growth is still refused.
+      appendParagraph(reader.doc, "more");
+      expect(await readerClosed).toBe("storage_quota_exceeded");
+    } finally {
+      limits.userQuotaBytes = quota;
+      reader.close();
+      watcher.close();
+    }
   });
 });
 

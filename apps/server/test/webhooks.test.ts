@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { pruneWebhookDeliveries } from "../src/webhooks/webhook-prune";
 import { agentPair, call, ok, openGrant, storages, userEvents } from "./delegation-fixture";
 import { type Answer, WebhookReceiver } from "./fakes/webhook-receiver";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -166,6 +167,34 @@ describe.each(storages("webhooks suite"))("webhooks (%s)", (storage) => {
     expect(receiver.rejected).toEqual([]);
   });
 
+  it("message.received: a stranger's held message fires nothing until its request is accepted, then one per message", async () => {
+    const [carol, stranger] = [await user("carol"), await user("stranger")];
+    const hook = await endpoint(carol, ["message.received"]);
+    for (const message of ["Hi Carol", "Lunch?"]) {
+      await ok(ts, stranger.apiKey, "POST", "/agent/message", { to: carol.username, message });
+    }
+    const requests = await ok<{ requests: { id: number; messages: { id: number }[] }[] }>(
+      ts,
+      carol.apiKey,
+      "GET",
+      "/conversations/requests",
+    );
+    const [request] = requests.requests;
+    const held = await ts.server.context.db
+      .selectFrom("webhook_deliveries")
+      .select("id")
+      .where("endpoint_id", "=", hook.webhook.id)
+      .execute();
+    expect(held).toEqual([]);
+    await ok(ts, carol.apiKey, "POST", `/conversations/requests/${request?.id}/accept`);
+    const received = await receiver.nth(2, (w) => w.path === hook.path && w.payload.type === "message.received");
+    received.sort((a, b) => Number(a.payload.data.messageId) - Number(b.payload.data.messageId));
+    expect(received.map((w) => [w.payload.data.messageId, w.payload.data.fromUserId, w.payload.data.summary])).toEqual([
+      [request?.messages[0]?.id, stranger.userId, "Hi Carol"],
+      [request?.messages[1]?.id, stranger.userId, "Lunch?"],
+    ]);
+  });
+
   it("retries a failing receiver with the same webhook-id until it answers 2xx, and honours Retry-After", async () => {
     const alice = await user("alice");
     const hook = await endpoint(alice, ALL_EVENTS, { status: 500 }, { status: 503, headers: { "retry-after": "1" } });
@@ -283,6 +312,32 @@ describe.each(storages("webhooks suite"))("webhooks (%s)", (storage) => {
     expect(new Set(copies.map((w) => w.body)).size).toBe(1);
     const missing = await call(ts, alice.apiKey, "POST", `/webhooks/${hook.webhook.id}/deliveries/msg_nope/replay`);
     expect(missing.status).toBe(404);
+  });
+
+  it("the maintenance sweep prunes finished deliveries past the retention with their attempts; a replayed one stays", async () => {
+    const alice = await user("alice");
+    const hook = await endpoint(alice);
+    const sent = async () => {
+      const test = await ok<{ delivery: Delivery }>(ts, alice.apiKey, "POST", `/webhooks/${hook.webhook.id}/test`);
+      return (await settled(alice, hook.webhook.id, test.delivery.id, "succeeded")).id;
+    };
+    const [old, replayedOld] = [await sent(), await sent()];
+    ts.server.context.clock.advance((ts.server.context.config.webhookRetentionDays * 24 * 60 + 1) * MINUTE);
+    const recent = await sent();
+    // Replayed after the retention: its log starts again, so it is kept.
+    await ok(ts, alice.apiKey, "POST", `/webhooks/${hook.webhook.id}/deliveries/${replayedOld}/replay`);
+    await receiver.nth(2, (w) => w.id === replayedOld);
+    await settled(alice, hook.webhook.id, replayedOld, "succeeded");
+    // Two instances' sweeps at once delete it once.
+    const counts = await Promise.all([pruneWebhookDeliveries(ts.server.context), pruneWebhookDeliveries(ts.server.context)]);
+    expect(counts[0] + counts[1]).toBeGreaterThanOrEqual(1);
+    expect((await deliveries(alice, hook.webhook.id)).map((d) => d.id).sort()).toEqual([recent, replayedOld].sort());
+    const attempts = await ts.server.context.db.selectFrom("webhook_attempts").select("id").where("delivery_id", "=", old).execute();
+    expect(attempts).toEqual([]);
+    // The maintenance sweep prunes the rest once they are past the retention too.
+    ts.server.context.clock.advance((ts.server.context.config.webhookRetentionDays * 24 * 60 + 1) * MINUTE);
+    await ts.server.context.maintenance.runAll();
+    expect(await deliveries(alice, hook.webhook.id)).toEqual([]);
   });
 
   it("another owner's endpoint is 404 on every route", async () => {

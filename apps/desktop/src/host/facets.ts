@@ -101,6 +101,22 @@ export type UsageFacet = Pick<DesktopApi, "getUsage" | "saveAccountBudget" | "sa
 
 /** Unsent messages (src/host/drafts), kept on this computer until sent. */
 export type DraftsFacet = Pick<DesktopApi, "listDrafts" | "saveDraft">;
+
+/** Managed agents (src/host/agents): the owner's server-hosted agents, their keys and runs. */
+export type ManagedAgentsFacet = Pick<
+  DesktopApi,
+  | "listManagedAgents"
+  | "createManagedAgent"
+  | "updateManagedAgent"
+  | "setManagedAgentPaused"
+  | "deleteManagedAgent"
+  | "listManagedAgentKeys"
+  | "createManagedAgentKey"
+  | "revokeManagedAgentKey"
+  | "listManagedAgentRuns"
+  | "runManagedAgent"
+>;
+
 export type RawMemoryFacet = Pick<
   DesktopApi,
   | "getRawMemory"

@@ -2,9 +2,11 @@ import { EventEmitter } from "node:events";
 import { z } from "zod";
 import type { AppInfo, DesktopApi, HostStatus } from "../shared/desktop-api";
 import { startAgent } from "./agent/agent";
+import { createManagedAgentMethods } from "./agents/managed-agents";
 import { type BridgeHandle, startBridge } from "./bridge/bridge";
 import { createConnectionsFacet } from "./connections/connections";
 import { createDraftsFacet } from "./drafts/drafts";
+import { OwnerEscalations } from "./escalations/owner-escalations";
 import type { HostConfig, HostContext } from "./host-context";
 import { createInboxFacet } from "./inbox/inbox";
 import { InboxWatch } from "./inbox/inbox-watch";
@@ -69,6 +71,9 @@ export async function startHost(config: HostConfig): Promise<Host> {
   // The inbox's unread count and live arrivals (GET /agent/stream).
   const inbox = new InboxWatch(context, () => events.emit("status"));
   inbox.start();
+  // What the owner's agents wait for (escalations): live from the same stream's events.
+  const escalations = new OwnerEscalations(context, () => events.emit("status"));
+  escalations.start();
   // Raw memory's collector: opt-in per account; idle (one slow timer) until turned on.
   const rawMemory = new RawMemoryCollector(context, config.rawMemory);
   rawMemory.start();
@@ -83,6 +88,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     sync: running.sync.status(),
     bridge: running.bridge.status(),
     approvalsPending: running.bridge.pendingApprovals(),
+    escalationsPending: escalations.pendingCount(),
     requestsPending: running.bridge.pendingRequests(),
     agentUnread: agent.heartbeat.pendingCount(),
     heartbeatDelivery: agent.heartbeat.latest(),
@@ -96,7 +102,12 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...session.facet,
     ...running.sync.facet,
     getStatus: async (input) => {
-      if (parseInput("getStatus", StatusInput, input)?.fresh) await running.bridge.refreshWaiting(FRESH_STATUS_MAX_WAIT_MS);
+      if (parseInput("getStatus", StatusInput, input)?.fresh) {
+        await Promise.all([
+          running.bridge.refreshWaiting(FRESH_STATUS_MAX_WAIT_MS),
+          waitAtMost(escalations.refresh(), FRESH_STATUS_MAX_WAIT_MS),
+        ]);
+      }
       return status();
     },
     ...createWorkspaceFacet(context, running.sync),
@@ -106,7 +117,10 @@ export async function startHost(config: HostConfig): Promise<Host> {
     ...createInboxFacet(session, () => void inbox.refresh()),
     ...createShareFacet(session),
     ...createUsageFacet(session),
+    ...createManagedAgentMethods(session),
     ...createDraftsFacet(context),
+    listEscalations: () => escalations.list(),
+    resolveEscalation: (input) => escalations.resolve(input),
     ...createRawMemoryFacet(rawMemory),
     setUnsavedWork: async (input) => {
       unsavedWork = parseInput("setUnsavedWork", UnsavedWorkInput, input).description;
@@ -128,6 +142,7 @@ export async function startHost(config: HostConfig): Promise<Host> {
     rawMemory,
     async close() {
       agent.close();
+      escalations.close();
       await rawMemory.close();
       // Both at once: the bridge stops its runs as soon as quitting begins, whatever the inbox's stream takes to end.
       await Promise.all([inbox.close(), running.bridge.close()]);
@@ -136,4 +151,10 @@ export async function startHost(config: HostConfig): Promise<Host> {
       await store.close();
     },
   };
+}
+
+/** `work`, or nothing once `ms` have passed: a first frame waits briefly, never on a slow server. */
+function waitAtMost(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { approvalAlert, grantRequestAlert, heartbeatAlert, inboxAlert } from "./alerts";
+import { approvalAlert, escalationAlert, grantRequestAlert, heartbeatAlert, inboxAlert } from "./alerts";
 
 describe("notification texts", () => {
   it("name the tool and the requester, leave the summary out, and carry no markup", () => {
@@ -16,6 +16,23 @@ describe("notification texts", () => {
     expect(alert.title).toBe("A tool call waits for your decision");
     expect(alert.body).toBe("‹b›Bash‹/b›, while serving Alice ＆ co. Click to allow or deny it.");
     expect(alert.body).not.toContain("curl");
+  });
+
+  it("name who waits and the tool for an agent's action, never its arguments", () => {
+    const alert = escalationAlert({
+      id: "esc_1",
+      sourceType: "managed_agent",
+      sourceWords: "One of your agents",
+      toolName: "create_todo",
+      summary: 'Your agent desk wants to create todo with {"title":"<secret>"}.',
+      consequence: "",
+      createdAt: "2026-01-01T10:00:00.000Z",
+      expiresAt: "2026-01-02T10:00:00.000Z",
+    });
+    expect(alert).toEqual({
+      title: "An agent waits for your decision",
+      body: "One of your agents wants to run create_todo. Click to continue or stop it.",
+    });
   });
 
   it("say who asks for a grant", () => {

@@ -1,4 +1,4 @@
-import type { ApprovalItem, GrantItem, HeartbeatDelivery, InboxArrival } from "../shared/desktop-api";
+import type { ApprovalItem, EscalationItem, GrantItem, HeartbeatDelivery, InboxArrival } from "../shared/desktop-api";
 import { personLabel } from "../shared/person-label";
 import { plainText } from "./plain-text";
 
@@ -19,6 +19,14 @@ export function approvalAlert(approval: ApprovalItem): AlertText {
   return {
     title: "A tool call waits for your decision",
     body: plainText(`${approval.toolName}, while serving ${requester}. Click to allow or deny it.`, BODY_LENGTH),
+  };
+}
+
+/** An agent's action paused for the owner (an escalation): who and which tool; the arguments stay in the Approvals view. */
+export function escalationAlert(escalation: EscalationItem): AlertText {
+  return {
+    title: "An agent waits for your decision",
+    body: plainText(`${escalation.sourceWords} wants to run ${escalation.toolName}. Click to continue or stop it.`, BODY_LENGTH),
   };
 }
 

@@ -111,6 +111,14 @@ describe("the tray menu", () => {
     expect(trayTooltip(0, 1)).toBe("Tandem: 1 request waiting for your answer");
   });
 
+  it("counts the agents' actions waiting for a decision (escalations), leading to the Approvals view", () => {
+    const { calls, actions } = recordingActions();
+    const menu = buildTrayMenu([], actions, 0, 0, 2);
+    click(menu.find((item) => item.label === "2 agent actions waiting for your decision… Open Approvals"));
+    expect(calls).toEqual(["approvals"]);
+    expect(trayTooltip(1, 0, 0, 1)).toBe("Tandem: 1 tool call waiting for you; 1 agent action waiting for your decision");
+  });
+
   it("counts the agent's unread messages, leading to the Agent view", () => {
     const { calls, actions } = recordingActions();
     const menu = buildTrayMenu([], actions, 0, 3);

@@ -29,6 +29,7 @@ export function buildTrayMenu(
   actions: TrayActions,
   requests = 0,
   unread = 0,
+  escalations = 0,
 ): MenuItemConstructorOptions[] {
   const shown = approvals.slice(0, TRAY_MENU_MAX_APPROVALS);
   const hidden = approvals.length - shown.length;
@@ -47,6 +48,9 @@ export function buildTrayMenu(
   if (approvals.length > 0) {
     items.push({ label: hidden > 0 ? `${hidden} more… Open Approvals` : "Open Approvals", click: () => actions.openApprovals() });
   }
+  if (escalations > 0) {
+    items.push({ label: `${escalationsLabel(escalations)}… Open Approvals`, click: () => actions.openApprovals() });
+  }
   if (requests > 0) {
     items.push({ label: `${requestsLabel(requests)}… Open Approvals`, click: () => actions.openApprovals() });
   }
@@ -62,13 +66,19 @@ export function buildTrayMenu(
 }
 
 /** The tray's tooltip, which is also its badge on systems whose trays show no title. */
-export function trayTooltip(pending: number, requests = 0, unread = 0): string {
+export function trayTooltip(pending: number, requests = 0, unread = 0, escalations = 0): string {
   const waiting = [
     pending > 0 ? pendingLabel(pending) : null,
+    escalations > 0 ? escalationsLabel(escalations) : null,
     requests > 0 ? requestsLabel(requests) : null,
     unread > 0 ? unreadLabel(unread) : null,
   ].filter(Boolean);
   return waiting.length === 0 ? "Tandem" : `Tandem: ${waiting.join("; ")}`;
+}
+
+/** Agents' actions paused for the owner's Continue or Stop (escalations). */
+export function escalationsLabel(escalations: number): string {
+  return escalations === 1 ? "1 agent action waiting for your decision" : `${escalations} agent actions waiting for your decision`;
 }
 
 /** Agent-access and grant requests waiting for an answer. */

@@ -32,17 +32,19 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
   /** Agent-access and grant requests waiting, and the agent's unread messages: they count on the badge too. */
   let requests = 0;
   let unread = 0;
+  /** Agents' actions paused for the owner (escalations): they count too. */
+  let escalations = 0;
 
   const render = () => {
-    const count = approvals.length + requests + unread;
+    const count = approvals.length + requests + unread + escalations;
     const decide = (approvalId: string, decision: "allow" | "deny") => {
       host.api
         .resolveApproval({ approvalId, decision, scope: "once" })
         .catch(onError)
         .finally(() => void refresh());
     };
-    tray.setContextMenu(Menu.buildFromTemplate(buildTrayMenu(approvals, { ...actions, decide }, requests, unread)));
-    tray.setToolTip(trayTooltip(approvals.length, requests, unread));
+    tray.setContextMenu(Menu.buildFromTemplate(buildTrayMenu(approvals, { ...actions, decide }, requests, unread, escalations)));
+    tray.setToolTip(trayTooltip(approvals.length, requests, unread, escalations));
     tray.setImage(count > 0 ? images.attention : images.idle);
     if (process.platform === "darwin") tray.setTitle(count > 0 ? String(count) : "");
     app.setBadgeCount(count);
@@ -51,12 +53,13 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
   const refresh = coalesce(async () => {
     try {
       approvals = await host.api.listApprovals();
-      ({ requestsPending: requests, agentUnread: unread } = await host.status());
+      ({ requestsPending: requests, agentUnread: unread, escalationsPending: escalations } = await host.status());
     } catch {
       // Signed out or offline: nothing the owner could decide from here right now.
       approvals = [];
       requests = 0;
       unread = 0;
+      escalations = 0;
     }
     lastCount = approvals.length;
     render();
@@ -67,13 +70,19 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
     void host
       .status()
       .then((status) => {
-        if (status.approvalsPending !== lastCount || status.requestsPending !== requests || status.agentUnread !== unread) void refresh();
+        const moved =
+          status.approvalsPending !== lastCount ||
+          status.requestsPending !== requests ||
+          status.agentUnread !== unread ||
+          status.escalationsPending !== escalations;
+        if (moved) void refresh();
       })
       .catch(onError);
   };
   const onApproval = () => void refresh();
   host.context.events.on("status", onStatus);
   host.context.events.on("approval", onApproval);
+  host.context.events.on("escalation", onApproval);
   const timer = setInterval(() => void refresh(), REFRESH_MS);
   // On Windows and Linux a click opens the window; macOS shows the menu on click by itself.
   tray.on("click", () => actions.openWindow());
@@ -86,6 +95,7 @@ export function createAppTray(host: Host, actions: Omit<TrayActions, "decide">, 
       clearInterval(timer);
       host.context.events.off("status", onStatus);
       host.context.events.off("approval", onApproval);
+      host.context.events.off("escalation", onApproval);
       tray.destroy();
     },
   };

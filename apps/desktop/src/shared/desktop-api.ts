@@ -151,6 +151,34 @@ export interface DesktopApi {
   /** Removes an endpoint with its pending deliveries and its log. */
   removeWebhook(input: { id: string }): Promise<void>;
 
+  // Managed agents (src/host/agents): server-hosted agents of the owner's, with their keys and runs.
+  /** The owner's agents, with what the form offers (the notes and todos tools, the owner's own folders); `supported: false` on an older server. */
+  listManagedAgents(): Promise<ManagedAgentList>;
+  /** Creates an agent; the answer carries its first API key, which no later answer shows. */
+  createManagedAgent(input: ManagedAgentSettings & { handle: string }): Promise<ManagedAgentWithKey>;
+  /** Changes an agent's settings (its handle stays). */
+  updateManagedAgent(input: ManagedAgentSettings & { id: number }): Promise<ManagedAgentItem>;
+  /** Pauses an agent (nothing runs, every way of reaching it answers "paused") or resumes it. */
+  setManagedAgentPaused(input: { id: number; paused: boolean }): Promise<ManagedAgentItem>;
+  /** Deletes an agent with its keys (revoked at once) and its runs. */
+  deleteManagedAgent(input: { id: number }): Promise<void>;
+  /** The agent's keys, newest first, never a secret. */
+  listManagedAgentKeys(input: { id: number }): Promise<ManagedAgentKeyItem[]>;
+  /** A new key for the agent; its secret is in this answer only. */
+  createManagedAgentKey(input: { id: number; label?: string }): Promise<{ key: ManagedAgentKeyItem; apiKey: string }>;
+  /** Revokes one key at once. */
+  revokeManagedAgentKey(input: { id: number; keyId: string }): Promise<ManagedAgentKeyItem>;
+  /** The agent's newest runs, newest first, with the tools each used. */
+  listManagedAgentRuns(input: { id: number }): Promise<ManagedAgentRunItem[]>;
+  /** Runs the agent once on a message (its grant and tool policy) and answers the run when it ends. */
+  runManagedAgent(input: { id: number; input: string }): Promise<ManagedAgentRunItem>;
+
+  // Escalations (src/host/escalations): agents' actions paused for the owner's Continue / Stop.
+  /** What the owner's agents wait for (heartbeat, managed agents, agent RPC; the bridge's are `listApprovals`'); `supported: false` on an older server. */
+  listEscalations(): Promise<EscalationList>;
+  /** Continue (the recorded call runs once and the run goes on) or stop (the agent is told it was stopped). */
+  resolveEscalation(input: { id: string; decision: "continue" | "stop" }): Promise<void>;
+
   // The inbox (src/host/inbox): conversations with people and groups, kept on the server.
   /** Conversations with people (`coo`), groups (`group`) or both (`all`), newest first, with their unread counts. */
   listInbox(input: { view: InboxView }): Promise<InboxList>;
@@ -329,6 +357,8 @@ export interface HostStatus {
   readonly bridge: BridgeStatus;
   /** Tool calls waiting for the owner's decision (the tray's badge). */
   readonly approvalsPending: number;
+  /** Agents' actions paused for the owner's Continue / Stop (escalations; the bridge's tool calls are `approvalsPending`). */
+  readonly escalationsPending: number;
   /** Agent-access and grant requests waiting for the owner's answer (with the tool calls: the Approvals badge). */
   readonly requestsPending: number;
   /** Messages from the agent not read yet (heartbeat messages arrive unread): the Agent badge. */
@@ -796,6 +826,127 @@ export interface WebhookDeliveryItem {
   readonly attempts: readonly WebhookAttemptItem[];
 }
 
+// ---- Escalations (src/host/escalations, src/renderer/approvals) ----
+
+export interface EscalationItem {
+  /** `esc_…`. */
+  readonly id: string;
+  /** heartbeat, managed_agent, agent_rpc. */
+  readonly sourceType: string;
+  /** Who asks, in words: "Your heartbeat", "One of your agents", "Your agent, for a contact". */
+  readonly sourceWords: string;
+  readonly toolName: string;
+  /** The server's words for what the agent wants (with its arguments): shown as text. */
+  readonly summary: string;
+  /** What continuing does. */
+  readonly consequence: string;
+  readonly createdAt: string;
+  /** Left alone until then, it counts as stop. */
+  readonly expiresAt: string;
+}
+
+export interface EscalationList {
+  /** False when the server has no escalation routes (an older server). */
+  readonly supported: boolean;
+  readonly escalations: readonly EscalationItem[];
+  /** Set when the desktop's key lacks the os.tools scopes: why the list is empty, in words. */
+  readonly notAllowed?: string;
+}
+
+// ---- Managed agents (src/host/agents, src/renderer/agents) ----
+
+export type ToolDecision = "allow" | "ask" | "deny";
+
+export interface ManagedAgentGrantItem {
+  readonly notesAccess: {
+    readonly scope: "none" | "folders" | "all";
+    readonly folderIds: readonly number[];
+    readonly access: "read" | "write";
+  };
+  readonly todoAccess: { readonly read: boolean; readonly create: boolean };
+}
+
+/** What the form sets; each may be left out (the server's default, or unchanged). */
+export interface ManagedAgentSettings {
+  readonly name?: string;
+  readonly instructions?: string;
+  /** A model alias (default, fast, smart, local) or a configured model id. */
+  readonly model?: string;
+  /** Tool namespaces: notes, todos. */
+  readonly namespaces?: readonly string[];
+  readonly grant?: ManagedAgentGrantItem;
+  /** Per tool: allow runs it, ask pauses the run for the owner, deny removes it; a tool not named is allowed. */
+  readonly toolPolicy?: Readonly<Record<string, ToolDecision>>;
+}
+
+export interface ManagedAgentItem {
+  readonly id: number;
+  /** What `POST /agent/message {to}` and A2A address it by. */
+  readonly handle: string;
+  readonly name: string;
+  readonly description: string;
+  readonly instructions: string;
+  readonly model: string;
+  readonly namespaces: readonly string[];
+  readonly grant: ManagedAgentGrantItem;
+  readonly toolPolicy: Readonly<Record<string, ToolDecision>>;
+  readonly status: "active" | "paused";
+  readonly paused: boolean;
+  readonly createdAt: string;
+}
+
+export interface ManagedAgentToolItem {
+  readonly name: string;
+  readonly namespace: string;
+  readonly readWrite: "read" | "write";
+}
+
+export interface ManagedAgentList {
+  /** False when the server has no managed-agents routes (an older server). */
+  readonly supported: boolean;
+  readonly agents: readonly ManagedAgentItem[];
+  /** The tools an agent's policy may name (notes and todos). */
+  readonly tools: readonly ManagedAgentToolItem[];
+  /** The owner's own folders, which a grant may name. */
+  readonly folders: readonly { readonly id: number; readonly name: string }[];
+  /** Set when the desktop's key lacks the os.agents scopes: why the list is empty, in words. */
+  readonly notAllowed?: string;
+}
+
+export interface ManagedAgentKeyItem {
+  readonly keyId: string;
+  readonly label: string | null;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly revokedAt: string | null;
+}
+
+export interface ManagedAgentWithKey {
+  readonly agent: ManagedAgentItem;
+  readonly key: ManagedAgentKeyItem;
+  /** `svc_sk_…`: shown this once. */
+  readonly apiKey: string;
+}
+
+export interface ManagedAgentRunItem {
+  readonly id: number;
+  /** How it was reached: `runs` (here or its key), `agent_message`, `a2a`. */
+  readonly source: string;
+  /** Asked by another person's agent (with their permission). */
+  readonly fromAnotherPerson: boolean;
+  /** running, requires_action (waiting for the owner), completed, failed, stopped. */
+  readonly status: string;
+  readonly input: string;
+  readonly output: string;
+  /** The tools it called, in order. */
+  readonly toolsUsed: readonly string[];
+  readonly totalTokens: number;
+  readonly model: string;
+  readonly error: string | null;
+  readonly createdAt: string;
+  readonly finishedAt: string | null;
+}
+
 // ---- The inbox (src/host/inbox, src/renderer/inbox) ----
 
 /** `coo`: conversations with people; `group`: groups; `all`: both (never the personal agent's, which the Agent section shows). */
@@ -1109,6 +1260,18 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   listWebhookDeliveries: true,
   replayWebhookDelivery: true,
   removeWebhook: true,
+  listManagedAgents: true,
+  createManagedAgent: true,
+  updateManagedAgent: true,
+  setManagedAgentPaused: true,
+  deleteManagedAgent: true,
+  listManagedAgentKeys: true,
+  createManagedAgentKey: true,
+  revokeManagedAgentKey: true,
+  listManagedAgentRuns: true,
+  runManagedAgent: true,
+  listEscalations: true,
+  resolveEscalation: true,
   listInbox: true,
   openInboxConversation: true,
   markInboxRead: true,

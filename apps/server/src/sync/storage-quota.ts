@@ -48,6 +48,8 @@ export class StorageQuota {
   /** Note owners of loaded documents, so that each sync update does not look its owner up again. */
   readonly #owners = new Map<string, number>();
   readonly #usage = new Map<number, { bytes: number; at: number }>();
+  /** Users' usage sums under way: concurrent checks for one user share one (then the cached sum). */
+  readonly #summing = new Map<number, Promise<number>>();
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -125,8 +127,13 @@ export class StorageQuota {
   async #userBytes(owner: number): Promise<number> {
     const cached = this.#usage.get(owner);
     if (cached && Date.now() - cached.at < USAGE_TTL_MS) return cached.bytes;
+    let summing = this.#summing.get(owner);
+    if (!summing) {
+      summing = this.#sumUserBytes(owner).finally(() => this.#summing.delete(owner));
+      this.#summing.set(owner, summing);
+    }
     try {
-      return await this.#sumUserBytes(owner);
+      return await summing;
     } catch (error) {
       // The database unreachable: the last sum stands (growth since is counted by `grew`), so editors
       // of open documents keep editing through a brief outage instead of being sent away.

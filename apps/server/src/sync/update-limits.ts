@@ -9,6 +9,15 @@ import { UNKNOWN_PARENT, updateDepth } from "./update-depth";
 const SYNC_STEP_1 = 0;
 
 /**
+ * A Yjs update that carries nothing (no structs, no deletions): what a client whose document has
+ * nothing the server lacks answers the server's state vector with, as every provider opening a
+ * document does.
+ */
+function isEmptyUpdate(payload: Uint8Array): boolean {
+  return payload.length === 2 && payload[0] === 0 && payload[1] === 0;
+}
+
+/**
  * Why an update was refused. When a hook throws, Hocuspocus closes that document's connection
  * with a Close message carrying the error's `reason` (the code does not reach the client).
  */
@@ -31,7 +40,9 @@ export function updateLimits(quota: StorageQuota, logger: Logger): Extension {
   return {
     beforeSync: async ({ type, payload, document, documentName, context, connection }) => {
       // Hocuspocus drops a read-only connection's updates unapplied; they must not count either.
-      if (type === SYNC_STEP_1 || connection.readOnly) return;
+      // An empty update changes nothing and grows nothing: no owner or quota to look up for it (opening
+      // many documents at once would otherwise queue a usage sum per document behind the database).
+      if (type === SYNC_STEP_1 || connection.readOnly || isEmptyUpdate(payload)) return;
       const refuse = (reason: RefusalReason) => {
         logger.warn({ document: documentName, userId: context?.userId, bytes: payload.length, reason }, "sync update refused");
         return new UpdateRefused(reason);

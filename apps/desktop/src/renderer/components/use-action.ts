@@ -41,3 +41,36 @@ export function useAction(then: () => void = nothing): Action {
   }, []);
   return { running, error, run };
 }
+
+/** An {@link Action} that says what it did: `done` holds the words the last action answered. */
+export interface SaidAction {
+  readonly action: Action;
+  readonly done: string | null;
+  setDone(done: string | null): void;
+  /** Runs `work`, whose answer (in words) becomes `done`. */
+  act(key: string, work: () => Promise<string>): void;
+  /** The same for a form's submit: answers whether it went through (a form keeps its fields when not). */
+  submitForm(key: string, work: () => Promise<string>): Promise<boolean>;
+}
+
+/** A panel's one-at-a-time actions with what each did, in words (Connections, Agents). */
+export function useSaidAction(then: () => void = nothing): SaidAction {
+  const action = useAction(then);
+  const [done, setDone] = useState<string | null>(null);
+  const act = (key: string, work: () => Promise<string>) => {
+    setDone(null);
+    void action.run(key, async () => setDone(await work()));
+  };
+  const submitForm = (key: string, work: () => Promise<string>) =>
+    new Promise<boolean>((resolve) => {
+      setDone(null);
+      let succeeded = false;
+      void action
+        .run(key, async () => {
+          setDone(await work());
+          succeeded = true;
+        })
+        .then(() => resolve(succeeded));
+    });
+  return { action, done, setDone, act, submitForm };
+}

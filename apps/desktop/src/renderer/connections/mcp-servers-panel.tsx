@@ -5,7 +5,7 @@ import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
 import { InputField } from "../components/field";
 import { openLink } from "../components/open-link";
-import { useAction } from "../components/use-action";
+import { useSaidAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
 import { fullTime } from "../notes/note-time";
 import { stateLine, toolsWord, wantsSignIn } from "./connections-format";
@@ -32,8 +32,7 @@ interface AwaitedSignIn {
 export function McpServersPanel({ api, offline }: { api: DesktopApi; offline: boolean }) {
   const [awaited, setAwaited] = useState<AwaitedSignIn | null>(null);
   const polled = usePolled(() => api.listMcpServers(), awaited ? SIGN_IN_POLL_MS : SERVERS_POLL_MS);
-  const [done, setDone] = useState<string | null>(null);
-  const action = useAction(polled.refresh);
+  const { action, done, setDone, act, submitForm } = useSaidAction(polled.refresh);
   const servers = polled.data?.servers;
 
   // The awaited sign-in ends when the server reports the connection, or when its time is up.
@@ -65,23 +64,6 @@ export function McpServersPanel({ api, offline }: { api: DesktopApi; offline: bo
       await openLink(api, authorizeUrl);
     });
   };
-  const act = (key: string, work: () => Promise<string>) => {
-    setDone(null);
-    void action.run(key, async () => setDone(await work()));
-  };
-  /** Runs a form's action; answers whether it went through (a form keeps its fields when not). */
-  const submitForm = (key: string, work: () => Promise<string>) =>
-    new Promise<boolean>((resolve) => {
-      setDone(null);
-      let succeeded = false;
-      void action
-        .run(key, async () => {
-          setDone(await work());
-          succeeded = true;
-        })
-        .then(() => resolve(succeeded));
-    });
-
   if (polled.data && !polled.data.supported) {
     return (
       <section className="connections-panel" aria-labelledby="mcp-title">

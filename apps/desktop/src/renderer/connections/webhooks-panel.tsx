@@ -4,6 +4,7 @@ import { ActionOutcome } from "../components/action-outcome";
 import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNotice } from "../components/error-notice";
 import { InputField } from "../components/field";
+import { ShownOnce } from "../components/shown-once";
 import { useAction } from "../components/use-action";
 import { usePolled } from "../components/use-polled";
 import { fullTime } from "../notes/note-time";
@@ -159,34 +160,11 @@ export function WebhooksPanel({ api, offline }: { api: DesktopApi; offline: bool
 
 /** The secret of a webhook just added or rotated: shown this once, with a way to copy it. */
 function SecretNotice({ shown, onDone }: { shown: ShownSecret; onDone: () => void }) {
-  const [said, setSaid] = useState<string | null>(null);
-  const copy = () => {
-    navigator.clipboard.writeText(shown.secret).then(
-      () => setSaid("Secret copied."),
-      () => setSaid("This window may not copy by itself: select the secret and copy it."),
-    );
-  };
   return (
-    <section className="webhook-secret" aria-label="Signing secret">
-      <p>
-        The signing secret of “{shown.name}”. Give it to your receiver's Standard Webhooks library; it is shown only now and cannot be read
-        again (rotate it for a new one).
-      </p>
-      <div className="webhook-secret-row">
-        <input readOnly value={shown.secret} aria-label="Secret" spellCheck={false} onFocus={(event) => event.target.select()} />
-        <button type="button" className="primary" onClick={copy}>
-          Copy secret
-        </button>
-        <button type="button" onClick={onDone}>
-          Done
-        </button>
-      </div>
-      {said && (
-        <span className="hint" role="status">
-          {said}
-        </span>
-      )}
-    </section>
+    <ShownOnce title="Signing secret" what="secret" value={shown.secret} onDone={onDone}>
+      The signing secret of “{shown.name}”. Give it to your receiver's Standard Webhooks library; it is shown only now and cannot be read
+      again (rotate it for a new one).
+    </ShownOnce>
   );
 }
 

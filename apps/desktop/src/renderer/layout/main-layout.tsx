@@ -19,6 +19,7 @@ import { SignOutButton } from "./sign-out-button";
 import { SyncIndicator } from "./sync-indicator";
 
 // Every section but Notes (the first screen) loads its code when first opened.
+const AgentsView = lazyView(() => import("../agents/agents-view").then((module) => module.AgentsView));
 const AgentView = lazyView(() => import("../agent/agent-view").then((module) => module.AgentView));
 const ApprovalsView = lazyView(() => import("../approvals/approvals-view").then((module) => module.ApprovalsView));
 const BridgeView = lazyView(() => import("../bridge/bridge-view").then((module) => module.BridgeView));
@@ -94,6 +95,8 @@ function SectionBody({
       return <RawMemoryView api={api} />;
     case "usage":
       return <UsageView api={api} />;
+    case "agents":
+      return <AgentsView api={api} />;
   }
 }
 

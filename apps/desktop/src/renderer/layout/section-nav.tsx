@@ -18,8 +18,8 @@ interface Badge {
 function badgeFor(section: SectionId, status: HostStatus | null, unsaved: boolean): Badge | null {
   if (section === "heartbeat" && unsaved) return { text: "•", label: "unsaved changes", kind: "unsaved" };
   if (!status) return null;
-  // Everything waiting for the owner's answer: tool calls, agent-access and grant requests.
-  const waiting = status.approvalsPending + status.requestsPending;
+  // Everything waiting for the owner's answer: tool calls, agents' paused actions, agent-access and grant requests.
+  const waiting = status.approvalsPending + status.escalationsPending + status.requestsPending;
   if (section === "approvals" && waiting > 0) return { text: String(waiting), label: `${waiting} waiting`, kind: "count" };
   if (section === "inbox" && status.inboxUnread > 0) {
     return { text: String(status.inboxUnread), label: `${status.inboxUnread} unread`, kind: "count" };

@@ -12,6 +12,7 @@ export const SECTIONS = [
   { id: "share", title: "Share links" },
   { id: "raw-memory", title: "Raw memory" },
   { id: "usage", title: "Usage" },
+  { id: "agents", title: "Agents" },
 ] as const;
 
 /** Sections past the ninth have no digit of their own: they are opened from the sidebar or by their hash. */

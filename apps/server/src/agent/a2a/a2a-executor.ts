@@ -38,7 +38,9 @@ function stateFor(error: ApiError): TaskState {
 /**
  * Answers one A2A request with the agent RPC of `POST /agent/message {to: <handle>}` (same run,
  * same grant, same limits, same idempotency key header), as a single agent `Message`; a refusal or
- * failure is a task in a final state whose status message says why (A2A's way to decline).
+ * failure is a task in a final state whose status message says why (A2A's way to decline). On
+ * `message/stream`, a person's agent's answer comes as it is written: a task (`working`), status
+ * updates with the text, and a last one `completed` with the whole answer.
  *
  * The run stops when the caller goes away or its credential is revoked mid-run (checked every
  * second): the RPC then stores nothing, as a cancelled `POST /agent/message` does.
@@ -64,8 +66,45 @@ export class AgentRpcExecutor implements AgentExecutor {
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { contextId, taskId, userMessage } = context;
+    const timestamp = () => this.app.clock.iso();
+    // A stream becomes a task at the answer's first text: `working` status updates carry the text as
+    // it arrives, and the last update (completed, input required, failed…) ends the stream.
+    let working = false;
+    const onText = (delta: string) => {
+      if (delta === "") return;
+      if (!working) {
+        working = true;
+        bus.publish(
+          AgentEvent.task({
+            id: taskId,
+            contextId,
+            status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: timestamp() },
+            artifacts: [],
+            history: [userMessage],
+            metadata: undefined,
+          }),
+        );
+      }
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_WORKING, message: { ...agentMessage(contextId, delta), taskId }, timestamp: timestamp() },
+          metadata: undefined,
+        }),
+      );
+    };
+    /** The task's end: its last status update on a stream under way, else the whole task in that state. */
+    const end = (state: TaskState, message: Message, metadata: Record<string, unknown>) => {
+      const status = { state, message: { ...message, taskId }, timestamp: timestamp() };
+      bus.publish(
+        working
+          ? AgentEvent.statusUpdate({ taskId, contextId, status, metadata })
+          : AgentEvent.task({ id: taskId, contextId, status, artifacts: [], history: [userMessage], metadata }),
+      );
+    };
     try {
-      const answer = await this.#ask(textOf(userMessage));
+      const answer = await this.#ask(textOf(userMessage), this.#streaming ? onText : undefined);
       if ("status" in answer && answer.status === "requires_action") {
         // Paused on a tool its owner decides on (an escalation): A2A's INPUT_REQUIRED; the answer
         // comes later in the pair's conversation, as for POST /agent/message.
@@ -77,40 +116,20 @@ export class AgentRpcExecutor implements AgentExecutor {
             conversationId: answer.conversationId,
           },
         );
-        bus.publish(
-          AgentEvent.task({
-            id: taskId,
-            contextId,
-            status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: { ...waiting, taskId }, timestamp: this.app.clock.iso() },
-            artifacts: [],
-            history: [userMessage],
-            metadata: { escalationIds: answer.escalationIds ?? [] },
-          }),
-        );
+        end(TaskState.TASK_STATE_INPUT_REQUIRED, waiting, { escalationIds: answer.escalationIds ?? [] });
         return;
       }
-      bus.publish(
-        AgentEvent.message(
-          agentMessage(contextId, answer.response ?? "", {
-            agentName: answer.agentName,
-            toolsUsed: answer.toolsUsed,
-            conversationId: answer.conversationId,
-          }),
-        ),
-      );
+      const reply = agentMessage(contextId, answer.response ?? "", {
+        agentName: answer.agentName,
+        toolsUsed: answer.toolsUsed,
+        conversationId: answer.conversationId,
+      });
+      if (working) end(TaskState.TASK_STATE_COMPLETED, reply, { agentName: answer.agentName });
+      else bus.publish(AgentEvent.message(reply));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       const refusal = agentMessage(contextId, error.message, { error: error.code });
-      bus.publish(
-        AgentEvent.task({
-          id: taskId,
-          contextId,
-          status: { state: stateFor(error), message: { ...refusal, taskId }, timestamp: this.app.clock.iso() },
-          artifacts: [],
-          history: [userMessage],
-          metadata: { error: error.code, status: error.status },
-        }),
-      );
+      end(stateFor(error), refusal, { error: error.code, status: error.status });
     } finally {
       bus.finished();
     }
@@ -119,7 +138,13 @@ export class AgentRpcExecutor implements AgentExecutor {
   /** Nothing is kept to cancel later: the answer comes within the request that asked. */
   async cancelTask(): Promise<void> {}
 
-  async #ask(message: string) {
+  /** Whether this is `message/stream` (v1 `SendStreamingMessage`): progress is sent as it comes. */
+  get #streaming(): boolean {
+    const method = (this.req.body as { method?: unknown } | undefined)?.method;
+    return method === "message/stream" || method === "SendStreamingMessage";
+  }
+
+  async #ask(message: string, onText?: (delta: string) => void) {
     const body = AgentMessageRequest.safeParse({ to: this.agent.handle, message });
     if (!body.success) {
       const reason = body.error.issues[0]?.message ?? "is not valid";
@@ -136,7 +161,7 @@ export class AgentRpcExecutor implements AgentExecutor {
         this.app.db,
         this.app.clock,
         { userId: this.principal.userId, key, hash: requestHash(body.data) },
-        () => sendAgentMessage(this.app, this.principal, body.data, this.#controller.signal, this.slots, "a2a"),
+        () => sendAgentMessage(this.app, this.principal, body.data, this.#controller.signal, this.slots, "a2a", onText),
       );
       // A handle always names an agent; anything else would be a resolver's bug.
       if (answer.mode !== "agent") throw new Error(`A2A handle ${this.agent.handle} did not reach an agent`);

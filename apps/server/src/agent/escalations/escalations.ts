@@ -16,8 +16,9 @@ import { type CallGuard, ToolFailure } from "../tools/to-ai-tools";
 // SDK's `needsApproval`); the run's messages and its source's context are stored (`paused_runs`) and
 // each waiting call becomes an escalation. The owner's continue / stop is claimed by one conditional
 // UPDATE; once no call of the run is pending, one instance claims the run (another conditional
-// UPDATE) and resumes it with the SDK's approval responses. The recorded call runs through a guard
-// that claims its one execution and records its outcome before the model sees it.
+// UPDATE) and resumes it with the SDK's approval responses. The resume claims the approved calls'
+// one execution each (a third conditional UPDATE, made while the run's request is rebuilt); each
+// recorded call runs through a guard that records its outcome before the model sees it.
 
 type EscalationRow = Selectable<EscalationsTable>;
 type PausedRunRow = Selectable<PausedRunsTable>;
@@ -300,13 +301,32 @@ type RecordedOutcome = { ok: true; value: unknown } | { ok: false; error: string
 const UNKNOWN_OUTCOME = "the server stopped while this call ran; it was not run again and its outcome is unknown";
 
 /**
- * The recorded call's one execution. `tool_state` goes null → `running` by a conditional UPDATE
- * (only a continued escalation), so of any number of resumes exactly one runs the tool; its
- * outcome is stored (`done`) before the model sees it. A later resume of the same run (its
- * instance died after the tool ran) replays the stored outcome; one that finds `running` (the
- * instance died while the tool ran) does not run it again and tells the model the outcome is unknown.
+ * Claims the approved calls' one execution each: `tool_state` goes null → `running` by one
+ * conditional UPDATE (only a continued escalation), so of any number of resumes exactly one runs
+ * each tool. Made as soon as the run is claimed, beside rebuilding its request, so the call does
+ * not wait for its claim when the SDK reaches it. Answers the ids this resume claimed.
  */
-function onceGuard(app: AppContext, escalationId: string): CallGuard {
+async function claimCalls(app: AppContext, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const claimed = await app.db
+    .updateTable("escalations")
+    .set({ tool_state: "running" })
+    .where("id", "in", ids)
+    .where("status", "=", "continued")
+    .where("tool_state", "is", null)
+    .returning("id")
+    .execute();
+  return new Set(claimed.map((row) => row.id));
+}
+
+/**
+ * The recorded call's one execution: only the resume whose {@link claimCalls} claimed it runs the
+ * tool; its outcome is stored (`done`) before the model sees it. A later resume of the same run
+ * (its instance died after the tool ran) replays the stored outcome; one that finds `running` (the
+ * instance died while the tool ran, or before it) does not run it again and tells the model the
+ * outcome is unknown.
+ */
+function onceGuard(app: AppContext, escalationId: string, claimed: boolean): CallGuard {
   const { db } = app;
   const replay = (stored: string | null): unknown => {
     const outcome = (stored ? JSON.parse(stored) : { ok: false, error: UNKNOWN_OUTCOME }) as RecordedOutcome;
@@ -314,14 +334,7 @@ function onceGuard(app: AppContext, escalationId: string): CallGuard {
     throw new ToolFailure(outcome.error);
   };
   return async (run) => {
-    const claim = await db
-      .updateTable("escalations")
-      .set({ tool_state: "running" })
-      .where("id", "=", escalationId)
-      .where("status", "=", "continued")
-      .where("tool_state", "is", null)
-      .executeTakeFirst();
-    if (claim.numUpdatedRows === 0n) {
+    if (!claimed) {
       const row = await db
         .selectFrom("escalations")
         .select(["tool_state", "tool_result"])
@@ -400,14 +413,25 @@ export async function resumeRun(app: AppContext, runId: string): Promise<boolean
   const context = JSON.parse(run.context) as unknown;
   let status: "done" | "failed" = "failed";
   try {
-    const [decided, request] = await Promise.all([
-      db.selectFrom("escalations").selectAll().where("run_id", "=", runId).orderBy("created_at").orderBy("id").execute(),
-      source.prepare(app, context),
-    ]);
-    const { messages, approved } = resumeMessages(run, decided);
-    const guards = new Map(
-      decided.filter((row) => approved.has(row.tool_call_id)).map((row) => [row.tool_call_id, onceGuard(app, row.id)]),
-    );
+    // The decided calls are read and the approved ones claimed while the request is rebuilt.
+    const calls = db
+      .selectFrom("escalations")
+      .selectAll()
+      .where("run_id", "=", runId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute()
+      .then(async (decided) => {
+        const resumed = resumeMessages(run, decided);
+        const approvedRows = decided.filter((row) => resumed.approved.has(row.tool_call_id));
+        const claimed = await claimCalls(
+          app,
+          approvedRows.map((row) => row.id),
+        );
+        return { ...resumed, approvedRows, claimed };
+      });
+    const [{ messages, approvedRows, claimed }, request] = await Promise.all([calls, source.prepare(app, context)]);
+    const guards = new Map(approvedRows.map((row) => [row.tool_call_id, onceGuard(app, row.id, claimed.has(row.id))]));
     const result = await runAgent({
       ...request,
       messages,

@@ -34,6 +34,7 @@ export async function askManagedAgent(
   apiKeyId: string | null,
   signal: AbortSignal,
   elapsed: () => number,
+  onText?: (delta: string) => void,
 ) {
   const access = await mayAskManagedAgent(app, agent, sender.id);
   if (!access) {
@@ -55,10 +56,15 @@ export async function askManagedAgent(
     input: message,
     signal,
     wrapTool: link ? whileLinkLive(app, Number(link.id)) : undefined,
+    // A2A's message/stream passes the answer on as it is written.
+    onEvent: onText ? (event) => event.type === "text-delta" && onText(event.textDelta) : undefined,
   });
   const { result } = outcome;
   if (result.status === "cancelled") throw new ApiError(499, "client_closed_request", "The request was cancelled");
   if (result.status === "timed_out") throw new ApiError(504, "agent_timeout", `The agent ${agent.handle} did not answer in time`);
+  if (result.status === "budget_exceeded") {
+    throw new ApiError(402, "budget_exceeded", `The agent ${agent.handle} stopped: a budget of its owner was used up (quota spent)`);
+  }
   if (result.status === "failed") {
     throw new ApiError(502, "agent_unavailable", `The agent ${agent.handle} could not answer (${result.error ?? "the model failed"})`);
   }
@@ -68,7 +74,7 @@ export async function askManagedAgent(
     .select(["id", "username", "name"])
     .where("id", "=", Number(agent.owner_id))
     .executeTakeFirstOrThrow();
-  return {
+  const answer = {
     success: true as const,
     mode: "agent" as const,
     agentName: agent.handle,
@@ -83,4 +89,9 @@ export async function askManagedAgent(
     messageId: null,
     elapsedMs: elapsed(),
   };
+  // Paused on a tool its owner must decide: no answer yet; the run's record gets it once resumed.
+  if (result.status === "requires_action") {
+    return { ...answer, response: null, status: "requires_action" as const, escalationIds: [...(outcome.escalationIds ?? [])] };
+  }
+  return answer;
 }

@@ -1,21 +1,23 @@
 // One run of a managed agent, however it was reached (its runs route, an agent message, A2A):
-// the grant it runs under, its owner's tool policy, the stored run record and the model usage.
+// the grant it runs under, its owner's tool policy, the stored run record and the model usage;
+// and its pause for the owner's decision on a tool its policy says `ask` for (an escalation source).
 
 import type { Kysely } from "kysely";
 import type { AppContext } from "../../context";
 import type { Schema } from "../../db/schema";
 import { contactRunGrant } from "../../people/messaging/contact-grant";
-import { displayName } from "../../people/messaging/shared-conversations";
+import { displayName, findPerson } from "../../people/messaging/shared-conversations";
 import type { PersonRow } from "../../people/network/network-people";
-import { boundByLink, type UsablePermission } from "../../people/share/link-bound";
+import { boundByLink, type UsablePermission, usableContactPermission, whileLinkLive } from "../../people/share/link-bound";
+import { type EscalationSource, pauseRun } from "../escalations/escalations";
 import { agentInstructions, FROM_ANOTHER_AGENT } from "../prompt/instructions";
 import { newBlockNonce, renderBlock } from "../prompt/untrusted-blocks";
-import { type AgentEvent, type AgentRunResult, runAgent } from "../runner/agent-runner";
+import { type AgentEvent, type AgentRunRequest, type AgentRunResult, runAgent } from "../runner/agent-runner";
 import type { AnyAgentTool } from "../tools/agent-tool";
 import { NATIVE_TOOLS } from "../tools/registry";
 import type { RunGrant } from "../tools/run-grant";
 import type { ToolDecisionLookup } from "../tools/tool-decision";
-import { startRun } from "../usage/meters";
+import { meterRun, startRun } from "../usage/meters";
 import { type AgentRow, grantOf, namespacesOf, type RunRow, toolPolicyOf } from "./managed-agent-store";
 
 export type RunSource = "runs" | "agent_message" | "a2a";
@@ -106,26 +108,68 @@ export interface ManagedRunOutcome {
   readonly result: AgentRunResult;
   readonly modelId: string;
   readonly modelAlias: string;
+  /** When the run paused on a tool its policy says `ask` for: the owner's escalations. */
+  readonly escalationIds?: readonly string[];
 }
 
-function runStatus(result: AgentRunResult): RunRow["status"] {
-  if (result.status === "completed") return "completed";
-  return result.status === "cancelled" ? "stopped" : "failed";
-}
+/** Who a managed agent's model calls are counted against: its owner's account, the key that asked, the agent. */
+const meterSubject = (agent: AgentRow, apiKeyId: string | null) => ({
+  userId: Number(agent.owner_id),
+  apiKeyId,
+  agentId: String(agent.id),
+});
 
-/** Runs the agent once under `request.grant` and its owner's tool policy, and records the run and its tokens. */
-export async function runManagedAgent(app: AppContext, agent: AgentRow, request: ManagedRunRequest): Promise<ManagedRunOutcome> {
+/**
+ * The run's request but its messages: the agent's model, instructions, grant, tool policy and
+ * meter. The first run and a resumed one (managed-agent-escalations.ts) build it alike.
+ */
+export async function managedRunRequest(
+  app: AppContext,
+  agent: AgentRow,
+  parts: { asker: PersonRow | null; apiKeyId: string | null; grant: RunGrant; wrapTool?: (tool: AnyAgentTool) => AnyAgentTool },
+): Promise<Omit<AgentRunRequest, "messages" | "signal" | "canPause" | "guardCall">> {
   const model = app.models.resolve(agent.model);
   const ownerId = Number(agent.owner_id);
   const owner = await app.db.selectFrom("users").select(["id", "username", "name"]).where("id", "=", ownerId).executeTakeFirstOrThrow();
   const ownerName = displayName({ id: ownerId, username: owner.username, name: owner.name });
+  const nonce = newBlockNonce();
+  const askedBy = parts.asker ? `${displayName(parts.asker)}'s agent` : undefined;
+  const instructions = [
+    agentInstructions({ ownerName, askedBy, timezone: "UTC", now: app.clock.now(), blockNonce: nonce }),
+    `You are ${agent.name} (handle ${agent.handle}), an agent ${ownerName} set up; you act only within the tools you are given.`,
+    agent.instructions.trim() ? `${ownerName}'s instructions for you:\n${agent.instructions.trim()}` : "",
+    parts.asker ? FROM_ANOTHER_AGENT : "",
+  ]
+    .filter(Boolean)
+    .join("\n");
+  return {
+    app,
+    model,
+    grant: parts.grant,
+    timezone: "UTC",
+    instructions,
+    blockNonce: nonce,
+    onEvent: () => {},
+    wrapTool: parts.wrapTool,
+    toolDecision: toolDecisionOf(agent),
+    // Each step recorded against the owner's budgets (the account's, the key's, this agent's).
+    onStep: meterRun(app, meterSubject(agent, parts.apiKeyId), { source: MANAGED_AGENT_USAGE, model }).onStep,
+  };
+}
+
+/** Runs the agent once under `request.grant` and its owner's tool policy, and records the run and its tokens. */
+export async function runManagedAgent(app: AppContext, agent: AgentRow, request: ManagedRunRequest): Promise<ManagedRunOutcome> {
+  const base = await managedRunRequest(app, agent, {
+    asker: request.asker,
+    apiKeyId: request.apiKeyId,
+    grant: request.grant,
+    wrapTool: request.wrapTool,
+  });
+  const { model } = base;
+  const ownerId = Number(agent.owner_id);
   // Counted against the owner's budgets (the account's, the key's, this agent's) before the model is
   // called; a budget used up refuses the run (402 budget_exceeded) before it is recorded.
-  const meter = await startRun(
-    app,
-    { userId: ownerId, apiKeyId: request.apiKeyId, agentId: String(agent.id) },
-    { source: MANAGED_AGENT_USAGE, model },
-  );
+  await startRun(app, meterSubject(agent, request.apiKeyId), { source: MANAGED_AGENT_USAGE, model });
   const inserted = await app.db
     .insertInto("managed_agent_runs")
     .values({
@@ -150,29 +194,14 @@ export async function runManagedAgent(app: AppContext, agent: AgentRow, request:
   const runId = Number(inserted.id);
   request.onStart?.(runId);
 
-  const nonce = newBlockNonce();
-  const askedBy = request.asker ? `${displayName(request.asker)}'s agent` : undefined;
-  const instructions = [
-    agentInstructions({ ownerName, askedBy, timezone: "UTC", now: app.clock.now(), blockNonce: nonce }),
-    `You are ${agent.name} (handle ${agent.handle}), an agent ${ownerName} set up; you act only within the tools you are given.`,
-    agent.instructions.trim() ? `${ownerName}'s instructions for you:\n${agent.instructions.trim()}` : "",
-    request.asker ? FROM_ANOTHER_AGENT : "",
-  ]
-    .filter(Boolean)
-    .join("\n");
   let result: AgentRunResult;
   try {
     result = await runAgent({
-      app,
-      model,
-      grant: request.grant,
-      timezone: "UTC",
-      instructions,
-      blockNonce: nonce,
+      ...base,
       messages: [
         {
           role: "user",
-          content: renderBlock(nonce, {
+          content: renderBlock(base.blockNonce, {
             source: "managed-agent-input",
             attributes: { from: request.asker?.username ?? "owner" },
             text: request.input,
@@ -181,45 +210,121 @@ export async function runManagedAgent(app: AppContext, agent: AgentRow, request:
       ],
       signal: request.signal,
       onEvent: request.onEvent ?? (() => {}),
-      wrapTool: request.wrapTool,
-      toolDecision: toolDecisionOf(agent),
-      onStep: meter.onStep,
+      // A tool the policy says `ask` for pauses the run for the owner (an escalation).
+      canPause: true,
     });
   } catch (error) {
-    await finish(app, runId, { status: "failed", output: "", toolsUsed: [], prompt: 0, completion: 0, error: "the run failed" });
+    await endRun(app, runId, null, false, "the run failed");
     throw error;
   }
-  const run = await finish(app, runId, {
-    status: runStatus(result),
-    output: result.text,
-    toolsUsed: result.toolsUsed,
-    prompt: result.usage.promptTokens,
-    completion: result.usage.completionTokens,
-    error: result.error ?? null,
-  });
-  return { run, result, modelId: model.modelId, modelAlias: model.alias };
+  let escalationIds: string[] | undefined;
+  if (result.status === "requires_action") {
+    const context: ManagedRunContext = { agentId: Number(agent.id), runId, askerId: request.asker?.id ?? null, apiKeyId: request.apiKeyId };
+    const paused = await pauseRun(app, { ownerId, source: managedAgentEscalations, sourceId: String(agent.id), context, result });
+    escalationIds = paused.escalations.map((escalation) => escalation.id);
+  }
+  const run = await endRun(app, runId, result, result.status === "requires_action");
+  return { run, result, modelId: model.modelId, modelAlias: model.alias, ...(escalationIds ? { escalationIds } : {}) };
 }
 
-async function finish(
+function runStatus(result: AgentRunResult): RunRow["status"] {
+  if (result.status === "completed") return "completed";
+  return result.status === "cancelled" ? "stopped" : "failed";
+}
+
+/**
+ * Writes a part of a run into its record: the tools it called and its tokens added to what the
+ * record holds (a resumed run's parts add up). `paused`: it waits for the owner (`requires_action`);
+ * otherwise it ends with the result's status. `result` null: it is closed as failed (`error`).
+ */
+export async function endRun(
   app: AppContext,
   runId: number,
-  end: { status: RunRow["status"]; output: string; toolsUsed: string[]; prompt: number; completion: number; error: string | null },
+  result: AgentRunResult | null,
+  paused: boolean,
+  error = "The server stopped during the resumed run.",
 ): Promise<RunRow> {
+  const row = await app.db.selectFrom("managed_agent_runs").selectAll().where("id", "=", runId).executeTakeFirstOrThrow();
+  if (row.status !== "running" && row.status !== "requires_action") return row;
+  const toolsBefore = JSON.parse(row.tools_used) as string[];
   const updated = await app.db
     .updateTable("managed_agent_runs")
-    .set({
-      status: end.status,
-      output: end.output,
-      tools_used: JSON.stringify(end.toolsUsed),
-      prompt_tokens: Math.max(0, Math.round(end.prompt)),
-      completion_tokens: Math.max(0, Math.round(end.completion)),
-      error: end.error,
-      finished_at: app.clock.iso(),
-    })
+    .set(
+      result === null
+        ? { status: "failed", error, finished_at: app.clock.iso() }
+        : {
+            status: paused ? "requires_action" : runStatus(result),
+            output: paused ? row.output : result.text,
+            tools_used: JSON.stringify([...toolsBefore, ...result.toolsUsed]),
+            prompt_tokens: Number(row.prompt_tokens) + Math.max(0, Math.round(result.usage.promptTokens)),
+            completion_tokens: Number(row.completion_tokens) + Math.max(0, Math.round(result.usage.completionTokens)),
+            error: paused ? null : (result.error ?? null),
+            finished_at: paused ? null : app.clock.iso(),
+          },
+    )
     .where("id", "=", runId)
-    // A run another part paused (requires_action) is that part's to finish.
-    .where("status", "=", "running")
+    // Another part may have ended it meanwhile (a stopped caller, the sweep): the first end stands.
+    .where("status", "=", row.status)
     .returningAll()
     .executeTakeFirst();
   return updated ?? app.db.selectFrom("managed_agent_runs").selectAll().where("id", "=", runId).executeTakeFirstOrThrow();
 }
+
+// ---- Managed agents as a source of escalations (docs/escalations.md) ----
+// A tool the agent's policy says `ask` for pauses its run (`requires_action`); once the owner decides,
+// the run resumes on any instance under the agent's grant and policy as they stand then, and its
+// record is finished.
+
+/** What a paused run needs to be rebuilt on any instance; JSON, and never a secret. */
+export interface ManagedRunContext {
+  readonly agentId: number;
+  /** The run's record (`managed_agent_runs.id`). */
+  readonly runId: number;
+  /** The person whose agent asked; null for the owner or the agent's own key. */
+  readonly askerId: number | null;
+  /** The owner's (or the agent's) key that asked, for usage; never another person's. */
+  readonly apiKeyId: string | null;
+}
+
+async function agentOf(app: AppContext, context: ManagedRunContext): Promise<AgentRow> {
+  const agent = await app.db.selectFrom("managed_agents").selectAll().where("id", "=", context.agentId).executeTakeFirst();
+  if (!agent) throw new Error("the agent of the paused run is gone");
+  return agent;
+}
+
+export const managedAgentEscalations: EscalationSource<ManagedRunContext> = {
+  type: "managed_agent",
+  async prepare(app, context) {
+    const agent = await agentOf(app, context);
+    // Paused meanwhile: nothing runs (the run is closed as failed, below).
+    if (agent.status !== "active") throw new Error("the agent was paused");
+    if (context.askerId === null) {
+      const grant = await agentGrant(app.db, agent, { kind: "owner", apiKeyId: context.apiKeyId });
+      return managedRunRequest(app, agent, { asker: null, apiKeyId: context.apiKeyId, grant });
+    }
+    const asker = await findPerson(app.db, String(context.askerId));
+    const permission = asker ? await usableContactPermission(app, Number(agent.owner_id), asker.id) : null;
+    if (!asker || !permission) throw new Error("the permission the paused run asked under is gone");
+    const grant = await intersectedGrant(app, agent, asker, permission);
+    const { link } = permission;
+    return managedRunRequest(app, agent, {
+      asker,
+      apiKeyId: context.apiKeyId,
+      grant,
+      wrapTool: link ? whileLinkLive(app, Number(link.id)) : undefined,
+    });
+  },
+  async finish(app, context, result, paused) {
+    // Its steps were metered as they ran (the request's onStep); the record adds this part's tools and tokens.
+    await endRun(app, context.runId, result, paused !== null);
+  },
+  async abandon(app, context) {
+    await endRun(app, context.runId, null, false);
+  },
+  async describe(app, context) {
+    const agent = await agentOf(app, context);
+    if (context.askerId === null) return `Your agent ${agent.handle}`;
+    const asker = await findPerson(app.db, String(context.askerId));
+    return `Your agent ${agent.handle}, asked by ${asker?.username ?? "a contact"}'s agent`;
+  },
+};

@@ -95,7 +95,7 @@ function ago(iso: string, nowMs: number): string {
 /** What approving gives away, in plain words, by purpose. */
 const PURPOSE_TEXT = {
   sign_in:
-    "Approving signs that app in as you. It will be able to read and change your notes, todos and snapshots, and answer grant and tool-approval requests for your local agents. It will not be able to change your contacts or who may reach your agent, and it gets no access to your memory or heartbeat.",
+    "Approving signs that app in as you. It will be able to read and change your notes, todos and snapshots, create and run your managed agents (within what you grant each), and answer grant and tool-approval requests for your local agents. It will not be able to change your contacts or who may reach your agent, and it gets no access to your memory or heartbeat.",
   bridge:
     "Approving connects that device to your account as a local agent bridge for its runtime. It will receive the tasks that people you gave agent access send to your agent, and ask you before each tool call. It gets no access to your notes or todos. It is a new connection: any earlier device with the same name is disconnected and its grants end.",
 } as const;

@@ -45,8 +45,8 @@ export interface StartedPairing {
 
 /**
  * What a sign-in pairing's key may do: what the desktop app does (notes and todos over sync and
- * REST, snapshots, and the owner's side of delegation: grants, tool approvals, its bridge), and
- * nothing admin-like. No `os.network` (giving anyone agent access, contacts, permissions), no
+ * REST, snapshots, the owner's side of delegation: grants, tool approvals, its bridge; its managed
+ * agents), and nothing admin-like. No `os.network` (giving anyone agent access, contacts, permissions), no
  * `os.memory`, no `os.heartbeat`. Raw memory's own scopes, yes: it is ciphertext, and no key of it can
  * be given to a new device without an enrolled one or the recovery code. An owner tricked into approving
  * a code gives away only this.
@@ -60,6 +60,8 @@ export const SIGN_IN_SCOPES: readonly Scope[] = [
   "os.snapshots:write",
   "os.team:read",
   "os.team:write",
+  "os.agents:read",
+  "os.agents:write",
   // Raw memory is ciphertext only, and giving a device the key needs a signature only an enrolled
   // computer or the recovery code can make (docs/raw-memory.md): safe to hand to a signed-in app.
   "os.raw-memory:read",

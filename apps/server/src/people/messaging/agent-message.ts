@@ -5,7 +5,7 @@ import { askManagedAgent } from "../../agent/managed-agents/managed-agent-messag
 import { agentByHandle, assertActive } from "../../agent/managed-agents/managed-agent-store";
 import { agentInstructions, FROM_ANOTHER_AGENT } from "../../agent/prompt/instructions";
 import { newBlockNonce, renderBlock } from "../../agent/prompt/untrusted-blocks";
-import { type AgentRunResult, runAgent } from "../../agent/runner/agent-runner";
+import { type AgentEvent, type AgentRunResult, runAgent } from "../../agent/runner/agent-runner";
 import { decisionsFrom, type ToolDecision } from "../../agent/tools/tool-decision";
 import { meterRun, startRun } from "../../agent/usage/meters";
 import type { UserPrincipal } from "../../auth/principal";
@@ -99,6 +99,8 @@ export async function sendAgentMessage(
   signal: AbortSignal,
   slots: RpcSlots = new RpcSlots(app.shared),
   via: "agent_message" | "a2a" = "agent_message",
+  /** The answer's text as the model writes it (A2A `message/stream`); a person's agent only, for now. */
+  onText?: (delta: string) => void,
 ) {
   const started = performance.now();
   const target = parseTarget(body.to);
@@ -154,7 +156,7 @@ export async function sendAgentMessage(
     const release = await slots.take(sender.id, Number(managed.owner_id));
     try {
       const apiKeyId = principal.credential.kind === "api_key" ? principal.credential.id : null;
-      return await askManagedAgent(app, sender, managed, body.message, body.intent ?? "query", via, apiKeyId, signal, elapsed);
+      return await askManagedAgent(app, sender, managed, body.message, body.intent ?? "query", via, apiKeyId, signal, elapsed, onText);
     } finally {
       release();
     }
@@ -197,7 +199,7 @@ export async function sendAgentMessage(
   }
   const release = await slots.take(sender.id, recipient.id);
   try {
-    return await answerAsAgent(app, sender, recipient, body.message, intent, permission, signal, elapsed);
+    return await answerAsAgent(app, sender, recipient, body.message, intent, permission, signal, elapsed, onText);
   } finally {
     release();
   }
@@ -327,6 +329,7 @@ async function answerAsAgent(
   permission: UsablePermission,
   signal: AbortSignal,
   elapsed: () => number,
+  onText?: (delta: string) => void,
 ) {
   const { link } = permission;
   const request = await rpcRequest(app, sender, recipient, permission);
@@ -348,6 +351,9 @@ async function answerAsAgent(
     ],
     signal,
     canPause: true,
+    onEvent: (event: AgentEvent) => {
+      if (event.type === "text-delta") onText?.(event.textDelta);
+    },
   });
   if (result.status === "cancelled") throw new ApiError(499, "client_closed_request", "The request was cancelled");
   if (result.status === "timed_out") {

@@ -6,7 +6,9 @@ import { recordAudit } from "../../audit/audit-log";
 import type { Principal } from "../../auth/principal";
 import type { AppContext } from "../../context";
 import type { MessageRequestsTable, Schema } from "../../db/schema";
+import type { EventBatch } from "../../delegation/realtime/event-log";
 import { ApiError, conflict } from "../../http/errors";
+import { enqueueWebhookEvent, summarize } from "../../webhooks/webhook-outbox";
 import { befriend } from "../network/contact-requests";
 import { loadPeople, type PersonRow, toNetworkPerson } from "../network/network-people";
 import { lockPair } from "../network/pair-lock";
@@ -175,7 +177,8 @@ const STATUS_OF: Record<RequestAction, "accepted" | "ignored" | "blocked"> = { a
  * sender, without telling them, until the two connect some other way. Someone else's request is 404.
  */
 export async function resolveMessageRequest(deps: Deps, actor: Principal, requestId: number, action: RequestAction) {
-  return deps.db.transaction().execute(async (tx) => {
+  const events = deps.realtime.batch();
+  const answer = await deps.db.transaction().execute(async (tx) => {
     const first = await tx.selectFrom("message_requests").selectAll().where("id", "=", requestId).executeTakeFirst();
     if (!first || Number(first.recipient_id) !== actor.userId) throw requestNotFound(requestId);
     await lockPair(tx, deps.database.dialect, Number(first.sender_id), actor.userId);
@@ -189,7 +192,10 @@ export async function resolveMessageRequest(deps: Deps, actor: Principal, reques
     const now = deps.clock.iso();
     const status = STATUS_OF[action];
     await tx.updateTable("message_requests").set({ status, resolved_at: now, updated_at: now }).where("id", "=", row.id).execute();
-    if (action === "accept") await befriend(tx, actor.userId, senderId, now);
+    if (action === "accept") {
+      await befriend(tx, actor.userId, senderId, now);
+      await announceAccepted(tx, deps, events, actor.userId, Number(row.id));
+    }
     await recordAudit(tx, deps.clock, {
       actor,
       action: `messaging.request.${action}`,
@@ -206,4 +212,30 @@ export async function resolveMessageRequest(deps: Deps, actor: Principal, reques
           : `Blocked ${name}: their messages will not reach you`;
     return { requestId: Number(row.id), status, from: sender, conversationId: Number(row.conversation_id), message };
   });
+  events.publish();
+  return answer;
+}
+
+/**
+ * The request's messages reach the recipient's inbox now: `message.received` to their webhooks for
+ * each (its newest {@link MESSAGE_REQUEST_MESSAGES}, oldest first, so a stranger's flood of held
+ * messages cannot become a flood of deliveries), in the accepting transaction.
+ */
+async function announceAccepted(tx: Kysely<Schema>, deps: Deps, events: EventBatch, recipientId: number, requestId: number) {
+  const held = await tx
+    .selectFrom("agent_messages")
+    .select(["id", "conversation_id", "sender_id", "sender_type", "content"])
+    .where("request_id", "=", requestId)
+    .orderBy("id", "desc")
+    .limit(MESSAGE_REQUEST_MESSAGES)
+    .execute();
+  for (const message of held.reverse()) {
+    await enqueueWebhookEvent(tx, events, deps.clock, recipientId, "message.received", {
+      conversationId: Number(message.conversation_id),
+      messageId: Number(message.id),
+      fromUserId: Number(message.sender_id),
+      senderType: message.sender_type,
+      summary: summarize(message.content),
+    });
+  }
 }
