@@ -181,7 +181,7 @@ async function signerOf(db: Db, ownerId: number, keyVersion: number): Promise<st
   if (!row) {
     throw conflict(
       "key_unsigned",
-      `key version ${keyVersion} has no signer (made by an earlier preview build): forget every device to start raw memory again`,
+      `key version ${keyVersion} has no signer (set up by an earlier preview build): it takes no new wrap and no rotation`,
     );
   }
   return row.wrapped;
