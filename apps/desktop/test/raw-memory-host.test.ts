@@ -4,6 +4,7 @@ import { ALL_SCOPES, type Scope } from "@tandem/core";
 import type { RunningServer } from "@tandem/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../server/src/auth/api-keys";
+import { SIGN_IN_SCOPES } from "../../server/src/delegation/runtime/pairing-service";
 import { createUser } from "../../server/src/people/users/users-service";
 import type { Host } from "../src/host/host";
 import { startServerAt, startTestHost, tempDir, waitFor } from "./host-harness";
@@ -139,10 +140,15 @@ describe("the raw memory collector against a real server", () => {
     expect((await h.api.getRawMemory()).state).toBe("off");
   });
 
-  it("tells a key without os.memory why raw memory cannot turn on", async () => {
+  it("turns on with a pairing-code sign-in's key, and tells a key without raw memory's scopes why it cannot", async () => {
+    const signedIn = await account("sy", SIGN_IN_SCOPES);
+    const { h: paired } = await host(signedIn.apiKey);
+    expect((await paired.api.enableRawMemory()).recoveryCode).toEqual(expect.any(String));
+    expect((await paired.api.getRawMemory()).state).toBe("confirm-recovery");
+
     const cy = await account("cy", ["os.notes:read", "os.notes:write", "os.todos:read", "os.todos:write"]);
     const { h } = await host(cy.apiKey);
-    await expect(h.api.enableRawMemory()).rejects.toThrow("os.memory:read and os.memory:write");
+    await expect(h.api.enableRawMemory()).rejects.toThrow("os.raw-memory:read and os.raw-memory:write");
     expect((await h.api.getRawMemory()).state).toBe("off");
   });
 

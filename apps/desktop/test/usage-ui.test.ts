@@ -17,7 +17,12 @@ describe.skipIf(chromiumMissing("usage"))("the Usage section in web mode against
   let pageErrors: string[];
   let dir: string;
 
-  const panel = (title: string) => page.getByRole("region", { name: title });
+  const panel = (title: string) => page.getByRole("region", { name: title, exact: true });
+  /** The section again from the sidebar, so it reads the server now (it polls slowly). */
+  const reopen = async () => {
+    await openSection(page, "Notes");
+    await openSection(page, "Usage");
+  };
   const api = (method: string, apiPath: string, body?: unknown) =>
     app.ts.fetch(`/api/v1${apiPath}`, {
       method,
@@ -101,6 +106,42 @@ describe.skipIf(chromiumMissing("usage"))("the Usage section in web mode against
       ["apiKey", null, 40],
     ]);
     await screenshot(page, "usage");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("edits an API key's and a managed agent's own budgets, keeping the others", async () => {
+    const created = await api("POST", "/managed-agents", { handle: "ada-helper" });
+    expect(created.status).toBe(201);
+    const agentId = String(((await created.json()) as { agent: { id: number } }).agent.id);
+    await reopen();
+    const scoped = panel("Key and agent budgets");
+    const agentForm = scoped.getByRole("form", { name: "Agent ada-helper" });
+    await expect.poll(() => agentForm.count(), PATIENCE).toBe(1);
+    // The key budgeted through the API above shows its budget.
+    const keyForm = scoped.getByRole("form", { name: /^API key / });
+    expect(await keyForm.getByLabel("Agent runs a day").inputValue()).toBe("40");
+
+    await agentForm.getByLabel("Agent runs a day").fill("lots");
+    await agentForm.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => scoped.getByRole("alert").textContent(), PATIENCE).toContain("ada-helper: agent runs a day");
+    await agentForm.getByLabel("Agent runs a day").fill("7");
+    await agentForm.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => scoped.getByRole("status").textContent(), PATIENCE).toBe("Budget of ada-helper saved.");
+    await keyForm.getByLabel("Tokens a month").fill("9000");
+    await keyForm.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => scoped.getByRole("status").textContent(), PATIENCE).toMatch(/Budget of .* saved\./);
+    await expect
+      .poll(async () => {
+        const { budgets } = (await (await api("GET", "/metering/budgets")).json()) as {
+          budgets: { scope: string; scopeId: string | null; tokensPerMonth: number | null; runsPerDay: number | null }[];
+        };
+        return budgets.map((b) => [b.scope, b.scope === "agent" ? b.scopeId : null, b.tokensPerMonth, b.runsPerDay]);
+      }, PATIENCE)
+      .toEqual([
+        ["account", null, 100000, 50],
+        ["agent", agentId, null, 7],
+        ["apiKey", null, 9000, 40],
+      ]);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -160,7 +160,9 @@ describe.each(storages("metering"))("metering and budgets (%s)", (storage) => {
         "twice",
       ],
       [[{ scope: "apiKey", scopeId: erinKey?.id, tokensPerMonth: 5 }], 404, "not found"],
-      [[{ scope: "device", scopeId: "erins-laptop", tokensPerMonth: 5 }], 404, "not found"],
+      // No model run belongs to a device: a device budget would cap nothing, so it is refused.
+      [[{ scope: "device", scopeId: "erins-laptop", tokensPerMonth: 5 }], 400, "cap nothing"],
+      [[{ scope: "device", scopeId: "erins-laptop", runsPerDay: 5 }], 400, "apiKey"],
       [[{ scope: "planet", tokensPerMonth: 5 }], 400, ""],
     ];
     for (const [budgets, status, words] of cases) {
@@ -223,7 +225,8 @@ describe.each(storages("metering"))("metering and budgets (%s)", (storage) => {
   it("meters a managed agent's runs under its id and holds it to its own budget", async () => {
     const lena = await user("lena");
     await ok(ts, lena.apiKey, "POST", "/init", {});
-    const created = await ok<{ agent: { id: number } }>(ts, lena.apiKey, "POST", "/managed-agents", { handle: `lena-helper-${serial}` });
+    const handle = `lena-helper-${serial}`;
+    const created = await ok<{ agent: { id: number } }>(ts, lena.apiKey, "POST", "/managed-agents", { handle });
     const agentId = String(created.agent.id);
     expect((await putBudgets(lena, [{ scope: "agent", scopeId: agentId, runsPerDay: 1 }])).status).toBe(200);
     const runAgentOnce = () =>
@@ -235,6 +238,23 @@ describe.each(storages("metering"))("metering and budgets (%s)", (storage) => {
     const refused = await runAgentOnce();
     expect(refused.status).toBe(402);
     expect(refused.body.message).toContain(`agent ${agentId}`);
+    // Over A2A too: a rejected task naming the budget, and nothing run.
+    const requestsBefore = fake.requests.length;
+    const a2a = await ts.fetch(`/a2a/${handle}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${lena.apiKey}` },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "message/send",
+        params: { message: { kind: "message", messageId: crypto.randomUUID(), role: "user", parts: [{ kind: "text", text: "hi" }] } },
+      }),
+    });
+    expect(a2a.status).toBe(200);
+    const task = (await a2a.json()) as { result: { kind: string; status: { state: string; message: unknown }; metadata: unknown } };
+    expect(task.result).toMatchObject({ kind: "task", status: { state: "rejected" }, metadata: { error: "budget_exceeded", status: 402 } });
+    expect(JSON.stringify(task.result.status.message)).toContain("quota");
+    expect(fake.requests.length).toBe(requestsBefore);
     // Only the agent is capped: its owner's own chat goes on.
     expect((await chat(lena)).status).toBe(200);
     const byAgent = await usage(lena, "?groupBy=agent");
@@ -244,6 +264,36 @@ describe.each(storages("metering"))("metering and budgets (%s)", (storage) => {
     // Another owner's agent cannot be budgeted.
     const other = await putBudgets(await user("mona"), [{ scope: "agent", scopeId: agentId, runsPerDay: 5 }]);
     expect(other.status).toBe(404);
+  });
+
+  it("meters a run resumed after an escalation as the same run; over budget, POST /heartbeat/run is a 402 and leaves no run", async () => {
+    const nora = await user("nora");
+    await nora.client.call("init");
+    await nora.client.call("setHeartbeatPolicy", { body: { tier: "ACTIONS", toolPolicy: { create_todo: "ask" } } });
+    expect((await putBudgets(nora, [{ scope: "account", runsPerDay: 1 }])).status).toBe(200);
+    fake.enqueue({ toolCalls: [{ name: "create_todo", args: { title: "Call the bank" } }], usage: STEP });
+    const { result: run } = await nora.client.call("runHeartbeat", { body: {} });
+    expect(run.status).toBe("requires_action");
+    expect((await usage(nora)).total).toMatchObject({ runs: 1, modelCalls: 1, totalTokens: 120 });
+    const [escalation] = (await ok<{ escalations: { id: string }[] }>(ts, nora.apiKey, "GET", "/escalations?status=pending")).escalations;
+    fake.enqueue(TEXT);
+    expect((await call(ts, nora.apiKey, "POST", `/escalations/${escalation?.id}/resolve`, { decision: "continue" })).status).toBe(200);
+    await expect.poll(async () => (await nora.client.call("getHeartbeatRun", { params: { id: run.runId } })).run.status).toBe("completed");
+    // The resumed step's tokens are counted; the run is not counted a second time (its budget of 1 run a day held it).
+    const bySource = await usage(nora, "?groupBy=source");
+    expect(bySource.total).toMatchObject({ runs: 1, modelCalls: 2, totalTokens: 240, toolCalls: 1 });
+    expect(bySource.groups).toEqual([expect.objectContaining({ key: "heartbeat", runs: 1, modelCalls: 2 })]);
+
+    // Over budget now: a manual heartbeat is refused before anything runs, and no failed run is left.
+    const runsBefore = (await nora.client.call("listHeartbeatRuns", { query: {} })).runs.length;
+    const requestsBefore = fake.requests.length;
+    const refused = await call<{ error: string; message: string }>(ts, nora.apiKey, "POST", "/heartbeat/run", {});
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toBe("budget_exceeded");
+    expect(refused.body.message).toMatch(/runsPerDay.*quota/);
+    expect((await nora.client.call("listHeartbeatRuns", { query: {} })).runs).toHaveLength(runsBefore);
+    expect(fake.requests.length).toBe(requestsBefore);
+    expect((await usage(nora)).total.runs).toBe(1);
   });
 
   it("stops a run that crosses a budget at the next step boundary, with status budget_exceeded", async () => {
@@ -332,9 +382,31 @@ describe.each(storages("metering"))("metering and budgets (%s)", (storage) => {
       ["fake-chat-1: input tokens", 0.0002],
       ["fake-chat-1: output tokens", 0.00004],
       ["Active devices", 1],
-      ["Seat", 1],
+      ["Seats", 1],
     ]);
     expect(invoice.total).toBe(12.5);
+
+    // On the team, the seats are the team's people, on the owner's invoice (the server's first account).
+    const seatLine = async (key: string) =>
+      (
+        await ok<{ invoice: { lines: { description: string; quantity: number; amount: number; note?: string }[] } }>(
+          ts,
+          key,
+          "GET",
+          "/metering/invoice",
+        )
+      ).invoice.lines.find((l) => l.description === "Seats");
+    const owner = await ts.server.context.db.selectFrom("team_members").select("user_id").where("role", "=", "owner").executeTakeFirst();
+    const ownerKey = await createApiKey(ts.server.context.db, {
+      userId: owner?.user_id ?? 0,
+      scopes: (await import("@tandem/core")).ALL_SCOPES,
+      label: "owner",
+    });
+    const before = (await seatLine(ownerKey.apiKey))?.quantity ?? 0;
+    const invite = await ok<{ token: string }>(ts, ownerKey.apiKey, "POST", "/os/team/invite", { role: "member" });
+    await ok(ts, kim.apiKey, "POST", "/os/team/accept", { token: invite.token });
+    expect(await seatLine(ownerKey.apiKey)).toMatchObject({ quantity: before + 1, amount: (before + 1) * 10 });
+    expect(await seatLine(kim.apiKey)).toMatchObject({ quantity: 0, amount: 0, note: expect.stringContaining("owner's invoice") });
   });
 
   it("starts exactly the allowed runs when many race at the edge of runsPerDay", async () => {

@@ -129,7 +129,8 @@ describe.each(storages("pairing suite"))("device-code pairing on %s", (storage) 
     );
     expect(identity.userId).toBe(alice.userId);
     expect(identity.credential.type).toBe("api_key");
-    // Issue #10, point 21: what the desktop uses, nothing admin-like (no os.network, memory, heartbeat).
+    // Issue #10, point 21: what the desktop uses, nothing admin-like (no os.network, memory, heartbeat);
+    // raw memory's own scopes (ciphertext only; a device gets its key only from an enrolled one or the recovery code).
     expect([...identity.credential.scopes].sort()).toEqual(
       [
         "os.notes:read",
@@ -142,6 +143,8 @@ describe.each(storages("pairing suite"))("device-code pairing on %s", (storage) 
         "os.team:write",
         "os.agents:read",
         "os.agents:write",
+        "os.raw-memory:read",
+        "os.raw-memory:write",
       ].sort(),
     );
     const key = approved.body.apiKey as string;

@@ -1,13 +1,24 @@
 import { randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { RAW_MEMORY_MAX_CIPHERTEXT_BYTES, RAW_MEMORY_RECOVERY, RAW_MEMORY_TAG_BYTES } from "@tandem/core";
-import { RawMemoryDeviceClient } from "@tandem/core/raw-memory-client";
-import { decryptRecord, fromBase64, newKeyPair, sessionIdHash, toBase64, unwrapAccountKey } from "@tandem/core/raw-memory-crypto";
+import { RAW_MEMORY_MAX_CIPHERTEXT_BYTES, RAW_MEMORY_RECOVERY, RAW_MEMORY_TAG_BYTES, rawMemorySignerStatement } from "@tandem/core";
+import { RawMemoryDeviceClient, signedWrap } from "@tandem/core/raw-memory-client";
+import {
+  decryptRecord,
+  fromBase64,
+  newAccountKey,
+  newKeyPair,
+  sessionIdHash,
+  signerOf,
+  toBase64,
+  unwrapAccountKey,
+} from "@tandem/core/raw-memory-crypto";
 import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RAW_MEMORY_RECORDS_BURST } from "../src/agent/raw-memory/raw-memory-routes";
+import { createApiKey } from "../src/auth/api-keys";
+import { SIGN_IN_SCOPES } from "../src/delegation/runtime/pairing-service";
 import { call, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 
@@ -233,8 +244,9 @@ describe.each(storages("raw memory suite"))("raw memory (%s)", (storage) => {
     expect(await put({ wraps: [{ ...wrap(104), keyVersion: 5 }] })).toMatchObject({ status: 400, body: { error: "key_version" } });
     expect(await put({ wraps: [{ ...wrap(104), recipient: randomUUID() }] })).toMatchObject({ status: 404 });
     expect(await put({ wraps: [wrap(104), wrap(104)] })).toMatchObject({ status: 400, body: { error: "duplicate_wrap" } });
-    // A stored wrap is never replaced.
-    const recoveryWrap = { keyVersion: 1, recipient: RAW_MEMORY_RECOVERY, wrapped: toBase64(new Uint8Array(104).fill(2)) };
+    // A stored wrap is never replaced, even by a properly signed one.
+    const { recovery } = await u.client.call("getRawMemoryKeys", { query: {} });
+    const recoveryWrap = signedWrap(key, 1, RAW_MEMORY_RECOVERY, fromBase64(recovery?.publicKey ?? ""));
     expect(await put({ wraps: [recoveryWrap] })).toMatchObject({ status: 409, body: { error: "wrap_exists" } });
     const enrol = (publicKey: string) =>
       call<{ error: string }>(ts, u.apiKey, "POST", "/raw-memory/devices", { deviceId: randomUUID(), publicKey });
@@ -266,6 +278,70 @@ describe.each(storages("raw memory suite"))("raw memory (%s)", (storage) => {
     await dev.grant(third.device.deviceId);
     expect(await third.load()).toBe(true);
     expect(new TextDecoder().decode(await third.read(old.recordId))).toContain("written on the first computer");
+  });
+
+  it("a signed-in desktop's key works; a key holder without the recovery code cannot get a device into the next rotation", async () => {
+    const { u, dev, code } = await setUp("attack");
+    await dev.upload(sealed(dev, "before"));
+    // The key a pairing-code sign-in gets: raw memory's own scopes, no os.memory.
+    const signIn = await createApiKey(ts.server.context.db, { userId: u.userId, scopes: SIGN_IN_SCOPES, label: "app sign-in" });
+    const asSignIn = { ...u, apiKey: signIn.apiKey, client: u.client.withToken(signIn.apiKey) };
+    expect((await call(ts, signIn.apiKey, "POST", "/os/memory/search", { query: "x" })).status).toBe(403);
+    // A second computer signed in with it: enrols, recovers with the code, reads the first one's records.
+    const second = device(asSignIn, "second");
+    await second.enrol();
+    await second.recover(code);
+    const [first] = (await asSignIn.client.call("listRawMemoryRecords", { query: {} })).records;
+    expect(new TextDecoder().decode(await second.read(first?.recordId ?? ""))).toContain("before");
+
+    // The attacker: the same key, no recovery code, no enrolled computer. Its own device enrols…
+    const thief = device(asSignIn, "thief");
+    await thief.enrol();
+    const thiefKey = fromBase64(
+      (await asSignIn.client.call("listRawMemoryDevices")).devices.find((d) => d.name === "thief")?.publicKey ?? "",
+    );
+    const put = (body: unknown) => call<{ error: string }>(ts, signIn.apiKey, "PUT", "/raw-memory/keys", body);
+    const forged = newAccountKey();
+    // …but a wrap for it is refused unsigned, or signed by a key of its own.
+    const own = signedWrap(forged, 1, thief.device.deviceId, thiefKey);
+    expect(await put({ wraps: [{ ...own, proof: undefined }] })).toMatchObject({ status: 403, body: { error: "invalid_proof" } });
+    expect(await put({ wraps: [own] })).toMatchObject({ status: 403, body: { error: "invalid_proof" } });
+    // A rotation to a key of its choosing, wrapped for everyone (public keys are public), is refused too:
+    // through PUT and through forgetting a device. Nothing changed.
+    const { recovery, currentVersion } = await asSignIn.client.call("getRawMemoryKeys", { query: {} });
+    const devices = (await asSignIn.client.call("listRawMemoryDevices")).devices;
+    const recipients = [
+      ...devices.filter((d) => d.hasCurrentKey).map((d) => [d.deviceId, fromBase64(d.publicKey)] as const),
+      [RAW_MEMORY_RECOVERY, fromBase64(recovery?.publicKey ?? "")] as const,
+    ];
+    const signer = signerOf(forged);
+    const selfEndorsed = {
+      publicKey: toBase64(signer.publicKey),
+      endorsement: toBase64(signer.sign(rawMemorySignerStatement(currentVersion + 1, toBase64(signer.publicKey)))),
+    };
+    const rotated = recipients.map(([id, publicKey]) => signedWrap(forged, currentVersion + 1, id, publicKey));
+    expect(await put({ signer: selfEndorsed, wraps: rotated })).toMatchObject({ status: 403, body: { error: "invalid_proof" } });
+    const viaForget = await call<{ error: string }>(ts, signIn.apiKey, "DELETE", `/raw-memory/devices/${second.device.deviceId}`, {
+      rotation: {
+        keyVersion: currentVersion + 1,
+        signer: selfEndorsed,
+        wraps: rotated.filter((w) => w.recipient !== second.device.deviceId).map(({ keyVersion: _, ...w }) => w),
+      },
+    });
+    expect(viaForget).toMatchObject({ status: 403, body: { error: "invalid_proof" } });
+    expect((await asSignIn.client.call("getRawMemoryKeys", { query: {} })).currentVersion).toBe(currentVersion);
+
+    // The owner's next rotation (forgetting the second computer) goes to the enrolled holders only, never the thief.
+    await dev.forget(second.device.deviceId);
+    const keys = await u.client.call("getRawMemoryKeys", { query: {} });
+    expect(
+      keys.wraps
+        .filter((w) => w.keyVersion === keys.currentVersion)
+        .map((w) => w.recipient)
+        .sort(),
+    ).toEqual([dev.device.deviceId, RAW_MEMORY_RECOVERY].sort());
+    expect(keys.wraps.filter((w) => w.recipient === thief.device.deviceId)).toEqual([]);
+    expect(await thief.load()).toBe(false);
   });
 
   it("forgetting a device deletes its records and wraps and rotates the key so it cannot read new records", async () => {

@@ -4,7 +4,13 @@
  * device. Keys exist only here, in the device's memory; the server gets public keys, wraps and
  * ciphertext. Used by the desktop host and by the server's tests.
  */
-import { RAW_MEMORY_ALG, RAW_MEMORY_RECOVERY, type RawMemoryRuntime } from "./api/raw-memory";
+import {
+  RAW_MEMORY_ALG,
+  RAW_MEMORY_RECOVERY,
+  type RawMemoryRuntime,
+  rawMemorySignerStatement,
+  rawMemoryWrapStatement,
+} from "./api/raw-memory";
 import type { TandemClient } from "./client";
 import {
   decryptRecord,
@@ -16,6 +22,7 @@ import {
   newRecoveryParams,
   type RecoveryParams,
   recoveryKeyPair,
+  signerOf,
   toBase64,
   unwrapAccountKey,
   wrapAccountKey,
@@ -38,6 +45,13 @@ export interface SealedRecord {
   nonce: string;
   ciphertext: string;
   plaintextBytes: number;
+}
+
+/** A wrap of `key` (version `keyVersion`) for a recipient, signed by the version's signer. */
+export function signedWrap(key: Uint8Array, keyVersion: number, recipient: string, recipientPublicKey: Uint8Array) {
+  const wrapped = toBase64(wrapAccountKey(key, recipientPublicKey, recipient, keyVersion));
+  const statement = rawMemoryWrapStatement(keyVersion, recipient, toBase64(recipientPublicKey), wrapped);
+  return { keyVersion, recipient, wrapped, proof: toBase64(signerOf(key).sign(statement)) };
 }
 
 export class RawMemoryKeyError extends Error {
@@ -74,17 +88,10 @@ export class RawMemoryDeviceClient {
     await this.api.call("putRawMemoryKeys", {
       body: {
         recovery: { publicKey: toBase64(recovery.publicKey), salt: toBase64(params.salt), scrypt: { ...params.scrypt } },
+        signer: toBase64(signerOf(key).publicKey),
         wraps: [
-          {
-            keyVersion: 1,
-            recipient: this.device.deviceId,
-            wrapped: toBase64(wrapAccountKey(key, this.device.publicKey, this.device.deviceId, 1)),
-          },
-          {
-            keyVersion: 1,
-            recipient: RAW_MEMORY_RECOVERY,
-            wrapped: toBase64(wrapAccountKey(key, recovery.publicKey, RAW_MEMORY_RECOVERY, 1)),
-          },
+          signedWrap(key, 1, this.device.deviceId, this.device.publicKey),
+          signedWrap(key, 1, RAW_MEMORY_RECOVERY, recovery.publicKey),
         ],
       },
     });
@@ -118,11 +125,7 @@ export class RawMemoryDeviceClient {
   }
 
   async #wrapFor(recipient: string, publicKey: Uint8Array, keys: ReadonlyMap<number, Uint8Array>): Promise<void> {
-    const wraps = [...keys].map(([keyVersion, key]) => ({
-      keyVersion,
-      recipient,
-      wrapped: toBase64(wrapAccountKey(key, publicKey, recipient, keyVersion)),
-    }));
+    const wraps = [...keys].map(([keyVersion, key]) => signedWrap(key, keyVersion, recipient, publicKey));
     if (wraps.length > 0) await this.api.call("putRawMemoryKeys", { body: { wraps } });
   }
 
@@ -211,16 +214,14 @@ export class RawMemoryDeviceClient {
     const key = newAccountKey();
     const remaining = devices.filter((device) => device.hasCurrentKey && device.deviceId !== deviceId);
     const wraps = [
-      ...remaining.map((device) => ({
-        recipient: device.deviceId,
-        wrapped: toBase64(wrapAccountKey(key, fromBase64(device.publicKey), device.deviceId, next)),
-      })),
-      {
-        recipient: RAW_MEMORY_RECOVERY,
-        wrapped: toBase64(wrapAccountKey(key, fromBase64(keys.recovery.publicKey), RAW_MEMORY_RECOVERY, next)),
-      },
-    ];
-    const answer = await this.api.call("forgetRawMemoryDevice", { params: { deviceId }, body: { rotation: { keyVersion: next, wraps } } });
+      ...remaining.map((device) => signedWrap(key, next, device.deviceId, fromBase64(device.publicKey))),
+      signedWrap(key, next, RAW_MEMORY_RECOVERY, fromBase64(keys.recovery.publicKey)),
+    ].map(({ keyVersion: _, ...wrap }) => wrap);
+    // The new version's signer, endorsed by the current one's: the server takes no rotation without it.
+    const newSigner = toBase64(signerOf(key).publicKey);
+    const endorsement = toBase64(signerOf(this.#key(keys.currentVersion)).sign(rawMemorySignerStatement(next, newSigner)));
+    const rotation = { keyVersion: next, signer: { publicKey: newSigner, endorsement }, wraps };
+    const answer = await this.api.call("forgetRawMemoryDevice", { params: { deviceId }, body: { rotation } });
     if (deviceId !== this.device.deviceId) {
       this.#keys.set(next, key);
       this.#current = next;

@@ -11,13 +11,15 @@
  *   data. The 104 bytes: ephemeral public key (32) ‖ nonce (24) ‖ sealed key (48).
  * - Recovery: scrypt(code, salt) is an X25519 private key. Its public key is stored on the server,
  *   so any device can wrap a new version for the recovery code without knowing the code.
+ * - Signer (per version): an Ed25519 key pair whose seed is HKDF-SHA256 of the account key. Only a
+ *   holder of the key can sign; the server verifies with the public key it was given (and endorsed).
  * - Record: XChaCha20-Poly1305 under the account key with a random 24-byte nonce; the associated
  *   data binds every metadata field (record id, device, runtime, session hash, time, version, size),
  *   so a ciphertext moved to another record or device fails to decrypt.
  */
 import { xchacha20poly1305 } from "@noble/ciphers/chacha";
 import { randomBytes } from "@noble/ciphers/webcrypto";
-import { x25519 } from "@noble/curves/ed25519";
+import { ed25519, x25519 } from "@noble/curves/ed25519";
 import { hkdf } from "@noble/hashes/hkdf";
 import { scryptAsync } from "@noble/hashes/scrypt";
 import { sha256 } from "@noble/hashes/sha2";
@@ -92,6 +94,20 @@ export function unwrapAccountKey(wrapped: Uint8Array, privateKey: Uint8Array, re
   const sealed = wrapped.subarray(32 + RAW_MEMORY_NONCE_BYTES);
   const key = wrapKey(x25519.getSharedSecret(privateKey, ephemeralPublic), ephemeralPublic, publicKeyOf(privateKey));
   return xchacha20poly1305(key, nonce, wrapAad(recipient, keyVersion)).decrypt(sealed);
+}
+
+const SIGNER_INFO = utf8ToBytes("tandem raw-memory signer v1");
+
+export interface Signer {
+  readonly publicKey: Uint8Array;
+  sign(statement: string): Uint8Array;
+}
+
+/** The version's signer: Ed25519 with a seed derived from the account key (HKDF-SHA256). */
+export function signerOf(accountKey: Uint8Array): Signer {
+  if (accountKey.length !== ACCOUNT_KEY_BYTES) throw new Error("an account key is 32 bytes");
+  const seed = hkdf(sha256, accountKey, undefined, SIGNER_INFO, 32);
+  return { publicKey: ed25519.getPublicKey(seed), sign: (statement) => ed25519.sign(utf8ToBytes(statement), seed) };
 }
 
 /** Crockford's base32, without the letters that read as digits. */

@@ -17,6 +17,9 @@ export const SCOPE_WORDS: Readonly<Record<string, string>> = {
   "os.todos:write": "Create, change and complete your todos",
   "os.memory:read": "Search your memory",
   "os.memory:write": "Write to your memory",
+  "os.raw-memory:read": "Read your raw memory's encrypted sessions and keys (ciphertext only: opening them needs an enrolled computer)",
+  "os.raw-memory:write":
+    "Enrol a computer for raw memory and upload encrypted sessions (giving it the key needs an enrolled computer or the recovery code)",
   "os.network:write": "Give people access to your agent, and change or withdraw it",
   "os.tools:read": "See your remote tool servers and use their read-only tools",
   "os.tools:write": "Add, sign in to and remove remote tool servers, and use all their tools",

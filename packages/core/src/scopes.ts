@@ -3,7 +3,19 @@
  * needs. Levels do not imply each other (a write-only key cannot read), so a key says exactly
  * what it may do.
  */
-export const SCOPE_AREAS = ["notes", "snapshots", "todos", "team", "network", "share", "memory", "heartbeat", "tools", "agents"] as const;
+export const SCOPE_AREAS = [
+  "notes",
+  "snapshots",
+  "todos",
+  "team",
+  "network",
+  "share",
+  "memory",
+  "raw-memory",
+  "heartbeat",
+  "tools",
+  "agents",
+] as const;
 export type ScopeArea = (typeof SCOPE_AREAS)[number];
 
 export const SCOPE_LEVELS = ["read", "write", "run"] as const;
@@ -22,6 +34,16 @@ export const ALL_SCOPES: readonly Scope[] = SCOPE_AREAS.flatMap((area) => [
 ]);
 
 const KNOWN = new Set<string>(ALL_SCOPES);
+
+/**
+ * Whether a credential's scopes allow `scope`. A scope allows itself; `os.memory:<level>` also allows
+ * `os.raw-memory:<level>` (raw memory is ciphertext only, less than memory), so keys made before the
+ * raw memory scopes existed keep what they could do.
+ */
+export function holdsScope(scopes: ReadonlySet<string>, scope: Scope): boolean {
+  if (scopes.has(scope)) return true;
+  return scope.startsWith("os.raw-memory:") && scopes.has(`os.memory:${scope.slice("os.raw-memory:".length)}`);
+}
 
 export function isScope(value: string): value is Scope {
   return KNOWN.has(value);

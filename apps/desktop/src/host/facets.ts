@@ -97,7 +97,7 @@ export type ShareFacet = Pick<
 >;
 
 /** Usage (src/host/usage): the month's meters, the account's budget and the simulated invoice. */
-export type UsageFacet = Pick<DesktopApi, "getUsage" | "saveAccountBudget">;
+export type UsageFacet = Pick<DesktopApi, "getUsage" | "saveAccountBudget" | "saveScopedBudget">;
 
 /** Unsent messages (src/host/drafts), kept on this computer until sent. */
 export type DraftsFacet = Pick<DesktopApi, "listDrafts" | "saveDraft">;

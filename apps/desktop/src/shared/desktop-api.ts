@@ -217,6 +217,8 @@ export interface DesktopApi {
   getUsage(): Promise<UsageOverview>;
   /** Sets the account's budgets (null: no limit); answers the overview again. */
   saveAccountBudget(input: AccountBudgetInput): Promise<UsageOverview>;
+  /** Sets an API key's or a managed agent's budget (both null: none); the other budgets stay. Answers the overview again. */
+  saveScopedBudget(input: ScopedBudgetInput): Promise<UsageOverview>;
 
   // Drafts (src/host/drafts): messages typed in the Inbox or to the Agent and not sent yet, kept on this computer.
   /** The signed-in account's unsent messages of a section, one per conversation (`new`: a message not yet in one). */
@@ -1071,6 +1073,21 @@ export interface AccountBudgetInput {
   readonly activeDevices: number | null;
 }
 
+/** An API key's or a managed agent's budget (device budgets cap nothing: the server refuses them). */
+export interface ScopedBudgetInput {
+  readonly scope: "apiKey" | "agent";
+  readonly scopeId: string;
+  readonly tokensPerMonth: number | null;
+  readonly runsPerDay: number | null;
+}
+
+export interface ScopedBudgetItem extends ScopedBudgetInput {
+  /** The key's label or the agent's handle (the id when neither is known). */
+  readonly name: string;
+  readonly tokensThisMonth: number;
+  readonly runsToday: number;
+}
+
 export interface UsageOverview {
   /** False when the server has no metering routes (an older server). */
   readonly supported: boolean;
@@ -1082,8 +1099,13 @@ export interface UsageOverview {
   readonly devices: readonly string[];
   /** The account's budget (nulls: none) and what is spent against it. */
   readonly budget: AccountBudgetInput & { readonly tokensThisMonth: number; readonly runsToday: number };
-  /** Budgets of other scopes (API keys, agents, devices), kept as they are when the account's is saved. */
+  /** Budgets of other scopes (API keys, agents), kept as they are when the account's is saved. */
   readonly otherBudgets: number;
+  /**
+   * The API keys used this month or budgeted, and the managed agents, each with its budget (nulls: none):
+   * what the Usage section lets the owner cap one by one.
+   */
+  readonly scopedBudgets: readonly ScopedBudgetItem[];
   readonly ceilings: AccountBudgetInput;
   readonly invoice: {
     readonly currency: string;
@@ -1268,6 +1290,7 @@ const methodPresence: Record<DesktopApiMethod, true> = {
   getGuestConversation: true,
   getUsage: true,
   saveAccountBudget: true,
+  saveScopedBudget: true,
   listDrafts: true,
   saveDraft: true,
   getRawMemory: true,

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { RouteAuth, Scope } from "@tandem/core";
+import { holdsScope, type RouteAuth, type Scope } from "@tandem/core";
 import { agentPaused, forbidden, invalidCredential, missingCredential, tooManyRequests } from "../http/errors";
 import { agentOf, type CredentialVerifier, type Principal, type VerifyOptions } from "./principal";
 import type { RateLimiter } from "./rate-limiter";
@@ -84,7 +84,7 @@ export class Authenticator {
       if (scopes.length === 0) throw forbidden("agent_not_allowed", "A managed agent's key cannot call this route");
       if (agent.status === "paused") throw agentPaused(agent.handle);
     }
-    const missing = credential.kind !== "device" ? scopes.filter((scope) => !credential.scopes.has(scope)) : [];
+    const missing = credential.kind !== "device" ? scopes.filter((scope) => !holdsScope(credential.scopes, scope)) : [];
     if (missing.length > 0) {
       throw forbidden("insufficient_scope", `This route needs the scope${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);
     }

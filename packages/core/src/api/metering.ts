@@ -59,8 +59,12 @@ const Limit = (max: number) =>
     .nullable();
 
 export const BudgetInput = z.object({
-  scope: z.enum(BUDGET_SCOPES),
-  scopeId: z.string().min(1).max(200).nullable().optional().describe("the API key id, agent id or device id; none for the account"),
+  scope: z
+    .enum(BUDGET_SCOPES)
+    .describe(
+      "`device` is refused (400 `invalid_budget`): no model run belongs to a device; cap devices with the account's `activeDevices`",
+    ),
+  scopeId: z.string().min(1).max(200).nullable().optional().describe("the API key id or agent id; none for the account"),
   tokensPerMonth: Limit(MAX_BUDGET.tokensPerMonth).optional().describe("input + output tokens per calendar month (UTC)"),
   runsPerDay: Limit(MAX_BUDGET.runsPerDay).optional().describe("agent runs per day (UTC)"),
   activeDevices: Limit(MAX_BUDGET.activeDevices).optional().describe("account scope only: devices active per month"),
@@ -86,6 +90,7 @@ export const InvoiceLine = z.object({
   description: z.string(),
   quantity: z.number(),
   unit: z.string().describe("`1M input tokens`, `1M output tokens`, `device`, `seat`"),
+  note: z.string().optional().describe("why a line is what it is (the seat line: whose seats it counts)"),
   unitPrice: z.number(),
   amount: z.number().describe("rounded to the cent"),
 });

@@ -25,6 +25,27 @@ export const RAW_MEMORY_RUNTIMES = ["claude-code", "codex"] as const;
 export type RawMemoryRuntime = (typeof RAW_MEMORY_RUNTIMES)[number];
 /** The recipient name of the recovery code's wrap, beside device ids. */
 export const RAW_MEMORY_RECOVERY = "recovery";
+/**
+ * The reserved recipient under which each key version's signer (an Ed25519 public key derived from
+ * that version's account key) is stored. Every wrap carries a signature by its version's signer, and
+ * each new version's signer is endorsed by the current one's, so only someone who holds the key (an
+ * enrolled device, or the recovery code) can wrap it for a device or rotate it (docs/raw-memory.md).
+ */
+export const RAW_MEMORY_SIGNER = "signer";
+/** An Ed25519 public key, and a signature. */
+export const RAW_MEMORY_SIGNER_BYTES = 32;
+export const RAW_MEMORY_SIGNATURE_BYTES = 64;
+
+/** What a wrap's `proof` signs: the version, the recipient and its public key, and the wrap itself. */
+export function rawMemoryWrapStatement(keyVersion: number, recipient: string, recipientPublicKey: string, wrapped: string): string {
+  return `tandem raw-memory wrap v1|${keyVersion}|${recipient}|${recipientPublicKey}|${wrapped}`;
+}
+
+/** What a rotation's `endorsement` signs (by the current version's signer): the next version's signer. */
+export function rawMemorySignerStatement(keyVersion: number, signerPublicKey: string): string {
+  return `tandem raw-memory signer v1|${keyVersion}|${signerPublicKey}`;
+}
+
 /** Devices one account may enrol. */
 export const RAW_MEMORY_MAX_DEVICES = 20;
 /** The request body of a record: its ciphertext in base64 (4/3 of 10 MB) and the metadata around it. */
@@ -50,6 +71,15 @@ const Wrap = z.object({
   wrapped: Base64.max(200).describe(
     `base64 of ${RAW_MEMORY_WRAPPED_KEY_BYTES} bytes: ephemeral X25519 public key ‖ nonce ‖ XChaCha20-Poly1305(key)`,
   ),
+  proof: Base64.max(100)
+    .optional()
+    .describe("Ed25519 signature (base64, 64 bytes) by the version's signer over the wrap statement; required to store a wrap"),
+});
+
+const Signer = Base64.max(100).describe(`the version's signer: an Ed25519 public key (base64, ${RAW_MEMORY_SIGNER_BYTES} bytes)`);
+const EndorsedSigner = z.object({
+  publicKey: Signer,
+  endorsement: Base64.max(100).describe("Ed25519 signature by the current version's signer over the signer statement"),
 });
 
 export const RawMemoryRecovery = z.object({
@@ -68,6 +98,7 @@ export const RawMemoryRecovery = z.object({
 
 const Rotation = z.object({
   keyVersion: z.number().int().positive().max(1_000_000).describe("the current version plus one"),
+  signer: EndorsedSigner.optional().describe("the new version's signer, endorsed by the current one's; required"),
   wraps: z.array(Wrap.omit({ keyVersion: true })).max(RAW_MEMORY_MAX_DEVICES + 1),
 });
 
@@ -122,7 +153,7 @@ export const rawMemoryRoutes = {
     summary:
       "Enrol a collector device with its X25519 public key (again with the same key: 200). A device id enrolled by another account: 409",
     auth: "user",
-    scope: "os.memory:write",
+    scope: "os.raw-memory:write",
     bodyLimit: 16 * 1024,
     body: z.object({
       deviceId: DeviceId,
@@ -138,7 +169,7 @@ export const rawMemoryRoutes = {
     category: "raw-memory",
     summary: "The account's enrolled collector devices",
     auth: "user",
-    scope: "os.memory:read",
+    scope: "os.raw-memory:read",
     response: success({ devices: z.array(RawMemoryDevice), currentVersion: z.number().int() }),
   }),
   forgetRawMemoryDevice: defineRoute({
@@ -148,7 +179,7 @@ export const rawMemoryRoutes = {
     summary:
       "Forget a device: its records and wrapped keys go, and the account key rotates: the body carries the next version wrapped for every remaining device holding the current one and the recovery code",
     auth: "user",
-    scope: "os.memory:write",
+    scope: "os.raw-memory:write",
     bodyLimit: 64 * 1024,
     params: z.object({ deviceId: z.string().min(1).max(64) }),
     body: z.object({ rotation: Rotation.optional().describe("required once the account has a key") }),
@@ -160,7 +191,7 @@ export const rawMemoryRoutes = {
     category: "raw-memory",
     summary: "The account key's versions, wrapped per device and for the recovery code (never a key in the clear)",
     auth: "user",
-    scope: "os.memory:read",
+    scope: "os.raw-memory:read",
     query: z.object({ recipient: z.string().min(1).max(64).optional().describe(`a device id or \`${RAW_MEMORY_RECOVERY}\``) }),
     response: KeysAnswer,
   }),
@@ -171,10 +202,14 @@ export const rawMemoryRoutes = {
     summary:
       "Add wrapped keys: the first version (with the recovery public key), or existing versions wrapped for a newly enrolled device. A wrap never changes once stored",
     auth: "user",
-    scope: "os.memory:write",
+    scope: "os.raw-memory:write",
     bodyLimit: 256 * 1024,
     body: z.object({
       recovery: RawMemoryRecovery.optional().describe("with the first version only"),
+      signer: z
+        .union([Signer, EndorsedSigner])
+        .optional()
+        .describe("the first version's signer (a public key), or the next version's, endorsed (a rotation through PUT)"),
       wraps: z.array(Wrap).min(1).max(1000),
     }),
     response: KeysAnswer,
@@ -186,7 +221,7 @@ export const rawMemoryRoutes = {
     summary:
       "Store an encrypted record (≤ 10 MB of ciphertext, counted in the storage quota); the same record id with the same content again is answered 200, with other content 409",
     auth: "user",
-    scope: "os.memory:write",
+    scope: "os.raw-memory:write",
     bodyLimit: RAW_MEMORY_RECORD_BODY_LIMIT,
     body: RecordBody,
     response: success({ record: RawMemoryRecordMeta }),
@@ -198,7 +233,7 @@ export const rawMemoryRoutes = {
     category: "raw-memory",
     summary: "Records' metadata in the order they were stored (no ciphertext)",
     auth: "user",
-    scope: "os.memory:read",
+    scope: "os.raw-memory:read",
     query: z.object({
       deviceId: z.string().min(1).max(64).optional(),
       after: z
@@ -215,7 +250,7 @@ export const rawMemoryRoutes = {
     category: "raw-memory",
     summary: "One record with its ciphertext (base64)",
     auth: "user",
-    scope: "os.memory:read",
+    scope: "os.raw-memory:read",
     params: z.object({ recordId: z.string().min(1).max(64) }),
     response: success({ record: RawMemoryRecordMeta.extend({ ciphertext: z.string() }) }),
   }),

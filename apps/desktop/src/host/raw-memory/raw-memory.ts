@@ -9,13 +9,14 @@ const CodeInput = z.object({ code: z.string().trim().min(8).max(100) });
 const DeviceInput = z.object({ deviceId: z.string().min(1).max(64) });
 const SearchInput = z.object({ query: z.string().trim().min(1).max(200) });
 
-/** The server's refusal (a key without `os.memory`, a device of another account…) in its own words, not as the host's fault. */
+/** The server's refusal (a key without `os.raw-memory`, a device of another account…) in its own words, not as the host's fault. */
 async function refusing<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
     if (error instanceof TandemApiError) {
-      const scope = error.status === 403 ? " (raw memory needs a key with os.memory:read and os.memory:write)" : "";
+      const scope =
+        error.body.error === "insufficient_scope" ? " (raw memory needs a key with os.raw-memory:read and os.raw-memory:write)" : "";
       throw new HostRefusal(`${String(error.body.message ?? error.message)}${scope}`, 422, { cause: error });
     }
     throw error;

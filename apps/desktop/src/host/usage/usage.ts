@@ -1,6 +1,6 @@
 import type { Budget, BudgetInput } from "@tandem/core";
 import { z } from "zod";
-import type { AccountBudgetInput, UsageOverview } from "../../shared/desktop-api";
+import type { AccountBudgetInput, ScopedBudgetInput, ScopedBudgetItem, UsageOverview } from "../../shared/desktop-api";
 import { connectionsCall, isRouteMissing } from "../connections/connections-call";
 import type { UsageFacet } from "../facets";
 import type { SessionService } from "../host-context";
@@ -13,6 +13,12 @@ export const BUDGETS_NOT_ALLOWED =
 
 const Limit = z.number().int({ error: "A budget is a whole number" }).min(0, { error: "A budget cannot be negative" }).nullable();
 const AccountBudget = z.object({ tokensPerMonth: Limit, runsPerDay: Limit, activeDevices: Limit });
+const ScopedBudget = z.object({
+  scope: z.enum(["apiKey", "agent"]),
+  scopeId: z.string().min(1).max(200),
+  tokensPerMonth: Limit,
+  runsPerDay: Limit,
+});
 
 const EMPTY: UsageOverview = {
   supported: false,
@@ -23,6 +29,7 @@ const EMPTY: UsageOverview = {
   devices: [],
   budget: { tokensPerMonth: null, runsPerDay: null, activeDevices: null, tokensThisMonth: 0, runsToday: 0 },
   otherBudgets: 0,
+  scopedBudgets: [],
   ceilings: { tokensPerMonth: null, runsPerDay: null, activeDevices: null },
   invoice: { currency: "", lines: [], total: 0 },
 };
@@ -36,6 +43,35 @@ const asInput = (budget: Budget): BudgetInput => ({
   ...(budget.scope === "account" ? { activeDevices: budget.activeDevices } : {}),
 });
 
+/** One row per API key (used this month or budgeted) and per managed agent, with its budget. */
+function scopedBudgets(
+  budgets: readonly Budget[],
+  keys: readonly { id: string; name: string }[],
+  agents: readonly { id: string; name: string }[],
+): ScopedBudgetItem[] {
+  const rows = new Map<string, ScopedBudgetItem>();
+  const add = (scope: "apiKey" | "agent", id: string, name: string) => {
+    const budget = budgets.find((b) => b.scope === scope && b.scopeId === id);
+    rows.set(`${scope}:${id}`, {
+      scope,
+      scopeId: id,
+      name,
+      tokensPerMonth: budget?.tokensPerMonth ?? null,
+      runsPerDay: budget?.runsPerDay ?? null,
+      tokensThisMonth: budget?.spent.tokensThisMonth ?? 0,
+      runsToday: budget?.spent.runsToday ?? 0,
+    });
+  };
+  for (const key of keys) add("apiKey", key.id, key.name);
+  for (const agent of agents) add("agent", agent.id, agent.name);
+  for (const budget of budgets) {
+    if ((budget.scope === "apiKey" || budget.scope === "agent") && budget.scopeId && !rows.has(`${budget.scope}:${budget.scopeId}`)) {
+      add(budget.scope, budget.scopeId, budget.scopeId);
+    }
+  }
+  return [...rows.values()];
+}
+
 /** The Usage section: the month's meters by model and source, devices, the account's budget and the invoice. */
 export function createUsageFacet(session: SessionService): UsageFacet {
   const signedIn = () => {
@@ -48,12 +84,18 @@ export function createUsageFacet(session: SessionService): UsageFacet {
   async function overview(): Promise<UsageOverview> {
     const client = signedIn();
     try {
-      const [byModel, bySource, byDevice, budgets, invoice] = await Promise.all([
+      const [byModel, bySource, byDevice, byKey, budgets, invoice, agents] = await Promise.all([
         call(() => client.call("getMeteringUsage", { query: { groupBy: "model" } })),
         call(() => client.call("getMeteringUsage", { query: { groupBy: "source" } })),
         call(() => client.call("getMeteringUsage", { query: { groupBy: "device" } })),
+        call(() => client.call("getMeteringUsage", { query: { groupBy: "apiKey" } })),
         call(() => client.call("getMeteringBudgets")),
         call(() => client.call("getMeteringInvoice")),
+        // A key without os.agents:read lists none: the agents already budgeted are still shown.
+        client.call("listManagedAgents").then(
+          (answer) => answer.agents,
+          () => [],
+        ),
       ]);
       const account = budgets.budgets.find((budget) => budget.scope === "account");
       const { total } = byModel.usage;
@@ -78,6 +120,11 @@ export function createUsageFacet(session: SessionService): UsageFacet {
           runsToday: account?.spent.runsToday ?? 0,
         },
         otherBudgets: budgets.budgets.length - (account ? 1 : 0),
+        scopedBudgets: scopedBudgets(
+          budgets.budgets,
+          byKey.usage.groups.map((g) => ({ id: g.key, name: g.label ?? g.key })),
+          agents.map((agent) => ({ id: String(agent.id), name: agent.handle })),
+        ),
         ceilings: budgets.ceilings,
         invoice: {
           currency: invoice.invoice.currency,
@@ -91,20 +138,33 @@ export function createUsageFacet(session: SessionService): UsageFacet {
     }
   }
 
+  async function putBudgets(client: ReturnType<typeof signedIn>, budgets: BudgetInput[]): Promise<void> {
+    try {
+      await call(() => client.call("putMeteringBudgets", { body: { budgets } }));
+    } catch (error) {
+      if ((error as { body?: { error?: string } }).body?.error === "owner_only") throw new Error(BUDGETS_NOT_ALLOWED, { cause: error });
+      throw error;
+    }
+  }
+
   return {
     getUsage: overview,
+    async saveScopedBudget(input: ScopedBudgetInput) {
+      const budget = parseInput("saveScopedBudget", ScopedBudget, input);
+      const client = signedIn();
+      const { budgets } = await call(() => client.call("getMeteringBudgets"));
+      const others = budgets.filter((b) => !(b.scope === budget.scope && b.scopeId === budget.scopeId)).map(asInput);
+      const own = budget.tokensPerMonth !== null || budget.runsPerDay !== null ? [budget] : [];
+      await putBudgets(client, [...others, ...own]);
+      return overview();
+    },
     async saveAccountBudget(input: AccountBudgetInput) {
       const budget = parseInput("saveAccountBudget", AccountBudget, input);
       const client = signedIn();
       const { budgets } = await call(() => client.call("getMeteringBudgets"));
       const others = budgets.filter((b) => b.scope !== "account").map(asInput);
       const account = Object.values(budget).some((value) => value !== null) ? [{ scope: "account" as const, ...budget }] : [];
-      try {
-        await call(() => client.call("putMeteringBudgets", { body: { budgets: [...account, ...others] } }));
-      } catch (error) {
-        if ((error as { body?: { error?: string } }).body?.error === "owner_only") throw new Error(BUDGETS_NOT_ALLOWED, { cause: error });
-        throw error;
-      }
+      await putBudgets(client, [...account, ...others]);
       return overview();
     },
   };

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import type { AccountBudgetInput, DesktopApi, UsageGroupItem, UsageOverview } from "../../shared/desktop-api";
+import type { AccountBudgetInput, DesktopApi, ScopedBudgetItem, UsageGroupItem, UsageOverview } from "../../shared/desktop-api";
 import { ActionOutcome } from "../components/action-outcome";
 import { ErrorNotice } from "../components/error-notice";
 import { InputField } from "../components/field";
@@ -32,6 +32,10 @@ export function UsageView({ api }: { api: DesktopApi }) {
   const usage = usePolled(() => api.getUsage(), USAGE_POLL_MS);
   const [saved, setSaved] = useState<UsageOverview | null>(null);
   const data = saved ?? usage.data;
+  const onSaved = (next: UsageOverview) => {
+    setSaved(next);
+    usage.refresh();
+  };
 
   if (data && !data.supported) return <p className="empty-state">This server doesn't meter usage yet.</p>;
   return (
@@ -54,14 +58,8 @@ export function UsageView({ api }: { api: DesktopApi }) {
           </div>
           <div className="connections-column">
             <TotalsPanel data={data} />
-            <BudgetPanel
-              api={api}
-              data={data}
-              onSaved={(next) => {
-                setSaved(next);
-                usage.refresh();
-              }}
-            />
+            <BudgetPanel api={api} data={data} onSaved={onSaved} />
+            <ScopedBudgetsPanel api={api} data={data} onSaved={onSaved} />
             <InvoicePanel data={data} />
           </div>
         </div>
@@ -146,12 +144,8 @@ function BudgetPanel({ api, data, onSaved }: { api: DesktopApi; data: UsageOverv
     void action.run("save", async () => {
       setDone(null);
       const budget: Record<string, number | null> = {};
-      for (const { key, label } of FIELDS) {
-        const text = form[key]?.trim().replaceAll(",", "") ?? "";
-        // Checked here in words; the host and the server check again.
-        if (text !== "" && !/^\d+$/.test(text)) throw new Error(`${label}: a budget is a whole number, 0 or more (empty: no limit)`);
-        budget[key] = text === "" ? null : Number(text);
-      }
+      // Checked here in words; the host and the server check again.
+      for (const { key, label } of FIELDS) budget[key] = parseLimit(form[key], label);
       onSaved(await api.saveAccountBudget(budget as unknown as AccountBudgetInput));
       setDone("Budget saved.");
     });
@@ -195,6 +189,85 @@ function BudgetPanel({ api, data, onSaved }: { api: DesktopApi; data: UsageOverv
       </form>
       <ActionOutcome error={action.error} done={done} />
     </section>
+  );
+}
+
+/** A limit typed in the form: empty is none; anything but a whole number is refused in words. */
+function parseLimit(text: string | undefined, label: string): number | null {
+  const value = text?.trim().replaceAll(",", "") ?? "";
+  if (value !== "" && !/^\d+$/.test(value)) throw new Error(`${label}: a budget is a whole number, 0 or more (empty: no limit)`);
+  return value === "" ? null : Number(value);
+}
+
+/** Each API key's and managed agent's own budget, one row each (the account's budget still caps them all). */
+function ScopedBudgetsPanel({ api, data, onSaved }: { api: DesktopApi; data: UsageOverview; onSaved: (next: UsageOverview) => void }) {
+  const action = useAction();
+  const [done, setDone] = useState<string | null>(null);
+  if (data.scopedBudgets.length === 0) return null;
+  return (
+    <section className="connections-panel" aria-labelledby="usage-scoped-budgets">
+      <h3 id="usage-scoped-budgets">Key and agent budgets</h3>
+      <p className="hint">A key or an agent past its own budget stops, while the rest of the account goes on. Empty: no limit.</p>
+      <ul className="usage-scoped-list">
+        {data.scopedBudgets.map((item) => (
+          <ScopedBudgetRow
+            key={`${item.scope}:${item.scopeId}`}
+            item={item}
+            busy={action.running !== null}
+            onSave={(tokensPerMonth, runsPerDay) =>
+              void action.run(`${item.scope}:${item.scopeId}`, async () => {
+                setDone(null);
+                const tokens = parseLimit(tokensPerMonth, `${item.name}: tokens a month`);
+                const runs = parseLimit(runsPerDay, `${item.name}: agent runs a day`);
+                onSaved(await api.saveScopedBudget({ scope: item.scope, scopeId: item.scopeId, tokensPerMonth: tokens, runsPerDay: runs }));
+                setDone(`Budget of ${item.name} saved.`);
+              })
+            }
+          />
+        ))}
+      </ul>
+      <ActionOutcome error={action.error} done={done} />
+    </section>
+  );
+}
+
+function ScopedBudgetRow({
+  item,
+  busy,
+  onSave,
+}: {
+  item: ScopedBudgetItem;
+  busy: boolean;
+  onSave: (tokensPerMonth: string, runsPerDay: string) => void;
+}) {
+  const text = (value: number | null) => (value === null ? "" : String(value));
+  const [tokens, setTokens] = useState(text(item.tokensPerMonth));
+  const [runs, setRuns] = useState(text(item.runsPerDay));
+  useEffect(() => {
+    setTokens(text(item.tokensPerMonth));
+    setRuns(text(item.runsPerDay));
+  }, [item.tokensPerMonth, item.runsPerDay]);
+  const what = item.scope === "apiKey" ? "API key" : "Agent";
+  return (
+    <li className="usage-scoped-row">
+      <form
+        aria-label={`${what} ${item.name}`}
+        className="usage-budget-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          onSave(tokens, runs);
+        }}
+      >
+        <strong>
+          {what} {item.name}
+        </strong>
+        <InputField label="Tokens a month" inputMode="numeric" value={tokens} onChange={(event) => setTokens(event.target.value)} />
+        <InputField label="Agent runs a day" inputMode="numeric" value={runs} onChange={(event) => setRuns(event.target.value)} />
+        <button type="submit" disabled={busy}>
+          Save
+        </button>
+      </form>
+    </li>
   );
 }
 

@@ -33,6 +33,8 @@ export interface HeartbeatRunRequest {
    * (those of the credential that set the schedule).
    */
   readonly keyScopes: ReadonlySet<Scope>;
+  /** Already counted against the budgets (a manual run, admitted with its row); else admitted here. */
+  readonly admitted?: boolean;
   /** Aborted when the server stops. */
   readonly signal: AbortSignal;
 }
@@ -98,9 +100,10 @@ export async function executeHeartbeat(app: AppContext, request: HeartbeatRunReq
   let outcome: RunOutcome | "paused";
   try {
     const run = await runRequest(app, context, actions);
-    // Counted against the owner's budgets before the model is called; a budget used up fails the run, saying which.
+    // Counted against the owner's budgets before the model is called (a manual run was, with its row); a
+    // budget used up fails a scheduled run, saying which.
     try {
-      await startRun(app, meterSubject(context), { source: "heartbeat", model: run.model });
+      if (!request.admitted) await startRun(app, meterSubject(context), { source: "heartbeat", model: run.model });
     } catch (error) {
       if (!(error instanceof ApiError && error.code === "budget_exceeded")) throw error;
       await recordOutcome(app, context, failed(app, actions, started, run.model.modelId, error.message));

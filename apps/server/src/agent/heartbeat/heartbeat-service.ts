@@ -1,7 +1,9 @@
 import type { HeartbeatTier } from "@tandem/core";
 import type { ApiKeyCredential, OAuthCredential } from "../../auth/principal";
 import type { AppContext } from "../../context";
+import { inWriteUnit } from "../../delegation/grants/write-unit";
 import { ApiError, conflict } from "../../http/errors";
+import { admitRun } from "../usage/meters";
 import { requireActionScopes, type ScheduledLimit, scheduledRunLimit, setterOf } from "./heartbeat-credential";
 import { readPolicy, stopSchedule, updatePolicy } from "./heartbeat-policy";
 import { currentThread, executeHeartbeat, refuseRun } from "./heartbeat-run";
@@ -51,7 +53,13 @@ export class Heartbeats {
     if (body.tier === "ACTIONS") requireActionScopes(key.scopes);
     if (body.tier) await updatePolicy(db, ownerId, { tier: body.tier }, clock.now(), setterOf(key));
     const { tier } = await readPolicy(db, ownerId);
-    const runId = await startRun(db, { ownerId, tier, source: "manual", dryRun: body.dryRun, startedAt: clock.iso() });
+    // The run's row and its admission against the budgets in one transaction: a run over budget is
+    // a 402 budget_exceeded and leaves no run behind (a scheduled one is recorded failed, saying why).
+    const runId = await inWriteUnit(this.#app, undefined, async (unit) => {
+      const claimed = await startRun(unit.tx, { ownerId, tier, source: "manual", dryRun: body.dryRun, startedAt: clock.iso() });
+      if (claimed !== null) await admitRun(this.#app, unit, { userId: ownerId, apiKeyId }, "heartbeat");
+      return claimed;
+    });
     if (runId === null) throw conflict("heartbeat_running", "A heartbeat is already running for you; try again when it is over");
     await this.#track(
       executeHeartbeat(this.#app, {
@@ -61,6 +69,7 @@ export class Heartbeats {
         dryRun: body.dryRun,
         apiKeyId,
         keyScopes: key.scopes,
+        admitted: true,
         signal: this.#stopping.signal,
       }),
     );

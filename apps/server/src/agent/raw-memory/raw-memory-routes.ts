@@ -1,3 +1,4 @@
+import { createPublicKey, verify } from "node:crypto";
 import {
   RAW_MEMORY_MAX_CIPHERTEXT_BYTES,
   RAW_MEMORY_MAX_DEVICES,
@@ -5,14 +6,19 @@ import {
   RAW_MEMORY_PUBLIC_KEY_BYTES,
   RAW_MEMORY_RECOVERY,
   RAW_MEMORY_SALT_BYTES,
+  RAW_MEMORY_SIGNATURE_BYTES,
+  RAW_MEMORY_SIGNER,
+  RAW_MEMORY_SIGNER_BYTES,
   RAW_MEMORY_TAG_BYTES,
   RAW_MEMORY_WRAPPED_KEY_BYTES,
   type rawMemoryRoutes,
+  rawMemorySignerStatement,
+  rawMemoryWrapStatement,
 } from "@tandem/core";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { AppContext } from "../../context";
 import type { RawMemoryRecordsTable, Schema } from "../../db/schema";
-import { badRequest, conflict, notFound, tooManyRequests } from "../../http/errors";
+import { badRequest, conflict, forbidden, notFound, tooManyRequests } from "../../http/errors";
 import { created } from "../../http/reply";
 import type { RouteHandlers } from "../../http/router";
 
@@ -103,7 +109,7 @@ async function holders(db: Db, ownerId: number, keyVersion: number): Promise<Set
     .select("recipient")
     .where("owner_id", "=", ownerId)
     .where("key_version", "=", keyVersion)
-    .where("recipient", "!=", RAW_MEMORY_RECOVERY)
+    .where("recipient", "not in", [RAW_MEMORY_RECOVERY, RAW_MEMORY_SIGNER])
     .execute();
   return new Set(rows.map((row) => row.recipient));
 }
@@ -118,6 +124,7 @@ async function keysView(db: Db, ownerId: number, recipient?: string) {
     .selectFrom("raw_memory_keys")
     .select(["key_version", "recipient", "wrapped"])
     .where("owner_id", "=", ownerId)
+    .where("recipient", "!=", RAW_MEMORY_SIGNER)
     .$if(recipient !== undefined, (qb) => qb.where("recipient", "=", recipient as string))
     .orderBy("key_version")
     .orderBy("recipient")
@@ -140,6 +147,80 @@ interface Wrap {
   keyVersion: number;
   recipient: string;
   wrapped: string;
+  proof?: string | undefined;
+}
+
+/** DER prefix of an Ed25519 SubjectPublicKeyInfo: the 32 raw bytes follow. */
+const ED25519_SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
+
+/** Whether `signature` (base64) is the Ed25519 signature of `statement` by `publicKey` (base64). */
+function signedBy(publicKey: string, statement: string, signature: string): boolean {
+  const sig = Buffer.from(signature, "base64");
+  if (sig.length !== RAW_MEMORY_SIGNATURE_BYTES) return false;
+  try {
+    const key = createPublicKey({
+      key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(publicKey, "base64")]),
+      format: "der",
+      type: "spki",
+    });
+    return verify(null, Buffer.from(statement, "utf8"), key, sig);
+  } catch {
+    return false;
+  }
+}
+
+/** The stored signer of `keyVersion`; an account made before signers has none and takes no wrap (409). */
+async function signerOf(db: Db, ownerId: number, keyVersion: number): Promise<string> {
+  const row = await db
+    .selectFrom("raw_memory_keys")
+    .select("wrapped")
+    .where("owner_id", "=", ownerId)
+    .where("key_version", "=", keyVersion)
+    .where("recipient", "=", RAW_MEMORY_SIGNER)
+    .executeTakeFirst();
+  if (!row) {
+    throw conflict(
+      "key_unsigned",
+      `key version ${keyVersion} has no signer (set up by an earlier preview build): it takes no new wrap and no rotation`,
+    );
+  }
+  return row.wrapped;
+}
+
+async function insertSigner(tx: Transaction<Schema>, ownerId: number, keyVersion: number, publicKey: string, now: string) {
+  const key = decode(publicKey, "signer", RAW_MEMORY_SIGNER_BYTES).toString("base64");
+  await tx
+    .insertInto("raw_memory_keys")
+    .values({ owner_id: ownerId, key_version: keyVersion, recipient: RAW_MEMORY_SIGNER, wrapped: key, created_at: now })
+    .execute();
+  return key;
+}
+
+/**
+ * Refuses (403 `invalid_proof`) a wrap not signed by its version's signer: the server cannot open a
+ * wrap, but it can tell that whoever made it holds the key. A key holder without an enrolled device
+ * or the recovery code cannot put a device among the holders (and so into the next rotation).
+ */
+async function checkProofs(db: Db, ownerId: number, wraps: readonly Wrap[], signers: Map<number, string>): Promise<void> {
+  const row = await account(db, ownerId);
+  for (const wrap of wraps) {
+    const what = `the wrap of version ${wrap.keyVersion} for ${wrap.recipient}`;
+    let signer = signers.get(wrap.keyVersion);
+    if (signer === undefined) {
+      signer = await signerOf(db, ownerId, wrap.keyVersion);
+      signers.set(wrap.keyVersion, signer);
+    }
+    const recipientKey =
+      wrap.recipient === RAW_MEMORY_RECOVERY ? row?.recovery_public_key : (await ownedDevice(db, ownerId, wrap.recipient)).public_key;
+    const wrapped = decode(wrap.wrapped, what, RAW_MEMORY_WRAPPED_KEY_BYTES).toString("base64");
+    const statement = rawMemoryWrapStatement(wrap.keyVersion, wrap.recipient, recipientKey ?? "", wrapped);
+    if (!wrap.proof || !signedBy(signer, statement, wrap.proof)) {
+      throw forbidden(
+        "invalid_proof",
+        `${what} is not signed by that version's key: only an enrolled computer or the recovery code can give a device the key`,
+      );
+    }
+  }
 }
 
 /** Stores wraps; one already stored must be the same bytes (a wrap is never replaced). */
@@ -177,6 +258,12 @@ function checkDistinct(wraps: readonly { keyVersion?: number; recipient: string 
   }
 }
 
+interface RotationInput {
+  keyVersion: number;
+  signer?: { publicKey: string; endorsement: string } | undefined;
+  wraps: readonly { recipient: string; wrapped: string; proof?: string | undefined }[];
+}
+
 /**
  * Moves the account to the next key version: `wraps` must be exactly the recovery code and every
  * device in `devices` (the remaining devices holding the current version). The version moves in one
@@ -186,7 +273,7 @@ async function rotate(
   tx: Transaction<Schema>,
   ownerId: number,
   current: number,
-  rotation: { keyVersion: number; wraps: readonly { recipient: string; wrapped: string }[] } | undefined,
+  rotation: RotationInput | undefined,
   devices: ReadonlySet<string>,
   now: string,
 ): Promise<number> {
@@ -211,6 +298,17 @@ async function rotate(
         `${missing.length ? `; missing: ${missing.join(", ")}` : ""}${extra.length ? `; not expected: ${extra.join(", ")}` : ""}`,
     );
   }
+  // Only a holder of the current key can make the next one: its signer endorses the new signer.
+  const endorsed = rotation.signer;
+  const currentSigner = await signerOf(tx, ownerId, current);
+  if (!endorsed || !signedBy(currentSigner, rawMemorySignerStatement(current + 1, endorsed.publicKey), endorsed.endorsement)) {
+    throw forbidden(
+      "invalid_proof",
+      `a rotation carries the new version's signer endorsed by version ${current}'s: only an enrolled computer holding the key can rotate it`,
+    );
+  }
+  const nextWraps = rotation.wraps.map((wrap) => ({ ...wrap, keyVersion: current + 1 }));
+  await checkProofs(tx, ownerId, nextWraps, new Map([[current + 1, endorsed.publicKey]]));
   const moved = await tx
     .updateTable("raw_memory_accounts")
     .set({ current_version: current + 1, updated_at: now })
@@ -218,12 +316,8 @@ async function rotate(
     .where("current_version", "=", current)
     .executeTakeFirst();
   if (Number(moved.numUpdatedRows) !== 1) throw conflict("key_version_conflict", "the account key changed meanwhile; read the keys again");
-  await insertWraps(
-    tx,
-    ownerId,
-    rotation.wraps.map((wrap) => ({ ...wrap, keyVersion: current + 1 })),
-    now,
-  );
+  await insertSigner(tx, ownerId, current + 1, endorsed.publicKey, now);
+  await insertWraps(tx, ownerId, nextWraps, now);
   return current + 1;
 }
 
@@ -336,7 +430,7 @@ export function rawMemoryHandlers(app: AppContext): RouteHandlers<keyof typeof r
 
     putRawMemoryKeys: async ({ input, principal }) => {
       const owner = principal.userId;
-      const { wraps, recovery } = input.body;
+      const { wraps, recovery, signer } = input.body;
       const now = clock.iso();
       checkDistinct(wraps);
       await db.transaction().execute(async (tx) => {
@@ -366,6 +460,9 @@ export function rawMemoryHandlers(app: AppContext): RouteHandlers<keyof typeof r
             .returning("owner_id")
             .executeTakeFirst();
           if (!inserted) throw conflict("key_exists", "another device set the first key meanwhile; read the keys again");
+          if (typeof signer !== "string") throw badRequest("signer_required", "the first key version comes with its signer's public key");
+          const first = await insertSigner(tx, owner, 1, signer, now);
+          await checkProofs(tx, owner, wraps, new Map([[1, first]]));
           await insertWraps(tx, owner, wraps, now);
           return;
         }
@@ -382,12 +479,13 @@ export function rawMemoryHandlers(app: AppContext): RouteHandlers<keyof typeof r
             tx,
             owner,
             row.current_version,
-            { keyVersion: row.current_version + 1, wraps: next },
+            { keyVersion: row.current_version + 1, signer: typeof signer === "object" ? signer : undefined, wraps: next },
             await holders(tx, owner, row.current_version),
             now,
           );
         }
         const existing = wraps.filter((wrap) => wrap.keyVersion <= row.current_version);
+        await checkProofs(tx, owner, existing, new Map());
         await insertWraps(tx, owner, existing, now);
       });
       return keysView(db, owner);

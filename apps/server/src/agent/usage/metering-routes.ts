@@ -4,6 +4,7 @@ import {
   type Budget,
   type BudgetInput,
   type BudgetScope,
+  holdsScope,
   type Invoice,
   METERING_HISTORY_MONTHS,
   type MeterGroupTotals,
@@ -18,6 +19,7 @@ import type { AppContext } from "../../context";
 import { ApiError, badRequest, forbidden } from "../../http/errors";
 import type { RouteHandlers } from "../../http/router";
 import { newId } from "../../ids";
+import { ensureOwner } from "../../people/team/team-service";
 import { type CounterRow, dayOf, type MeterTotalsRow, monthOf, readCounters } from "./meters";
 
 /** The operator's rate card (`TANDEM_RATE_CARD_FILE`, docs/metering.md). */
@@ -114,6 +116,8 @@ async function listBudgets(app: AppContext, ownerId: number): Promise<Budget[]> 
     .selectFrom("meter_budgets")
     .selectAll()
     .where("owner_id", "=", ownerId)
+    // A device budget caps nothing and can no longer be set; one stored before is not shown (the next PUT drops it).
+    .where("scope", "!=", "device")
     .orderBy("scope")
     .orderBy("scope_id")
     .execute();
@@ -160,7 +164,7 @@ function ceilingsView(app: AppContext) {
 /** Only the account's owner sets budgets: a key holding every scope, never a limited key lifting its own cap. */
 function requireOwner(principal: UserPrincipal): void {
   const scopes = principal.credential.scopes;
-  if (ALL_SCOPES.some((scope) => !scopes.has(scope))) {
+  if (ALL_SCOPES.some((scope) => !holdsScope(scopes, scope))) {
     throw forbidden("owner_only", "Only the account's owner (a key holding every scope) may set budgets; this key is limited");
   }
 }
@@ -175,6 +179,14 @@ async function checkedBudgets(app: AppContext, ownerId: number, budgets: readonl
     const scopeId = budget.scopeId ?? "";
     if (budget.scope === "account" && scopeId) throw badRequest("invalid_budget", `${where}: the account scope takes no scopeId`);
     if (budget.scope !== "account" && !scopeId) throw badRequest("invalid_budget", `${where}: a ${budget.scope} budget names its scopeId`);
+    if (budget.scope === "device") {
+      // No model run belongs to a device: a device token reaches only the runtime routes (its runs
+      // are its own runtime's, on the computer), and a desktop signed in runs under its API key.
+      throw badRequest(
+        "invalid_budget",
+        `${where}: a device budget would cap nothing, since the server runs no model for a device (a bridge's runs are its own runtime's; a signed-in desktop's runs count under its API key: budget that key with scope apiKey); cap devices with the account's activeDevices`,
+      );
+    }
     if (budget.scope !== "account" && budget.activeDevices != null) {
       throw badRequest("invalid_budget", `${where}: activeDevices is a budget of the account scope only`);
     }
@@ -219,15 +231,6 @@ async function checkedBudgets(app: AppContext, ownerId: number, budgets: readonl
         : undefined;
       if (!agent) throw new ApiError(404, "not_found", `${where}: managed agent ${scopeId} not found`);
     }
-    if (budget.scope === "device") {
-      const device = await app.db
-        .selectFrom("runtime_endpoints")
-        .select("id")
-        .where("device_id", "=", scopeId)
-        .where("owner_id", "=", ownerId)
-        .executeTakeFirst();
-      if (!device) throw new ApiError(404, "not_found", `${where}: device ${scopeId} not found`);
-    }
     checked.push({ scope: budget.scope, scopeId, limits });
   }
   return checked;
@@ -256,6 +259,23 @@ async function replaceBudgets(app: AppContext, ownerId: number, budgets: readonl
         .execute();
     }
   });
+}
+
+/**
+ * The seats an account's invoice counts: the team's owner pays the team's people (every member, the
+ * owner too; a pending invite is not a person yet), a member's seat is on the owner's invoice, and
+ * an account not on the team is one seat of its own.
+ */
+async function seatsOf(app: AppContext, ownerId: number): Promise<{ quantity: number; note: string }> {
+  await ensureOwner(app.db, app.clock.iso());
+  const role = await app.db.selectFrom("team_members").select("role").where("user_id", "=", ownerId).executeTakeFirst();
+  if (!role) return { quantity: 1, note: "this account (not on the team)" };
+  if (role.role !== "owner") return { quantity: 0, note: "your seat is on the team owner's invoice" };
+  const members = await app.db
+    .selectFrom("team_members")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .executeTakeFirstOrThrow();
+  return { quantity: Number(members.n), note: "the team's members (the owner too)" };
 }
 
 const cents = (amount: number) => Math.round(amount * 100) / 100;
@@ -308,7 +328,15 @@ export async function simulateInvoice(
       amount: cents(devices * card.perActiveDevice),
     });
   }
-  lines.push({ description: "Seat", quantity: 1, unit: "seat", unitPrice: card.perSeat, amount: cents(card.perSeat) });
+  const seats = await seatsOf(app, ownerId);
+  lines.push({
+    description: "Seats",
+    quantity: seats.quantity,
+    unit: "seat",
+    unitPrice: card.perSeat,
+    amount: cents(seats.quantity * card.perSeat),
+    note: seats.note,
+  });
   const total = cents(lines.reduce((sum, line) => sum + line.amount, 0));
   return { month, currency: card.currency, lines, total, rateCard: rateCard.source, simulated: true };
 }

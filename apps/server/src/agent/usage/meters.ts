@@ -114,7 +114,6 @@ export async function limitsFor(db: Kysely<Schema>, config: AppContext["config"]
   const scopes: [BudgetScope, string][] = [["account", ""]];
   if (subject.apiKeyId) scopes.push(["apiKey", subject.apiKeyId]);
   if (subject.agentId) scopes.push(["agent", subject.agentId]);
-  if (subject.deviceId) scopes.push(["device", subject.deviceId]);
   const rows = await db
     .selectFrom("meter_budgets")
     .select(["id", "scope", "scope_id", "tokens_per_month", "runs_per_day", "active_devices"])
@@ -334,25 +333,31 @@ export interface RunMeter {
  * so of many runs racing at the edge exactly the allowed number start, on any number of instances.
  */
 export async function startRun(app: AppContext, subject: MeterSubject, kind: RunKind): Promise<RunMeter> {
-  const now = app.clock.iso();
-  const { source } = kind;
-  await inWriteUnit(app, undefined, async (unit) => {
-    const limits = await limitsFor(unit.tx, app.config, subject);
-    const dims = dimsOf(subject, { source });
-    const cells: Cell[] = [
-      ...dims.map(([dim, key]) => [monthOf(now), dim, key] as const),
-      // The day's rows only where a runs budget can be (not per source).
-      ...dims.filter(([dim]) => dim !== "source").map(([dim, key]) => [dayOf(now), dim, key] as const),
-    ];
-    const rows = await grow(unit.tx, subject.userId, cells, { runs: 1 }, now);
-    for (const limit of limits) {
-      const spent = spentOf(limit, rowFor(rows, limit, now));
-      if (limit.name === "runsPerDay" && spent > limit.limit) throw budgetExceeded(limit);
-      if (limit.name === "tokensPerMonth" && spent >= limit.limit) throw budgetExceeded(limit);
-    }
-    await settle(unit, app.clock, subject.userId, limits, rows, now, ["runsPerDay"]);
-  });
+  await inWriteUnit(app, undefined, (unit) => admitRun(app, unit, subject, kind.source));
   return meterRun(app, subject, kind);
+}
+
+/**
+ * {@link startRun}'s admission inside `unit`, for a caller that claims something of its own in the
+ * same transaction (a manual heartbeat's run row): a run over budget throws 402 and the whole
+ * transaction, the claim with it, rolls back. The run's meter is then {@link meterRun}.
+ */
+export async function admitRun(app: AppContext, unit: WriteUnit, subject: MeterSubject, source: string): Promise<void> {
+  const now = app.clock.iso();
+  const limits = await limitsFor(unit.tx, app.config, subject);
+  const dims = dimsOf(subject, { source });
+  const cells: Cell[] = [
+    ...dims.map(([dim, key]) => [monthOf(now), dim, key] as const),
+    // The day's rows only where a runs budget can be (not per source).
+    ...dims.filter(([dim]) => dim !== "source").map(([dim, key]) => [dayOf(now), dim, key] as const),
+  ];
+  const rows = await grow(unit.tx, subject.userId, cells, { runs: 1 }, now);
+  for (const limit of limits) {
+    const spent = spentOf(limit, rowFor(rows, limit, now));
+    if (limit.name === "runsPerDay" && spent > limit.limit) throw budgetExceeded(limit);
+    if (limit.name === "tokensPerMonth" && spent >= limit.limit) throw budgetExceeded(limit);
+  }
+  await settle(unit, app.clock, subject.userId, limits, rows, now, ["runsPerDay"]);
 }
 
 /**

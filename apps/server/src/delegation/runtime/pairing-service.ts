@@ -47,7 +47,9 @@ export interface StartedPairing {
  * What a sign-in pairing's key may do: what the desktop app does (notes and todos over sync and
  * REST, snapshots, the owner's side of delegation: grants, tool approvals, its bridge; its managed
  * agents), and nothing admin-like. No `os.network` (giving anyone agent access, contacts, permissions), no
- * `os.memory`, no `os.heartbeat`. An owner tricked into approving a code gives away only this.
+ * `os.memory`, no `os.heartbeat`. Raw memory's own scopes, yes: it is ciphertext, and no key of it can
+ * be given to a new device without an enrolled one or the recovery code. An owner tricked into approving
+ * a code gives away only this.
  */
 export const SIGN_IN_SCOPES: readonly Scope[] = [
   "os.notes:read",
@@ -60,6 +62,10 @@ export const SIGN_IN_SCOPES: readonly Scope[] = [
   "os.team:write",
   "os.agents:read",
   "os.agents:write",
+  // Raw memory is ciphertext only, and giving a device the key needs a signature only an enrolled
+  // computer or the recovery code can make (docs/raw-memory.md): safe to hand to a signed-in app.
+  "os.raw-memory:read",
+  "os.raw-memory:write",
 ];
 
 /** Where a pairing request came from, as the server saw it; shown to the owner who decides. */
