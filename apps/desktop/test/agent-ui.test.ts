@@ -86,7 +86,7 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
 
   it("lists the conversation after a reload and loads its messages", async () => {
     await page.reload();
-    await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent" }).click();
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent", exact: true }).click();
     await conversations()
       .getByRole("button", { name: /When is the Atlas launch\?/ })
       .click();
@@ -98,7 +98,7 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
   });
 
   it("keeps an unsent question per conversation across a reload, says how to send it, and forgets it once erased", async () => {
-    const openAgent = () => page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent" }).click();
+    const openAgent = () => page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent", exact: true }).click();
     const hint = async () => page.locator(`#${await messageBox().getAttribute("aria-describedby")}`);
     // The conversation opened by the test before is on screen.
     await messageBox().fill("And who owns the checklist?");
@@ -280,7 +280,7 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
     const stella = await stalling.addUser("stella");
     await page.getByRole("button", { name: "Sign out" }).click();
     await signInOnPage(page, stella.apiKey, stalling.server.url);
-    await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent" }).click();
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent", exact: true }).click();
     // Until the new session is online the view rightly refuses to send; on a slow machine that takes a while.
     await expect.poll(syncStatus, PATIENCE).toBe("Synced");
     await expect.poll(() => offlineNotice().count(), PATIENCE).toBe(0);
@@ -301,7 +301,7 @@ describe.skipIf(chromiumMissing("agent"))("the Agent and Today sections in web m
       }, PATIENCE)
       .toBe("incomplete");
     await page.reload();
-    await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent" }).click();
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("button", { name: "Agent", exact: true }).click();
     await conversations()
       .getByRole("button", { name: /Plan my week/ })
       .click();

@@ -83,7 +83,13 @@ describe.skipIf(chromiumMissing("raw memory"))("the Raw memory section in web mo
   it("lists captured sessions with size and time, and searches them on this computer", async () => {
     await session("tomatoes", "How deep should the tomato trellis posts go? Use token ghp_abcdefghijklmnopqrstuvwxyz0123456789");
     await session("beds", "Plan the raised beds for the spring");
-    await app.host.rawMemory.tick();
+    // A pass takes what is finished when it looks; a file it did not see finished yet waits for the next pass.
+    await expect
+      .poll(async () => {
+        await app.host.rawMemory.tick();
+        return (await app.host.api.getRawMemory()).captured.length;
+      }, PATIENCE)
+      .toBe(2);
     await reopen();
     await expect.poll(() => panel("Captured sessions").textContent(), PATIENCE).toContain("2 sessions");
     expect(await panel("Captured sessions").textContent()).toContain("Claude Code");

@@ -143,9 +143,9 @@ export async function startHost(config: HostConfig): Promise<Host> {
     async close() {
       agent.close();
       escalations.close();
-      await rawMemory.close();
-      // Both at once: the bridge stops its runs as soon as quitting begins, whatever the inbox's stream takes to end.
-      await Promise.all([inbox.close(), running.bridge.close()]);
+      // All at once, the bridge first: it stops its runs as soon as quitting begins (a run's answer must not go out
+      // after), whatever the inbox's stream or the raw memory collector's upload in flight take to end.
+      await Promise.all([running.bridge.close(), inbox.close(), rawMemory.close()]);
       await running.sync.close();
       await session.close();
       await store.close();
