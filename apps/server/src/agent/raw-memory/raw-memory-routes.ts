@@ -307,8 +307,9 @@ async function rotate(
       `a rotation carries the new version's signer endorsed by version ${current}'s: only an enrolled computer holding the key can rotate it`,
     );
   }
-  const nextWraps = rotation.wraps.map((wrap) => ({ ...wrap, keyVersion: current + 1 }));
-  await checkProofs(tx, ownerId, nextWraps, new Map([[current + 1, endorsed.publicKey]]));
+  // The version moves first (a conditional UPDATE, which holds the account's row until the transaction ends): of two
+  // rotations at once the second waits here and is told the key changed, rather than failing later on a device the
+  // first one forgot. A wrap that fails its proof below rolls the move back.
   const moved = await tx
     .updateTable("raw_memory_accounts")
     .set({ current_version: current + 1, updated_at: now })
@@ -316,6 +317,8 @@ async function rotate(
     .where("current_version", "=", current)
     .executeTakeFirst();
   if (Number(moved.numUpdatedRows) !== 1) throw conflict("key_version_conflict", "the account key changed meanwhile; read the keys again");
+  const nextWraps = rotation.wraps.map((wrap) => ({ ...wrap, keyVersion: current + 1 }));
+  await checkProofs(tx, ownerId, nextWraps, new Map([[current + 1, endorsed.publicKey]]));
   await insertSigner(tx, ownerId, current + 1, endorsed.publicKey, now);
   await insertWraps(tx, ownerId, nextWraps, now);
   return current + 1;
