@@ -436,6 +436,18 @@ describe("document size limit over REST", () => {
     expect(created.status).toBe(413);
   });
 
+  it("replaces a nearly full note with a shorter body: judged by the note it makes, not the bytes it adds", async () => {
+    const { note } = (await alice.client.call("createNote", { body: { title: "Full", content: "x" } })).result;
+    const full = await alice.client.raw("updateNote", { params: { id: note.id }, body: { content: `<p>${randomText(60 * KiB)}</p>` } });
+    expect(full.status).toBe(200);
+    // A body more than the room left, yet far shorter than the one it replaces.
+    const room = 64 * KiB - ((await t.server.context.sync.store.load(noteDocName(note.uuid)))?.length ?? 0);
+    const text = randomText(room + 512);
+    const shorter = await alice.client.raw("updateNote", { params: { id: note.id }, body: { content: `<p>${text}</p>` } });
+    expect(shorter.status).toBe(200);
+    expect(await storedText(t, note.uuid)).toBe(text);
+  });
+
   it("thins out automatic snapshots with age and keeps every snapshot a person took", async () => {
     const { note } = (await alice.client.call("createNote", { body: { title: "History", content: "v0" } })).result;
     const { db } = t.server.context;

@@ -15,11 +15,12 @@ import {
 } from "@tandem/core";
 import type { JSONContent } from "@tiptap/core";
 import { type Kysely, type Selectable, sql } from "kysely";
+import * as Y from "yjs";
 import { nowIso } from "../../clock";
 import type { NotesTable, Schema } from "../../db/schema";
 import { badRequest, notFound } from "../../http/errors";
 import { type Role, requireWrite, sharedFolders } from "../../people/sharing/access";
-import { bodyBytes } from "../../sync/storage-quota";
+import { bodyBytes, quotaError } from "../../sync/storage-quota";
 import type { SyncServer } from "../../sync/sync-server";
 import { type ChosenFolder, chooseFolder } from "./folder-choice";
 import { noteUpdatedAt } from "./notes-stats";
@@ -221,8 +222,27 @@ export async function changeMeta(sync: SyncServer, ownerId: number, uuid: string
 
 /** Replaces a note's body with HTML, as a diff against the current body so concurrent edits survive. */
 export async function replaceBody(sync: SyncServer, ownerId: number, uuid: string, body: JSONContent): Promise<void> {
-  await sync.quota.assertRoom(noteDocName(uuid), bodyBytes(body));
-  await sync.change(noteDocName(uuid), ownerId, (doc) => writeNoteBody(doc, body));
+  const name = noteDocName(uuid);
+  const owner = await sync.quota.ownerOf(name);
+  const refusal = owner === undefined ? undefined : await sync.quota.userRefusal(owner, bodyBytes(body));
+  if (refusal) throw quotaError(refusal);
+  await sync.change(name, ownerId, (doc) => {
+    // Judged by the note it makes, not by the bytes it adds: a full note can still be replaced by a shorter body.
+    if (sizeAfterReplacing(doc, body) > sync.quota.limits.maxDocumentBytes) throw quotaError("document_too_large");
+    writeNoteBody(doc, body);
+  });
+}
+
+/** The stored size of `doc` once its body is `body`, tried on a copy (a Yjs change cannot be taken back). */
+function sizeAfterReplacing(doc: Y.Doc, body: JSONContent): number {
+  const trial = new Y.Doc();
+  try {
+    Y.applyUpdate(trial, Y.encodeStateAsUpdate(doc));
+    writeNoteBody(trial, body);
+    return Y.encodeStateAsUpdate(trial).length;
+  } finally {
+    trial.destroy();
+  }
 }
 
 export async function updateNote(
