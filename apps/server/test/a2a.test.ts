@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { type Message, Role, type Task, TaskState, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
+import { type Message, type Task, TaskState, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
 import { type Client, ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { ALL_SCOPES } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../src/auth/api-keys";
 import { setPassword } from "../src/auth/passwords";
+import { textOf, userMessage } from "./a2a-messages";
 import { grantAgentAccess, ok, storages } from "./delegation-fixture";
 import { type FakeProvider, startFakeOpenAI } from "./fakes/fake-openai";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
@@ -17,28 +18,6 @@ import { authorize, Browser, pkce, registerClient, tokenRequest } from "./oauth-
  * mid-run) a clear 4xx or JSON-RPC error with nothing run.
  */
 const ANSWER = "The alpha launch is in March.";
-
-function userMessage(text: string) {
-  return {
-    tenant: "",
-    message: {
-      messageId: randomUUID(),
-      contextId: "",
-      taskId: "",
-      role: Role.ROLE_USER,
-      parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain", filename: "", metadata: undefined }],
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    },
-    configuration: undefined,
-    metadata: undefined,
-  };
-}
-
-function textOf(message: Message | undefined): string {
-  return (message?.parts ?? []).map((part) => (part.content?.$case === "text" ? part.content.value : "")).join("");
-}
 
 const isTask = (result: Message | Task): result is Task => "status" in result;
 

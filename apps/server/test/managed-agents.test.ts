@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
-import { type Message, Role, TaskState, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
+import { type Message, TaskState, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { workspaceDocName } from "@tandem/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textOf, userMessage } from "./a2a-messages";
 import { call, grantAgentAccess, ok, storages } from "./delegation-fixture";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { openDoc } from "./sync-client";
@@ -416,29 +416,14 @@ describe.each(storages("managed agents suite"))("managed agents (%s)", (storage)
       };
       return new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(cardUrl, "");
     };
-    const message = (text: string) => ({
-      tenant: "",
-      message: {
-        messageId: randomUUID(),
-        contextId: "",
-        taskId: "",
-        role: Role.ROLE_USER,
-        parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain", filename: "", metadata: undefined }],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      },
-      configuration: undefined,
-      metadata: undefined,
-    });
-    const answer = (await (await clientFor(bob.apiKey)).sendMessage(message(TODOS_QUESTION))) as Message;
-    const text = answer.parts.map((part) => (part.content?.$case === "text" ? part.content.value : "")).join("");
+    const answer = (await (await clientFor(bob.apiKey)).sendMessage(userMessage(TODOS_QUESTION))) as Message;
+    const text = textOf(answer);
     expect(text).toContain("Water the plants");
     expect(answer.metadata).toMatchObject({ agentName: made.agent.handle, toolsUsed: ["list_todos"] });
     expect((await runs(alice, made.agent.id))[0]).toMatchObject({ source: "a2a", callerUserId: bob.userId, status: "completed" });
     // message/stream: the answer comes as it is written (working updates), then completed with the whole of it.
     const streamed = [];
-    for await (const event of (await clientFor(bob.apiKey)).sendMessageStream(message(TODOS_QUESTION))) streamed.push(event);
+    for await (const event of (await clientFor(bob.apiKey)).sendMessageStream(userMessage(TODOS_QUESTION))) streamed.push(event);
     const statuses = streamed.slice(1).map((event) => (event.payload?.value as TaskStatusUpdateEvent | undefined)?.status);
     const finished = statuses.pop();
     expect(statuses.map((status) => status?.state)).toContain(TaskState.TASK_STATE_WORKING);

@@ -297,24 +297,18 @@ export async function simulateInvoice(
   for (const row of byModel.sort((a, b) => a.dim_key.localeCompare(b.dim_key))) {
     const rate = rateOf(row.dim_key);
     const model = row.dim_key.slice(row.dim_key.indexOf("|") + 1);
-    if (row.tokens_in > 0) {
-      const quantity = row.tokens_in / 1e6;
+    for (const [tokens, side] of [
+      [row.tokens_in, "input"],
+      [row.tokens_out, "output"],
+    ] as const) {
+      if (tokens <= 0) continue;
+      const quantity = tokens / 1e6;
       lines.push({
-        description: `${model}: input tokens`,
+        description: `${model}: ${side} tokens`,
         quantity,
-        unit: "1M input tokens",
-        unitPrice: rate.input,
-        amount: cents(quantity * rate.input),
-      });
-    }
-    if (row.tokens_out > 0) {
-      const quantity = row.tokens_out / 1e6;
-      lines.push({
-        description: `${model}: output tokens`,
-        quantity,
-        unit: "1M output tokens",
-        unitPrice: rate.output,
-        amount: cents(quantity * rate.output),
+        unit: `1M ${side} tokens`,
+        unitPrice: rate[side],
+        amount: cents(quantity * rate[side]),
       });
     }
   }
